@@ -1,0 +1,45 @@
+// launch.cuh — host-side helpers shared by every launcher: error checks, grid arithmetic.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "common/gemm_args.h"
+
+namespace fastgemm {
+
+inline void cuda_check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) {
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(err) + " (" +
+                             cudaGetErrorString(err) + ")");
+  }
+}
+#define FASTGEMM_CUDA_CHECK(expr) ::fastgemm::cuda_check((expr), #expr)
+// After every <<<>>>: launch-configuration errors surface here, before the call returns.
+#define FASTGEMM_CHECK_LAUNCH(name) ::fastgemm::cuda_check(cudaGetLastError(), name " launch")
+
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Grid for a tiled kernel: output tiles along x (2^31-1 limit) as columns, y as rows (65535 limit).
+inline dim3 tile_grid(const GemmArgs& a, int block_m, int block_n, const char* name) {
+  const int64_t tiles_n = ceil_div(a.N, block_n), tiles_m = ceil_div(a.M, block_m);
+  if (tiles_m > 65535 || tiles_n > 2147483647) {
+    throw std::runtime_error(std::string(name) + ": output needs " + std::to_string(tiles_m) + "x" +
+                             std::to_string(tiles_n) + " tiles, more than a grid can hold");
+  }
+  return dim3(static_cast<unsigned>(tiles_n), static_cast<unsigned>(tiles_m));
+}
+
+// Opt a kernel into more than 48 KiB of dynamic shared memory (once per process is enough, but the
+// call is cheap and idempotent).
+template <typename Kernel>
+inline void set_smem(Kernel kernel, int bytes) {
+  if (bytes > 48 * 1024) {
+    FASTGEMM_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  }
+}
+
+}  // namespace fastgemm

@@ -1,0 +1,180 @@
+// runtime.cu — see runtime.h.
+#include "common/runtime.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "common/launch.cuh"
+
+namespace fastgemm {
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no driver" error
+    return 0;
+  }
+  return n;
+}
+
+std::string runtime_status() {
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+  }
+  return n > 0 ? "ok" : "no CUDA device";
+}
+
+int device_cc(int device) {
+  int major = 0, minor = 0;
+  FASTGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  FASTGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return 10 * major + minor;
+}
+
+std::string device_name(int device) {
+  cudaDeviceProp prop{};
+  FASTGEMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  return prop.name;
+}
+
+int current_device() {
+  int d = 0;
+  FASTGEMM_CUDA_CHECK(cudaGetDevice(&d));
+  return d;
+}
+
+int pointer_device(uintptr_t ptr) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, reinterpret_cast<const void*>(ptr)) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  if (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged) return attr.device;
+  return -1;
+}
+
+int runtime_version() {
+  int v = 0;
+  cudaRuntimeGetVersion(&v);
+  return v;
+}
+
+DeviceGuard::DeviceGuard(int device) {
+  FASTGEMM_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (previous_ != device) FASTGEMM_CUDA_CHECK(cudaSetDevice(device));
+}
+
+DeviceGuard::~DeviceGuard() {
+  int now = -1;
+  if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+}
+
+DeviceBuffer::DeviceBuffer(size_t bytes, uintptr_t stream, int device)
+    : bytes_(bytes), stream_(reinterpret_cast<cudaStream_t>(stream)), device_(device) {
+  DeviceGuard guard(device);
+  FASTGEMM_CUDA_CHECK(cudaMallocAsync(&ptr_, bytes ? bytes : 1, stream_));
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_ == nullptr) return;
+  int previous = -1;
+  cudaGetDevice(&previous);
+  cudaSetDevice(device_);
+  cudaFreeAsync(ptr_, stream_);
+  cudaSetDevice(previous);
+}
+
+DType parse_dtype(const std::string& name) {
+  if (name == "float32") return DType::f32;
+  if (name == "float16") return DType::f16;
+  if (name == "bfloat16") return DType::bf16;
+  throw std::invalid_argument("unsupported dtype '" + name + "'");
+}
+
+namespace {
+
+template <typename T>
+__global__ void scale_kernel(T* C, int64_t M, int64_t N, int64_t ldc, float beta) {
+  const int64_t total = M * N;
+  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < total;
+       idx += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t i = idx / N, j = idx % N;
+    T* p = C + i * ldc + j;
+    // beta == 0: never read C, so NaN/Inf already there cannot reach the output.
+    *p = beta == 0.0f ? T(0.0f) : T(beta * float(*p));
+  }
+}
+
+
+template <typename W>
+__global__ void copy_strided_kernel(const W* src, int64_t rows, int64_t cols, int64_t rs,
+                                    int64_t cs, W* dst) {
+  const int64_t total = rows * cols;
+  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < total;
+       idx += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t i = idx / cols, j = idx % cols;
+    dst[idx] = src[i * rs + j * cs];
+  }
+}
+
+unsigned elementwise_blocks(int64_t total) {
+  return static_cast<unsigned>(std::min<int64_t>(ceil_div(total, 256), 65536));
+}
+
+}  // namespace
+
+void scale_matrix(DType dtype, void* C, int64_t M, int64_t N, int64_t ldc, float beta,
+                  cudaStream_t stream) {
+  if (M <= 0 || N <= 0) return;
+  const unsigned blocks = elementwise_blocks(M * N);
+  switch (dtype) {
+    case DType::f32:
+      scale_kernel<<<blocks, 256, 0, stream>>>(static_cast<float*>(C), M, N, ldc, beta);
+      break;
+    case DType::f16:
+      scale_kernel<<<blocks, 256, 0, stream>>>(static_cast<__half*>(C), M, N, ldc, beta);
+      break;
+    case DType::bf16:
+      scale_kernel<<<blocks, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(C), M, N, ldc, beta);
+      break;
+  }
+  FASTGEMM_CHECK_LAUNCH("scale_kernel");
+}
+
+void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, int64_t rs,
+                  int64_t cs, void* dst, cudaStream_t stream) {
+  if (rows <= 0 || cols <= 0) return;
+  const unsigned blocks = elementwise_blocks(rows * cols);
+  switch (elem_bytes) {
+    case 2:
+      copy_strided_kernel<<<blocks, 256, 0, stream>>>(static_cast<const uint16_t*>(src), rows,
+                                                      cols, rs, cs, static_cast<uint16_t*>(dst));
+      break;
+    case 4:
+      copy_strided_kernel<<<blocks, 256, 0, stream>>>(static_cast<const uint32_t*>(src), rows,
+                                                      cols, rs, cs, static_cast<uint32_t*>(dst));
+      break;
+    default:
+      throw std::invalid_argument("copy_strided: unsupported element size " +
+                                  std::to_string(elem_bytes));
+  }
+  FASTGEMM_CHECK_LAUNCH("copy_strided_kernel");
+}
+
+void stream_wait(cudaStream_t producer, cudaStream_t consumer) {
+  if (producer == consumer) return;
+  cudaEvent_t event;
+  FASTGEMM_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  cudaError_t err = cudaEventRecord(event, producer);
+  if (err == cudaSuccess) err = cudaStreamWaitEvent(consumer, event, 0);
+  cudaEventDestroy(event);  // safe: destruction is deferred until the event completes
+  cuda_check(err, "stream_wait");
+}
+
+}  // namespace fastgemm

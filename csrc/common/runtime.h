@@ -1,0 +1,61 @@
+// runtime.h — device utilities the Python layer needs around a GEMM launch: device queries,
+// a scoped device guard, stream-ordered temporaries, C = beta*C, strided copies, stream waits.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <cuda_runtime.h>
+
+namespace fastgemm {
+
+int device_count();                 // 0 when there is no driver or no device (never throws)
+std::string runtime_status();       // why device_count() is 0, or "ok"
+int device_cc(int device);          // 10 * major + minor, e.g. 90
+std::string device_name(int device);
+int current_device();
+int pointer_device(uintptr_t ptr);  // the device that owns ptr, or -1 for host/unregistered memory
+int runtime_version();
+
+// Makes `device` current for the guard's lifetime, restoring the previous device afterwards.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// Stream-ordered device allocation, released with cudaFreeAsync on the same stream.
+class DeviceBuffer {
+ public:
+  DeviceBuffer(size_t bytes, uintptr_t stream, int device);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  uintptr_t ptr() const { return reinterpret_cast<uintptr_t>(ptr_); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+  cudaStream_t stream_ = nullptr;
+  int device_ = 0;
+};
+
+enum class DType { f32, f16, bf16 };
+DType parse_dtype(const std::string& name);
+
+// C (M x N, row-major, ldc) = beta * C; beta == 0 writes zeros without reading C.
+void scale_matrix(DType dtype, void* C, int64_t M, int64_t N, int64_t ldc, float beta,
+                  cudaStream_t stream);
+// dst (rows x cols, row-major, contiguous) = src with element strides (rs, cs), possibly negative.
+void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, int64_t rs,
+                  int64_t cs, void* dst, cudaStream_t stream);
+// The consumer stream waits for the work queued so far on the producer stream (an event, no
+// device-wide synchronisation).
+void stream_wait(cudaStream_t producer, cudaStream_t consumer);
+
+}  // namespace fastgemm

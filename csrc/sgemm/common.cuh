@@ -1,0 +1,185 @@
+// sgemm/common.cuh — pieces every SGEMM rung shares: operand views, the layout dispatcher, the
+// alpha/beta epilogue, and (for the vectorized rungs) the float4 tile loaders.
+//
+// Shared-memory tiles of the vectorized rungs are "K-major": a tile of A is stored as As[k][m] and a
+// tile of B as Bs[k][n], so the inner product loop reads a column of A and a row of B as contiguous
+// float4s. Globally each operand is seen as a K x MN matrix ("KMN view"): for A element (k, m) is
+// A(m, k), for B element (k, n) is B(k, n). Whether that view is contiguous along MN (a column-major
+// A, a row-major B) or along K decides how a tile is copied: a float4 along MN lands in shared memory
+// as one float4; a float4 along K is transposed into four scalar stores.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "common/gemm_args.h"
+#include "common/launch.cuh"
+#include "common/ptx.cuh"
+
+namespace fastgemm::sgemm {
+
+// --- operand views (scalar rungs) ---------------------------------------------------------------
+// Element (r, c) of an operand lives at p[r * rs + c * cs].
+struct View {
+  const float* p;
+  int64_t rs, cs;
+  __device__ __forceinline__ float at(int64_t r, int64_t c) const { return p[r * rs + c * cs]; }
+};
+
+inline View view_a(const GemmArgs& a) {
+  const auto* p = static_cast<const float*>(a.A);
+  return a.a_col_major ? View{p, 1, a.lda} : View{p, a.lda, 1};
+}
+inline View view_b(const GemmArgs& a) {
+  const auto* p = static_cast<const float*>(a.B);
+  return a.b_col_major ? View{p, 1, a.ldb} : View{p, a.ldb, 1};
+}
+
+// --- epilogue ------------------------------------------------------------------------------------
+// C = alpha*acc + beta*C; beta == 0 never reads C (BLAS semantics: NaN in C must not propagate).
+__device__ __forceinline__ void store_c(float* C, int64_t ldc, int64_t i, int64_t j, float acc,
+                                        float alpha, float beta) {
+  float* p = C + i * ldc + j;
+  *p = beta == 0.0f ? alpha * acc : fmaf(alpha, acc, beta * *p);
+}
+
+// Four consecutive outputs of one row; one float4 store when they are all in bounds and C's rows
+// are 16-byte aligned (the vectorized rungs declare that alignment), scalars at the right edge.
+__device__ __forceinline__ void store_c4(float* C, int64_t ldc, int64_t M, int64_t N, int64_t i,
+                                         int64_t j, float4 acc, float alpha, float beta) {
+  if (i >= M) return;
+  float* p = C + i * ldc + j;
+  if (j + 4 <= N) {
+    float4 out = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
+    if (beta != 0.0f) {
+      const float4 c = *reinterpret_cast<const float4*>(p);
+      out.x = fmaf(beta, c.x, out.x), out.y = fmaf(beta, c.y, out.y);
+      out.z = fmaf(beta, c.z, out.z), out.w = fmaf(beta, c.w, out.w);
+    }
+    *reinterpret_cast<float4*>(p) = out;
+  } else {
+    const float v[4] = {acc.x, acc.y, acc.z, acc.w};
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      if (j + q < N) store_c(C, ldc, i, j + q, v[q], alpha, beta);
+    }
+  }
+}
+
+// --- layout dispatch -----------------------------------------------------------------------------
+// Calls f(std::bool_constant<a_col_major>, std::bool_constant<b_col_major>): one kernel
+// instantiation per operand layout, so the inner loops carry no layout branches.
+template <typename F>
+void with_layouts(const GemmArgs& a, F&& f) {
+  using T = std::true_type;
+  using N = std::false_type;
+  if (a.a_col_major) {
+    a.b_col_major ? f(T{}, T{}) : f(T{}, N{});
+  } else {
+    a.b_col_major ? f(N{}, T{}) : f(N{}, N{});
+  }
+}
+
+// --- KMN views and float4 tile loaders (vectorized rungs) ---------------------------------------
+// Element (k, x) of the K x MN view: MN_CONTIG ? p[k * ld + x] : p[x * ld + k].
+struct KmnView {
+  const float* p;
+  int64_t ld, K, MN;
+};
+
+inline KmnView kmn_a(const GemmArgs& a) {
+  return {static_cast<const float*>(a.A), a.lda, a.K, a.M};
+}
+inline KmnView kmn_b(const GemmArgs& a) { return {static_cast<const float*>(a.B), a.ldb, a.K, a.N}; }
+
+// A float4 of the view along its contiguous dimension: `strided` indexes the other dimension and
+// `contig` the first of four contiguous elements. Out-of-range elements read as zero, so tails need
+// no special case in the math. Requires p and ld to be 16-byte aligned (4 floats).
+__device__ __forceinline__ float4 load4(const float* p, int64_t ld, int64_t strided,
+                                        int64_t strided_extent, int64_t contig,
+                                        int64_t contig_extent) {
+  float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+  if (strided >= strided_extent) return v;
+  const float* src = p + strided * ld + contig;
+  if (contig + 4 <= contig_extent) return *reinterpret_cast<const float4*>(src);
+  if (contig + 0 < contig_extent) v.x = src[0];
+  if (contig + 1 < contig_extent) v.y = src[1];
+  if (contig + 2 < contig_extent) v.z = src[2];
+  if (contig + 3 < contig_extent) v.w = src[3];
+  return v;
+}
+
+// A BK x BMN tile of the KMN view (origin k0, x0), split into float4 "chunks" along the contiguous
+// dimension and dealt round-robin to THREADS threads: each thread owns CHUNKS of them.
+template <int BK, int BMN, int THREADS, bool MN_CONTIG>
+struct TileLoader {
+  static constexpr int CHUNKS = BK * BMN / 4 / THREADS;
+  static_assert(BK * BMN % (4 * THREADS) == 0, "tile must split evenly into float4 chunks per thread");
+  static_assert(BK % 4 == 0 && BMN % 4 == 0, "tile sides must be multiples of 4");
+
+  // Chunk c of the tile: its (k, x) origin inside the tile.
+  //  MN-contiguous: consecutive threads take consecutive float4s of one k-row (a warp reads 512
+  //    contiguous bytes and stores them as 32 consecutive float4s).
+  //  K-contiguous: two neighbouring threads read the two float4s of one 32-byte sector (k and k+4)
+  //    and a warp covers 16 rows x 8 k; transposed into shared memory, lane pairs write rows k and
+  //    k+4 of the tile, which a row pad of 4 floats moves to different banks.
+  __device__ __forceinline__ static void chunk_origin(int c, int& k, int& x) {
+    if constexpr (MN_CONTIG) {
+      k = c / (BMN / 4), x = (c % (BMN / 4)) * 4;
+    } else {
+      static_assert(MN_CONTIG || BK % 8 == 0, "K-contiguous tiles are read as 8-float sectors");
+      k = (c / (2 * BMN)) * 8 + (c % 2) * 4, x = (c / 2) % BMN;
+    }
+  }
+
+  // Global -> registers.
+  __device__ __forceinline__ static void load(const KmnView& v, int64_t k0, int64_t x0,
+                                              float4 (&regs)[CHUNKS]) {
+#pragma unroll
+    for (int r = 0; r < CHUNKS; ++r) {
+      int k, x;
+      chunk_origin(threadIdx.x + r * THREADS, k, x);
+      regs[r] = MN_CONTIG ? load4(v.p, v.ld, k0 + k, v.K, x0 + x, v.MN)
+                          : load4(v.p, v.ld, x0 + x, v.MN, k0 + k, v.K);
+    }
+  }
+
+  // Registers -> shared tile s[k][x] with row stride LD (floats). A K-contiguous chunk is
+  // transposed into four scalar stores.
+  template <int LD>
+  __device__ __forceinline__ static void store(float* s, const float4 (&regs)[CHUNKS]) {
+#pragma unroll
+    for (int r = 0; r < CHUNKS; ++r) {
+      int k, x;
+      chunk_origin(threadIdx.x + r * THREADS, k, x);
+      if constexpr (MN_CONTIG) {
+        *reinterpret_cast<float4*>(&s[k * LD + x]) = regs[r];
+      } else {
+        s[(k + 0) * LD + x] = regs[r].x;
+        s[(k + 1) * LD + x] = regs[r].y;
+        s[(k + 2) * LD + x] = regs[r].z;
+        s[(k + 3) * LD + x] = regs[r].w;
+      }
+    }
+  }
+
+  // Global -> shared without registers (cp.async, sm_80+); only for MN-contiguous views, where a
+  // 16-byte global chunk is also 16 contiguous bytes of the shared tile. Out-of-range bytes are
+  // zero-filled by the copy itself.
+  template <int LD>
+  __device__ __forceinline__ static void copy_async(const KmnView& v, int64_t k0, int64_t x0,
+                                                    float* s) {
+    static_assert(MN_CONTIG, "cp.async cannot transpose: use load()/store() for K-contiguous tiles");
+#pragma unroll
+    for (int r = 0; r < CHUNKS; ++r) {
+      int k, x;
+      chunk_origin(threadIdx.x + r * THREADS, k, x);
+      const int64_t gk = k0 + k, gx = x0 + x;
+      const int64_t valid = (gk < v.K) ? (v.MN - gx < 4 ? v.MN - gx : 4) : 0;
+      const int bytes = valid > 0 ? static_cast<int>(valid) * 4 : 0;
+      const float* src = bytes ? v.p + gk * v.ld + gx : v.p;  // any valid address when nothing is read
+      ptx::cp_async_16(&s[k * LD + x], src, bytes);
+    }
+  }
+};
+
+}  // namespace fastgemm::sgemm

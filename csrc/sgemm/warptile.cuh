@@ -1,0 +1,83 @@
+// sgemm/warptile.cuh — the warp-tiled inner product and epilogue of rungs v08 and v09.
+//
+// Block tile 128x128, BK = 16, 256 threads = 8 warps arranged 2 (M) x 4 (N); each warp owns a
+// 64x32 warp tile, computed as 2x2 sub-tiles of 32x16. Inside a sub-tile the 32 lanes form an
+// 8 (M) x 4 (N) grid and each lane owns a 4x4 patch, so a lane holds 2x2 patches = 8x8 outputs.
+// For one k a warp reads 8 consecutive float4s of A and 4 of B per sub-tile row/column: one
+// shared-memory wavefront each, no bank conflicts, and the 8 lanes that share an A float4 get it
+// by broadcast. Shared tiles are K-major with a 4-float row pad (see TileLoader).
+#pragma once
+#include "sgemm/common.cuh"
+
+namespace fastgemm::sgemm::warptile {
+
+constexpr int BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 16;
+constexpr int WARP_M = 64, WARP_N = 32;
+constexpr int WARPS_M = BLOCK_M / WARP_M, WARPS_N = BLOCK_N / WARP_N;
+constexpr int THREADS = 32 * WARPS_M * WARPS_N;
+constexpr int LANES_M = 8, LANES_N = 4, PATCH = 4;       // lane grid and patch side
+constexpr int SUB_M = LANES_M * PATCH, SUB_N = LANES_N * PATCH;  // 32 x 16 sub-tile
+constexpr int ITER_M = WARP_M / SUB_M, ITER_N = WARP_N / SUB_N;  // 2 x 2 sub-tiles per warp
+constexpr int THREAD_M = ITER_M * PATCH, THREAD_N = ITER_N * PATCH;
+constexpr int LDS_A = BLOCK_M + 4, LDS_B = BLOCK_N + 4;  // padded row strides (floats)
+static_assert(LANES_M * LANES_N == 32, "a sub-tile is covered by one warp");
+static_assert(BLOCK_M % WARP_M == 0 && BLOCK_N % WARP_N == 0, "warps tile the block");
+
+// Where this lane's patches start inside the block tile.
+struct LanePos {
+  int row, col;  // of patch (0, 0); patch (p, q) is at row + p * SUB_M, col + q * SUB_N
+  __device__ __forceinline__ LanePos() {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    row = (warp / WARPS_N) * WARP_M + (lane / LANES_N) * PATCH;
+    col = (warp % WARPS_N) * WARP_N + (lane % LANES_N) * PATCH;
+  }
+};
+
+// acc += As^T Bs over one BLOCK_K slab of shared memory.
+__device__ __forceinline__ void multiply(const float* As, const float* Bs, const LanePos& pos,
+                                         float (&acc)[THREAD_M][THREAD_N]) {
+#pragma unroll
+  for (int k = 0; k < BLOCK_K; ++k) {
+    float a[THREAD_M], b[THREAD_N];
+#pragma unroll
+    for (int p = 0; p < ITER_M; ++p)
+      *reinterpret_cast<float4*>(&a[p * PATCH]) =
+          *reinterpret_cast<const float4*>(&As[k * LDS_A + pos.row + p * SUB_M]);
+#pragma unroll
+    for (int q = 0; q < ITER_N; ++q)
+      *reinterpret_cast<float4*>(&b[q * PATCH]) =
+          *reinterpret_cast<const float4*>(&Bs[k * LDS_B + pos.col + q * SUB_N]);
+#pragma unroll
+    for (int i = 0; i < THREAD_M; ++i)
+#pragma unroll
+      for (int j = 0; j < THREAD_N; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+  }
+}
+
+__device__ __forceinline__ void epilogue(float* C, int64_t ldc, int64_t M, int64_t N, int64_t m0,
+                                         int64_t n0, const LanePos& pos,
+                                         const float (&acc)[THREAD_M][THREAD_N], float alpha,
+                                         float beta) {
+#pragma unroll
+  for (int i = 0; i < THREAD_M; ++i)
+#pragma unroll
+    for (int q = 0; q < ITER_N; ++q) {
+      const int j = q * PATCH;
+      const float4 v = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+      store_c4(C, ldc, M, N, m0 + pos.row + (i / PATCH) * SUB_M + i % PATCH,
+               n0 + pos.col + q * SUB_N, v, alpha, beta);
+    }
+}
+
+// Host side: `kernel_for(a_col, b_col)` returns the rung's __global__ instantiation for a layout.
+template <typename KernelFor>
+void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
+  const dim3 grid = tile_grid(a, BLOCK_M, BLOCK_N, name);
+  with_layouts(a, [&](auto a_col, auto b_col) {
+    kernel_for(a_col, b_col)<<<grid, THREADS, 0, a.stream>>>(
+        kmn_a(a), kmn_b(a), static_cast<float*>(a.C), a.ldc, a.alpha, a.beta);
+  });
+  cuda_check(cudaGetLastError(), name);
+}
+
+}  // namespace fastgemm::sgemm::warptile

@@ -1,0 +1,125 @@
+"""Kernel selection for ``kernel="auto"``: the rules are data, ``select()`` explains each choice.
+
+Each dtype has an ordered list of candidate kernels, fastest first. ``auto`` takes the first
+candidate that the GPU and the operands can run: its compute-capability range includes the device
+and the operands meet its alignment (base addresses and leading dimensions, in bytes). The last
+candidate of every list runs on every supported GPU with any alignment, so ``auto`` always has an
+answer; a kernel missing from a build is skipped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .registry import KernelInfo, kernel_table
+
+__all__ = ["Selection", "AUTO_RULES", "select", "alignment_of", "check_runnable"]
+
+# dtype -> [(kernel name, why it is preferred when it applies)], fastest first.
+AUTO_RULES: dict[str, list[tuple[str, str]]] = {
+    "float32": [
+        ("sgemm_v09_cp_async", "fastest SGEMM rung: warp tiles, double-buffered cp.async copies"),
+        ("sgemm_v08_warptile", "fastest SGEMM rung without cp.async (pre-sm_80 GPUs)"),
+        ("sgemm_v05_blocktile_2d", "fastest SGEMM rung without 16-byte vector access"),
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What ``kernel="auto"`` runs for a problem, and why."""
+
+    kernel: KernelInfo
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.kernel.name}: {self.reason}"
+
+
+def alignment_of(*values: int, cap: int = 16) -> int:
+    """Largest power of two (at most ``cap``) dividing every value (addresses or byte strides)."""
+    g = 0
+    for v in values:
+        g = math.gcd(g, int(v))
+    if g == 0:
+        return cap
+    return min(cap, g & -g)
+
+
+def _cc_ok(k: KernelInfo, cc: int) -> bool:
+    return k.min_cc <= cc and (k.max_cc is None or cc <= k.max_cc)
+
+
+def _fmt_cc(cc: int) -> str:
+    return f"{cc // 10}.{cc % 10}"
+
+
+def check_runnable(k: KernelInfo, cc: int, alignment: int) -> str | None:
+    """Why ``k`` cannot run on compute capability ``cc`` with operands of ``alignment`` bytes."""
+    if cc < k.min_cc:
+        return f"{k.name} needs compute capability {_fmt_cc(k.min_cc)}; this GPU is {_fmt_cc(cc)}"
+    if k.max_cc is not None and cc > k.max_cc:
+        return (
+            f"{k.name} runs only on compute capability {_fmt_cc(k.min_cc)}"
+            f"{'' if k.max_cc == k.min_cc else '-' + _fmt_cc(k.max_cc)}; this GPU is {_fmt_cc(cc)}"
+        )
+    if alignment % k.alignment != 0:
+        return (
+            f"{k.name} needs {k.alignment}-byte aligned operands (base addresses and leading "
+            f"dimensions); these are only {alignment}-byte aligned"
+        )
+    return None
+
+
+def select(
+    M: int,
+    N: int,
+    K: int,
+    dtype: str,
+    *,
+    cc: int | None = None,
+    alignment: int | None = None,
+) -> Selection:
+    """The kernel ``kernel="auto"`` would run for ``C[M,N] = A[M,K] @ B[K,N]``, and why.
+
+    Parameters
+    ----------
+    M, N, K
+        Problem shape.
+    dtype
+        ``"float32"``, ``"float16"`` or ``"bfloat16"``.
+    cc
+        Compute capability as ``10*major + minor`` (e.g. 90); default: the current GPU's.
+    alignment
+        Bytes to which all operand addresses and leading dimensions are aligned. Default: that of
+        freshly allocated, contiguous row-major operands of this shape.
+    """
+    from . import _device_cc  # late import: avoids a cycle and needs a GPU only when cc is None
+
+    dtype = str(dtype)
+    if dtype not in AUTO_RULES and dtype not in ("float16", "bfloat16"):
+        raise TypeError(f"no kernels for dtype {dtype!r}; expected float32, float16 or bfloat16")
+    if min(M, N, K) < 0:
+        raise ValueError(f"negative problem size M={M}, N={N}, K={K}")
+    if cc is None:
+        cc = _device_cc(None)
+    itemsize = 4 if dtype == "float32" else 2
+    if alignment is None:
+        alignment = alignment_of(256, K * itemsize, N * itemsize)
+    table = {k.name: k for k in kernel_table()}
+    skipped = []
+    for name, why in AUTO_RULES.get(dtype, []):
+        k = table.get(name)
+        if k is None:
+            skipped.append(f"{name} is not in this build")
+            continue
+        problem = check_runnable(k, cc, alignment)
+        if problem is None:
+            note = f" ({'; '.join(skipped)})" if skipped else ""
+            return Selection(k, f"{why}; runs on cc {_fmt_cc(cc)} with {alignment}-byte alignment{note}")
+        skipped.append(problem)
+    raise RuntimeError(
+        f"no {dtype} kernel runs on compute capability {_fmt_cc(cc)}"
+        + (f": {'; '.join(skipped)}" if skipped else " in this build")
+    )

@@ -1,0 +1,45 @@
+"""The kernel table as Python objects (read from the one table in ``csrc/registry.cpp``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = ["KernelInfo", "kernel_table"]
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """One kernel of the ladder.
+
+    Attributes
+    ----------
+    name : str
+        What ``kernel=`` takes, e.g. ``"sgemm_v05_blocktile_2d"``.
+    dtype : str
+        ``"float32"``, ``"float16"`` or ``"bfloat16"``.
+    version : int
+        Its rung in the ladder (1 = naive).
+    min_cc, max_cc : int, int or None
+        Compute capabilities it runs on (``10*major + minor``); ``max_cc`` None = no upper bound.
+    alignment : int
+        Bytes to which operand addresses and leading dimensions must be aligned.
+    techniques : str
+        What the rung does, in one line.
+    """
+
+    name: str
+    dtype: str
+    version: int
+    min_cc: int
+    max_cc: int | None
+    alignment: int
+    techniques: str
+
+
+@lru_cache(maxsize=1)
+def kernel_table() -> tuple[KernelInfo, ...]:
+    from . import _C
+
+    rows = [KernelInfo(**row) for row in _C.kernels()]
+    return tuple(sorted(rows, key=lambda k: (k.dtype, k.version, k.name)))
