@@ -211,12 +211,13 @@ PYBIND11_MODULE(_C, m) {
                  reinterpret_cast<cudaStream_t>(stream));
   }, "C = beta*C on a row-major matrix; beta == 0 writes zeros without reading C.");
   m.def("copy_strided", [](int elem_bytes, uintptr_t src, int64_t rows, int64_t cols, int64_t rs,
-                           int64_t cs, uintptr_t dst, uintptr_t stream, int device) {
+                           int64_t cs, uintptr_t dst, int64_t dst_ld, uintptr_t stream,
+                           int device) {
     py::gil_scoped_release release;
     DeviceGuard guard(device);
     copy_strided(elem_bytes, reinterpret_cast<const void*>(src), rows, cols, rs, cs,
-                 reinterpret_cast<void*>(dst), reinterpret_cast<cudaStream_t>(stream));
-  }, "Copy a strided matrix into a contiguous row-major buffer.");
+                 reinterpret_cast<void*>(dst), dst_ld, reinterpret_cast<cudaStream_t>(stream));
+  }, "Copy a strided matrix into a row-major buffer with leading dimension dst_ld.");
   m.def("stream_wait", [](uintptr_t producer, uintptr_t consumer, int device) {
     DeviceGuard guard(device);
     stream_wait(reinterpret_cast<cudaStream_t>(producer), reinterpret_cast<cudaStream_t>(consumer));

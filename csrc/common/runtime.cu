@@ -114,12 +114,12 @@ __global__ void scale_kernel(T* C, int64_t M, int64_t N, int64_t ldc, float beta
 
 template <typename W>
 __global__ void copy_strided_kernel(const W* src, int64_t rows, int64_t cols, int64_t rs,
-                                    int64_t cs, W* dst) {
+                                    int64_t cs, W* dst, int64_t dst_ld) {
   const int64_t total = rows * cols;
   for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < total;
        idx += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i = idx / cols, j = idx % cols;
-    dst[idx] = src[i * rs + j * cs];
+    dst[i * dst_ld + j] = src[i * rs + j * cs];
   }
 }
 
@@ -148,17 +148,19 @@ void scale_matrix(DType dtype, void* C, int64_t M, int64_t N, int64_t ldc, float
 }
 
 void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, int64_t rs,
-                  int64_t cs, void* dst, cudaStream_t stream) {
+                  int64_t cs, void* dst, int64_t dst_ld, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
   const unsigned blocks = elementwise_blocks(rows * cols);
   switch (elem_bytes) {
     case 2:
       copy_strided_kernel<<<blocks, 256, 0, stream>>>(static_cast<const uint16_t*>(src), rows,
-                                                      cols, rs, cs, static_cast<uint16_t*>(dst));
+                                                      cols, rs, cs, static_cast<uint16_t*>(dst),
+                                                      dst_ld);
       break;
     case 4:
       copy_strided_kernel<<<blocks, 256, 0, stream>>>(static_cast<const uint32_t*>(src), rows,
-                                                      cols, rs, cs, static_cast<uint32_t*>(dst));
+                                                      cols, rs, cs, static_cast<uint32_t*>(dst),
+                                                      dst_ld);
       break;
     default:
       throw std::invalid_argument("copy_strided: unsupported element size " +

@@ -51,9 +51,10 @@ DType parse_dtype(const std::string& name);
 // C (M x N, row-major, ldc) = beta * C; beta == 0 writes zeros without reading C.
 void scale_matrix(DType dtype, void* C, int64_t M, int64_t N, int64_t ldc, float beta,
                   cudaStream_t stream);
-// dst (rows x cols, row-major, contiguous) = src with element strides (rs, cs), possibly negative.
+// dst (rows x cols, row-major, leading dimension dst_ld) = src with element strides (rs, cs),
+// possibly negative.
 void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, int64_t rs,
-                  int64_t cs, void* dst, cudaStream_t stream);
+                  int64_t cs, void* dst, int64_t dst_ld, cudaStream_t stream);
 // The consumer stream waits for the work queued so far on the producer stream (an event, no
 // device-wide synchronisation).
 void stream_wait(cudaStream_t producer, cudaStream_t consumer);

@@ -131,9 +131,39 @@ struct TileLoader {
     }
   }
 
-  // Global -> registers.
-  __device__ __forceinline__ static void load(const KmnView& v, int64_t k0, int64_t x0,
-                                              float4 (&regs)[CHUNKS]) {
+  // A thread's chunks are a fixed stride apart (the same x, k 8 rows further in a K-contiguous
+  // view; the same x, THREADS*4/BMN rows further in an MN-contiguous one), so one pointer to its
+  // first chunk of the block's column of tiles and that stride locate them all. A tile that lies
+  // wholly inside the operand is then loaded with unpredicated 16-byte loads; only edge tiles pay
+  // for per-element bounds checks.
+  static_assert(MN_CONTIG ? THREADS % (BMN / 4) == 0 : THREADS % (2 * BMN) == 0,
+                "chunks of one thread must sit a fixed stride apart");
+  static constexpr int PASS = MN_CONTIG ? THREADS / (BMN / 4) : (THREADS / (2 * BMN)) * 8;
+  const float* first;  // this thread's first chunk of the tile at k0 = 0
+
+  __device__ __forceinline__ TileLoader(const KmnView& v, int64_t x0) {
+    int k, x;
+    chunk_origin(threadIdx.x, k, x);
+    first = v.p + (MN_CONTIG ? k * v.ld + (x0 + x) : (x0 + x) * v.ld + k);
+  }
+
+  __device__ __forceinline__ static bool inside(const KmnView& v, int64_t k0, int64_t x0) {
+    return k0 + BK <= v.K && x0 + BMN <= v.MN;
+  }
+  __device__ __forceinline__ const float* chunk(const KmnView& v, int64_t k0, int r) const {
+    // chunk r is PASS rows of the tile further along K (rows of ld elements when MN-contiguous)
+    return first + (MN_CONTIG ? (k0 + r * PASS) * v.ld : k0 + r * PASS);
+  }
+
+  // Global -> registers. UNCHECKED: the caller guarantees the tile lies inside the operand.
+  template <bool UNCHECKED = false>
+  __device__ __forceinline__ void load(const KmnView& v, int64_t k0, int64_t x0,
+                                       float4 (&regs)[CHUNKS]) const {
+    if (UNCHECKED || inside(v, k0, x0)) {
+#pragma unroll
+      for (int r = 0; r < CHUNKS; ++r) regs[r] = *reinterpret_cast<const float4*>(chunk(v, k0, r));
+      return;
+    }
 #pragma unroll
     for (int r = 0; r < CHUNKS; ++r) {
       int k, x;
@@ -165,14 +195,19 @@ struct TileLoader {
   // Global -> shared without registers (cp.async, sm_80+); only for MN-contiguous views, where a
   // 16-byte global chunk is also 16 contiguous bytes of the shared tile. Out-of-range bytes are
   // zero-filled by the copy itself.
-  template <int LD>
-  __device__ __forceinline__ static void copy_async(const KmnView& v, int64_t k0, int64_t x0,
-                                                    float* s) {
+  template <int LD, bool UNCHECKED = false>
+  __device__ __forceinline__ void copy_async(const KmnView& v, int64_t k0, int64_t x0,
+                                             float* s) const {
     static_assert(MN_CONTIG, "cp.async cannot transpose: use load()/store() for K-contiguous tiles");
+    const bool full = UNCHECKED || inside(v, k0, x0);
 #pragma unroll
     for (int r = 0; r < CHUNKS; ++r) {
       int k, x;
       chunk_origin(threadIdx.x + r * THREADS, k, x);
+      if (full) {
+        ptx::cp_async_16(&s[k * LD + x], chunk(v, k0, r), 16);
+        continue;
+      }
       const int64_t gk = k0 + k, gx = x0 + x;
       const int64_t valid = (gk < v.K) ? (v.MN - gx < 4 ? v.MN - gx : 4) : 0;
       const int bytes = valid > 0 ? static_cast<int>(valid) * 4 : 0;

@@ -32,10 +32,12 @@ __global__ void __launch_bounds__(wt::THREADS, 2)
   const wt::LanePos pos;
 
   float acc[wt::THREAD_M][wt::THREAD_N] = {};
+  const LoadA load_a(A, m0);
+  const LoadB load_b(B, n0);
   float4 a_regs[LoadA::CHUNKS], b_regs[LoadB::CHUNKS];
   for (int64_t k0 = 0; k0 < A.K; k0 += wt::BLOCK_K) {
-    LoadA::load(A, k0, m0, a_regs);
-    LoadB::load(B, k0, n0, b_regs);
+    load_a.load(A, k0, m0, a_regs);
+    load_b.load(B, k0, n0, b_regs);
     LoadA::template store<wt::LDS_A>(As, a_regs);
     LoadB::template store<wt::LDS_B>(Bs, b_regs);
     __syncthreads();

@@ -36,10 +36,12 @@ __device__ __forceinline__ void body(KmnView A, KmnView B, float* C, int64_t ldc
   const int64_t m0 = blockIdx.y * int64_t(BLOCK_M), n0 = blockIdx.x * int64_t(BLOCK_N);
 
   float acc[THREAD_M][THREAD_N] = {};
+  const LoadA load_a(A, m0);
+  const LoadB load_b(B, n0);
   float4 a_regs[LoadA::CHUNKS], b_regs[LoadB::CHUNKS];
   for (int64_t k0 = 0; k0 < A.K; k0 += BLOCK_K) {
-    LoadA::load(A, k0, m0, a_regs);
-    LoadB::load(B, k0, n0, b_regs);
+    load_a.load(A, k0, m0, a_regs);
+    load_b.load(B, k0, n0, b_regs);
     LoadA::template store<LDS_A>(As, a_regs);
     LoadB::template store<LDS_B>(Bs, b_regs);
     __syncthreads();

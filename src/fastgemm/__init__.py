@@ -222,6 +222,8 @@ def _layout(m: Matrix) -> tuple[bool, int] | None:
     def padded(extent: int) -> int:
         return -(-max(extent, 1) // per16) * per16
 
+    if rows == 0 or cols == 0:  # no elements: every stride is free (NumPy/CuPy report 0s)
+        return False, padded(cols)
     if cols == 1 or cs == 1:
         if rows == 1:
             return False, padded(cols)
@@ -292,14 +294,15 @@ def _gemm(
 
     # The GPU from here on.
     _require_gpu()
-    devices = {name: _device_of(m) for name, m in (("A", a), ("B", b), ("C", c))}
+    if M == 0 or N == 0:
+        return C
+    # Empty operands (A and B when K == 0) may own no memory at all (CuPy gives them address 0).
+    devices = {name: _device_of(m) for name, m in (("A", a), ("B", b), ("C", c)) if m.size}
     if len(set(devices.values())) != 1:
         raise ValueError(f"{fn}: operands are on different devices: {devices}")
     device = devices["C"]
     if launch_stream is None:
         launch_stream = _default_stream((A, B, C))
-    if M == 0 or N == 0:
-        return C
     for m in (a, b, c):  # CAI v3 producer streams: wait on an event, never a device sync
         if m.stream is not None and m.stream != launch_stream:
             _C.stream_wait(m.stream, launch_stream, device)
@@ -312,12 +315,14 @@ def _gemm(
     operands = []
     for m in (a, b):
         layout = _layout(m)
-        if layout is None:  # arbitrary strides: one contiguous row-major copy
-            buf = _C.DeviceBuffer(m.size * m.itemsize, launch_stream, device)
+        if layout is None:  # arbitrary strides: one row-major copy with 16-byte aligned rows
+            per16 = 16 // m.itemsize
+            ld = -(-m.shape[1] // per16) * per16
+            buf = _C.DeviceBuffer(m.shape[0] * ld * m.itemsize, launch_stream, device)
             _C.copy_strided(m.itemsize, m.ptr, m.shape[0], m.shape[1], m.strides[0], m.strides[1],
-                            buf.ptr, launch_stream, device)
+                            buf.ptr, ld, launch_stream, device)
             keep.append(buf)
-            operands.append((buf.ptr, m.shape[1], False))
+            operands.append((buf.ptr, ld, False))
         else:
             operands.append((m.ptr, layout[1], layout[0]))
     (pa, lda, a_col), (pb, ldb, b_col) = operands

@@ -1,0 +1,50 @@
+"""Shared test configuration.
+
+GPU tests carry the ``gpu`` marker. Without a usable GPU they are skipped, unless
+``FASTGEMM_REQUIRE_GPU=1``: then every GPU test fails instead, so a GPU run can never pass by
+skipping.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import fastgemm
+
+REQUIRE_GPU = os.environ.get("FASTGEMM_REQUIRE_GPU", "") == "1"
+
+
+def _gpu_problem() -> str | None:
+    if fastgemm.device_count() == 0:
+        return f"no CUDA GPU ({fastgemm.runtime_status()})"
+    try:
+        import cupy
+
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # ImportError or a CUDA error
+        return f"CuPy is not usable: {exc}"
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _gpu_gate(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("gpu") is None:
+        return
+    problem = _gpu_problem()
+    if problem is None:
+        return
+    if REQUIRE_GPU:
+        pytest.fail(f"FASTGEMM_REQUIRE_GPU=1 but {problem}")
+    pytest.skip(problem)
+
+
+def require(module: str):
+    """Import an optional module a GPU test needs: skip without it, fail under REQUIRE_GPU."""
+    try:
+        return __import__(module)
+    except ImportError as exc:
+        if REQUIRE_GPU:
+            pytest.fail(f"FASTGEMM_REQUIRE_GPU=1 but {module} is not importable: {exc}")
+        pytest.skip(f"{module} is not installed")

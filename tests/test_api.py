@@ -1,0 +1,644 @@
+"""CPU-only tests of fastgemm's public API: the kernel table, ``select()``, and argument validation.
+
+Nothing here needs a GPU, CuPy or PyTorch, and everything also passes on a machine with one: CUDA
+arrays are faked with small objects that export ``__cuda_array_interface__`` (v3) with made-up
+pointers that are never dereferenced. Every validation error is raised before any GPU work, so it
+is the same with or without a GPU; only the final "all arguments are valid" cases differ (no GPU:
+"needs a CUDA GPU"; a GPU: the fake pointers are not device memory), and both are RuntimeErrors
+that mention CUDA.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import fastgemm
+from fastgemm import dispatch
+from fastgemm._arrays import as_matrix
+
+CCS = (75, 80, 86, 89, 90)
+DTYPES = ("float32", "float16", "bfloat16")
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+# Far-apart fake device addresses: the small matrices below never overlap unless a test says so.
+PTR_A, PTR_B, PTR_C = 0x1000_0000, 0x2000_0000, 0x3000_0000
+
+M, N, K = 4, 8, 12
+
+
+# --- fakes -------------------------------------------------------------------------------------
+
+
+_TYPESTR = {"float32": "<f4", "float16": "<f2", "float64": "<f8", "int32": "<i4"}
+
+
+class FakeCuda:
+    """A CUDA array as far as fastgemm can tell: ``__cuda_array_interface__`` v3, nothing else."""
+
+    def __init__(self, shape, dtype="float32", *, ptr=PTR_A, strides=None, readonly=False):
+        if dtype == "bfloat16":  # no standard typestr: a 2-byte void with a descr naming it
+            typestr, descr = "<V2", [("bfloat16", "<V2")]
+        else:
+            typestr, descr = _TYPESTR[dtype], [("", _TYPESTR[dtype])]
+        self.__cuda_array_interface__ = {
+            "version": 3,
+            "shape": tuple(shape),
+            "typestr": typestr,
+            "descr": descr,
+            "data": (ptr, readonly),
+            "strides": strides,  # bytes; None = C-contiguous
+            "stream": None,
+        }
+
+
+def operands(dtype="float32", m=M, n=N, k=K):
+    """Valid, non-overlapping fake A (m x k), B (k x n) and C (m x n)."""
+    return (
+        FakeCuda((m, k), dtype, ptr=PTR_A),
+        FakeCuda((k, n), dtype, ptr=PTR_B),
+        FakeCuda((m, n), dtype, ptr=PTR_C),
+    )
+
+
+def no_gpu_work(monkeypatch):
+    """Make any GPU access from the Python layer fail loudly, to prove a check came first."""
+
+    def boom(*args, **kwargs):  # pragma: no cover - only runs if a check is misplaced
+        raise AssertionError("validation touched the GPU before rejecting the arguments")
+
+    for name in ("device_count", "device_cc", "current_device", "pointer_device", "gemm", "scale",
+                 "copy_strided", "stream_wait"):
+        monkeypatch.setattr(fastgemm._C, name, boom)
+
+
+@pytest.fixture
+def cpu_only(monkeypatch):
+    no_gpu_work(monkeypatch)
+
+
+# --- import and module surface -----------------------------------------------------------------
+
+
+def test_import_and_all():
+    for name in fastgemm.__all__:
+        assert hasattr(fastgemm, name), name
+    assert isinstance(fastgemm.__version__, str) and fastgemm.__version__
+
+
+def test_device_count_and_status():
+    n = fastgemm.device_count()
+    assert isinstance(n, int) and not isinstance(n, bool) and n >= 0
+    status = fastgemm.runtime_status()
+    assert isinstance(status, str) and status
+    if n > 0:
+        assert status == "ok"
+    else:
+        assert status != "ok"
+
+
+# --- the kernel table --------------------------------------------------------------------------
+
+
+def test_kernel_info_fields():
+    ks = fastgemm.kernels()
+    assert ks, "the kernel table is empty"
+    for k in ks:
+        assert isinstance(k, fastgemm.KernelInfo)
+        assert isinstance(k.name, str) and k.name, k
+        assert k.dtype in DTYPES, k
+        assert type(k.version) is int and k.version >= 1, k
+        assert type(k.min_cc) is int and k.min_cc >= 75, k
+        assert k.max_cc is None or (type(k.max_cc) is int and k.max_cc >= k.min_cc), k
+        assert type(k.alignment) is int and k.alignment > 0, k
+        assert k.alignment & (k.alignment - 1) == 0, f"{k.name}: alignment {k.alignment} is not a power of 2"
+        assert k.alignment >= ITEMSIZE[k.dtype], k
+        assert isinstance(k.techniques, str) and k.techniques.strip(), k
+
+
+def test_kernel_names_unique():
+    names = [k.name for k in fastgemm.kernels()]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+
+
+def test_kernels_ordered_by_dtype_and_version():
+    ks = fastgemm.kernels()
+    assert ks == sorted(ks, key=lambda k: (k.dtype, k.version, k.name))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_kernels_filter(dtype):
+    ks = fastgemm.kernels(dtype)
+    assert all(k.dtype == dtype for k in ks)
+    assert ks == [k for k in fastgemm.kernels() if k.dtype == dtype]
+
+
+def test_sgemm_ladder():
+    ladder = fastgemm.kernels("float32")
+    assert [k.version for k in ladder] == list(range(1, 10))
+    for k in ladder:
+        assert k.name.startswith(f"sgemm_v{k.version:02d}_"), k.name
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float64", "", "float"])
+def test_kernels_unknown_dtype(dtype):
+    with pytest.raises(TypeError, match="unknown dtype"):
+        fastgemm.kernels(dtype)
+
+
+# --- select() ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cc", CCS)
+def test_select_default_alignment(cc):
+    sel = fastgemm.select(1024, 1024, 1024, "float32", cc=cc)
+    assert isinstance(sel, fastgemm.Selection)
+    expected = "sgemm_v09_cp_async" if cc >= 80 else "sgemm_v08_warptile"
+    assert sel.kernel.name == expected
+    assert sel.kernel == next(k for k in fastgemm.kernels() if k.name == expected)
+    assert isinstance(sel.reason, str) and sel.reason
+    assert f"cc {cc // 10}.{cc % 10}" in sel.reason
+    assert "16-byte" in sel.reason
+    assert str(sel).startswith(f"{expected}: ")
+
+
+def test_select_sm75_says_why_not_cp_async():
+    reason = fastgemm.select(256, 256, 256, "float32", cc=75).reason
+    assert "sgemm_v09_cp_async needs compute capability 8.0" in reason
+
+
+@pytest.mark.parametrize("cc", CCS)
+def test_select_alignment_4(cc):
+    sel = fastgemm.select(1024, 1024, 1024, "float32", cc=cc, alignment=4)
+    assert sel.kernel.name == "sgemm_v05_blocktile_2d"
+    assert "4-byte" in sel.reason
+    assert "16-byte" in sel.reason  # why the vectorized rungs were passed over
+
+
+@pytest.mark.parametrize("cc", CCS)
+@pytest.mark.parametrize("shape", [(128, 128, 127), (128, 127, 128), (128, 130, 128), (64, 64, 6)])
+def test_select_unaligned_shapes(cc, shape):
+    m, n, k = shape
+    sel = fastgemm.select(m, n, k, "float32", cc=cc)
+    assert sel.kernel.name == "sgemm_v05_blocktile_2d"
+    assert sel.kernel.alignment == 4
+    assert re.search(r"\b[48]-byte alignment", sel.reason), sel.reason
+    assert "16-byte aligned" in sel.reason
+
+
+@pytest.mark.parametrize("cc", CCS)
+def test_select_m_does_not_matter_for_alignment(cc):
+    # M sets no leading dimension of row-major A (ld = K), B (N) or C (N).
+    assert fastgemm.select(127, 128, 128, "float32", cc=cc).kernel.alignment == 16
+
+
+def test_select_alignment_larger_than_needed():
+    assert fastgemm.select(64, 64, 64, "float32", cc=80, alignment=256).kernel.name == "sgemm_v09_cp_async"
+
+
+def test_select_dtype_without_kernels():
+    empty = [d for d in ("float16", "bfloat16") if not fastgemm.kernels(d)]
+    if not empty:
+        pytest.skip("every dtype has kernels now")
+    for dtype in empty:
+        with pytest.raises(RuntimeError, match=f"no {dtype} kernel runs on compute capability 8.0"):
+            fastgemm.select(128, 128, 128, dtype, cc=80)
+
+
+@pytest.mark.parametrize("shape", [(-1, 8, 8), (8, -1, 8), (8, 8, -1)])
+def test_select_negative_sizes(shape):
+    with pytest.raises(ValueError, match="negative problem size"):
+        fastgemm.select(*shape, "float32", cc=80)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float64", "complex64"])
+def test_select_unknown_dtype(dtype):
+    with pytest.raises(TypeError, match=f"no kernels for dtype '{dtype}'"):
+        fastgemm.select(8, 8, 8, dtype, cc=80)
+
+
+def test_select_zero_sizes():
+    assert fastgemm.select(0, 0, 0, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
+
+
+def test_auto_rules_refer_to_kernels():
+    table = {k.name: k for k in fastgemm.kernels()}
+    assert "float32" in dispatch.AUTO_RULES
+    for dtype, rules in dispatch.AUTO_RULES.items():
+        assert dtype in DTYPES
+        assert rules, f"no rules for {dtype}"
+        for name, why in rules:
+            assert name in table, f"AUTO_RULES[{dtype!r}] names {name!r}, which is not in the kernel table"
+            assert table[name].dtype == dtype, name
+            assert isinstance(why, str) and why.strip(), name
+        # The last candidate is the fallback: any alignment, every supported GPU.
+        last = table[rules[-1][0]]
+        assert last.alignment == ITEMSIZE[dtype], last
+        assert last.min_cc <= 75 and last.max_cc is None, last
+        for cc in CCS:
+            assert dispatch.check_runnable(last, cc, ITEMSIZE[dtype]) is None
+
+
+@pytest.mark.parametrize(
+    "dtype, alignment",
+    [(d, a) for d in sorted(dispatch.AUTO_RULES) for a in (2, 4, 8, 16, 32) if a >= ITEMSIZE[d]],
+)
+@pytest.mark.parametrize("cc", CCS)
+def test_auto_always_has_an_answer(dtype, cc, alignment):
+    sel = fastgemm.select(96, 96, 96, dtype, cc=cc, alignment=alignment)
+    assert dispatch.check_runnable(sel.kernel, cc, alignment) is None
+
+
+# --- check_runnable and alignment_of -----------------------------------------------------------
+
+
+def _kernel(name):
+    return next(k for k in fastgemm.kernels() if k.name == name)
+
+
+def test_check_runnable_cc_too_low():
+    msg = dispatch.check_runnable(_kernel("sgemm_v09_cp_async"), 75, 16)
+    assert msg == "sgemm_v09_cp_async needs compute capability 8.0; this GPU is 7.5"
+
+
+def test_check_runnable_alignment():
+    msg = dispatch.check_runnable(_kernel("sgemm_v06_vectorized"), 80, 4)
+    assert msg is not None
+    assert "sgemm_v06_vectorized" in msg and "16-byte" in msg and "4-byte" in msg
+
+
+def test_check_runnable_ok():
+    assert dispatch.check_runnable(_kernel("sgemm_v09_cp_async"), 90, 16) is None
+    assert dispatch.check_runnable(_kernel("sgemm_v06_vectorized"), 75, 32) is None
+    assert dispatch.check_runnable(_kernel("sgemm_v01_naive"), 75, 4) is None
+
+
+def test_check_runnable_max_cc():
+    k = fastgemm.KernelInfo("x_v01_demo", "float16", 1, 80, 86, 16, "demo")
+    assert dispatch.check_runnable(k, 86, 16) is None
+    msg = dispatch.check_runnable(k, 90, 16)
+    assert msg is not None and "runs only on compute capability 8.0-8.6; this GPU is 9.0" in msg
+    only = fastgemm.KernelInfo("x_v02_demo", "float16", 2, 90, 90, 16, "demo")
+    assert "runs only on compute capability 9.0; this GPU is 10.0" in dispatch.check_runnable(only, 100, 16)
+
+
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ((), 16),
+        ((0,), 16),
+        ((0, 0), 16),
+        ((256, 4096), 16),
+        ((0x1000_0000, 16, 48), 16),
+        ((0x1000_0004,), 4),
+        ((256, 4, 8), 4),
+        ((6,), 2),
+        ((3,), 1),
+        ((256, 1020), 4),
+        ((0, 8), 8),
+    ],
+)
+def test_alignment_of(values, expected):
+    assert dispatch.alignment_of(*values) == expected
+
+
+def test_alignment_of_cap():
+    assert dispatch.alignment_of(1024, cap=128) == 128
+    assert dispatch.alignment_of(1024, cap=8) == 8
+    assert dispatch.alignment_of(24, cap=128) == 8
+
+
+# --- argument validation: everything is rejected before any GPU work --------------------------
+
+GEMMS = [
+    pytest.param(fastgemm.sgemm, "float32", id="sgemm"),
+    pytest.param(fastgemm.hgemm, "float16", id="hgemm"),
+    pytest.param(fastgemm.gemm, "float32", id="gemm-f32"),
+    pytest.param(fastgemm.gemm, "float16", id="gemm-f16"),
+]
+
+
+@pytest.mark.parametrize("fn, dtype", GEMMS)
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_numpy_operand_is_host(cpu_only, fn, dtype, which):
+    args = list(operands(dtype))
+    args[which] = np.zeros(args[which].__cuda_array_interface__["shape"], dtype=dtype)
+    with pytest.raises(TypeError, match="host memory"):
+        fn(*args)
+
+
+@pytest.mark.parametrize("fn, dtype", GEMMS)
+@pytest.mark.parametrize("bad", [[[1.0, 2.0]], None, 3.0, "A"])
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_not_an_array(cpu_only, fn, dtype, bad, which):
+    args = list(operands(dtype))
+    if fn is fastgemm.gemm and which == 2 and bad is None:
+        return  # gemm(C=None) allocates C: see test_gemm_c_none_needs_beta_zero
+    args[which] = bad
+    with pytest.raises(TypeError, match="must be a CUDA array"):
+        fn(*args)
+
+
+@pytest.mark.parametrize("fn, dtype, expected", [
+    (fastgemm.sgemm, "float32", "sgemm needs float32 operands"),
+    (fastgemm.hgemm, "float16", "hgemm needs float16 or bfloat16 operands"),
+])
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_float64_operand(cpu_only, fn, dtype, expected, which):
+    args = list(operands(dtype))
+    args[which] = FakeCuda(args[which].__cuda_array_interface__["shape"], "float64", ptr=0x4000_0000)
+    with pytest.raises(TypeError, match=f"{expected}; {'ABC'[which]} is float64$"):
+        fn(*args)
+
+
+def test_gemm_float64(cpu_only):
+    _, B, C = operands()
+    with pytest.raises(TypeError, match="gemm supports float32, float16 and bfloat16; A is float64"):
+        fastgemm.gemm(FakeCuda((M, K), "float64"), B, C)
+    with pytest.raises(TypeError, match="A is int32"):
+        fastgemm.gemm(FakeCuda((M, K), "int32"), B, C)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_to_sgemm_suggests_hgemm(cpu_only, dtype):
+    with pytest.raises(TypeError, match=rf"sgemm needs float32 operands; A is {dtype} \(use hgemm\)"):
+        fastgemm.sgemm(*operands(dtype))
+
+
+def test_float32_to_hgemm_suggests_sgemm(cpu_only):
+    pattern = r"hgemm needs float16 or bfloat16 operands; A is float32 \(use sgemm\)"
+    with pytest.raises(TypeError, match=pattern):
+        fastgemm.hgemm(*operands("float32"))
+
+
+def test_mixed_half_dtypes(cpu_only):
+    A, B, C = operands("float16")
+    B = FakeCuda((K, N), "bfloat16", ptr=PTR_B)
+    with pytest.raises(TypeError, match="must share one dtype; got float16, bfloat16, float16"):
+        fastgemm.hgemm(A, B, C)
+    with pytest.raises(TypeError, match="must share one dtype"):
+        fastgemm.gemm(A, B, C)
+
+
+def test_mixed_float32_and_half(cpu_only):
+    A, _, C = operands("float32")
+    B = FakeCuda((K, N), "float16", ptr=PTR_B)
+    with pytest.raises(TypeError, match=r"B is float16 \(use hgemm\)"):
+        fastgemm.sgemm(A, B, C)
+    with pytest.raises(TypeError, match=r"B is float16"):
+        fastgemm.gemm(A, B, C)
+
+
+@pytest.mark.parametrize("fn, dtype", GEMMS)
+@pytest.mark.parametrize("which", [0, 1, 2])
+@pytest.mark.parametrize("shape", [(K,), (1, M, K), ()])
+def test_not_2d(cpu_only, fn, dtype, which, shape):
+    args = list(operands(dtype))
+    args[which] = FakeCuda(shape, dtype, ptr=0x4000_0000)
+    with pytest.raises(ValueError, match=f"{'ABC'[which]} must be a 2-D matrix"):
+        fn(*args)
+
+
+@pytest.mark.parametrize("fn, dtype", GEMMS)
+def test_inner_dimension_mismatch(cpu_only, fn, dtype):
+    A, _, C = operands(dtype)
+    B = FakeCuda((K + 1, N), dtype, ptr=PTR_B)
+    with pytest.raises(ValueError, match=rf"inner dimensions differ: A is {M}x{K}, B is {K + 1}x{N}"):
+        fn(A, B, C)
+
+
+@pytest.mark.parametrize("fn, dtype", GEMMS)
+@pytest.mark.parametrize("cshape", [(M, N + 1), (M + 1, N), (N, M), (1, N)])
+def test_c_wrong_shape(cpu_only, fn, dtype, cshape):
+    A, B, _ = operands(dtype)
+    C = FakeCuda(cshape, dtype, ptr=PTR_C)
+    with pytest.raises(ValueError, match=rf"C must be {M}x{N} .*; C is {cshape[0]}x{cshape[1]}"):
+        fn(A, B, C)
+
+
+@pytest.mark.parametrize("fn, dtype", GEMMS)
+def test_c_read_only(cpu_only, fn, dtype):
+    A, B, _ = operands(dtype)
+    C = FakeCuda((M, N), dtype, ptr=PTR_C, readonly=True)
+    with pytest.raises(ValueError, match="C is read-only"):
+        fn(A, B, C)
+
+
+def test_read_only_inputs_are_fine(cpu_only, monkeypatch):
+    # Read-only A and B are accepted; the call gets as far as the GPU check (mocked away here).
+    A = FakeCuda((M, K), ptr=PTR_A, readonly=True)
+    B = FakeCuda((K, N), ptr=PTR_B, readonly=True)
+    C = FakeCuda((M, N), ptr=PTR_C)
+    monkeypatch.setattr(fastgemm, "_require_gpu", _stop)
+    with pytest.raises(_Reached):
+        fastgemm.sgemm(A, B, C)
+
+
+@pytest.mark.parametrize("fn, dtype", GEMMS)
+@pytest.mark.parametrize("elem_strides", [(2 * N, 2), (2, 2 * M), (-N, 1), (N, -1), (0, 1)])
+def test_c_without_unit_stride(cpu_only, fn, dtype, elem_strides):
+    A, B, _ = operands(dtype)
+    itemsize = ITEMSIZE[dtype]
+    ptr = PTR_C + 0x10000  # room for negative strides
+    C = FakeCuda((M, N), dtype, ptr=ptr, strides=tuple(s * itemsize for s in elem_strides))
+    with pytest.raises(ValueError, match="C must be row- or column-major with unit stride"):
+        fn(A, B, C)
+
+
+@pytest.mark.parametrize("fn, dtype", GEMMS)
+def test_c_overlaps_a(cpu_only, fn, dtype):
+    A, B, _ = operands(dtype)
+    with pytest.raises(ValueError, match="C overlaps A"):
+        fn(A, B, FakeCuda((M, N), dtype, ptr=PTR_A))
+
+
+@pytest.mark.parametrize("fn, dtype", GEMMS)
+def test_c_overlaps_b_partially(cpu_only, fn, dtype):
+    A, B, _ = operands(dtype)
+    last_row_of_b = PTR_B + (K - 1) * N * ITEMSIZE[dtype]
+    with pytest.raises(ValueError, match="C overlaps B"):
+        fn(A, B, FakeCuda((M, N), dtype, ptr=last_row_of_b))
+
+
+def test_a_and_b_may_alias(cpu_only, monkeypatch):
+    # A @ A: inputs may share memory; only the output must not alias them.
+    A = FakeCuda((K, K), ptr=PTR_A)
+    C = FakeCuda((K, K), ptr=PTR_C)
+    monkeypatch.setattr(fastgemm, "_require_gpu", _stop)
+    with pytest.raises(_Reached):
+        fastgemm.sgemm(A, A, C)
+
+
+def test_unknown_kernel_lists_float32_kernels(cpu_only):
+    with pytest.raises(ValueError, match="unknown kernel 'sgemm_v99_nope'; float32 kernels: ") as info:
+        fastgemm.sgemm(*operands(), kernel="sgemm_v99_nope")
+    for k in fastgemm.kernels("float32"):
+        assert k.name in str(info.value)
+
+
+def test_float32_kernel_on_half_operands(cpu_only):
+    pattern = "'sgemm_v05_blocktile_2d' is a float32 kernel; operands are float16"
+    with pytest.raises(ValueError, match=pattern):
+        fastgemm.hgemm(*operands("float16"), kernel="sgemm_v05_blocktile_2d")
+    with pytest.raises(ValueError, match="is a float32 kernel; operands are bfloat16"):
+        fastgemm.gemm(*operands("bfloat16"), kernel="sgemm_v09_cp_async")
+
+
+@pytest.mark.parametrize("fn, dtype", GEMMS)
+@pytest.mark.parametrize("param", ["alpha", "beta"])
+@pytest.mark.parametrize("bad", ["1.0", True, False, None, 1 + 2j, [1.0]])
+def test_bad_scalars(cpu_only, fn, dtype, param, bad):
+    with pytest.raises(TypeError, match=f"{param} must be a real number"):
+        fn(*operands(dtype), **{param: bad})
+
+
+@pytest.mark.parametrize("fn, dtype", GEMMS)
+@pytest.mark.parametrize("bad", ["0", True, 1.5, object()])
+def test_bad_stream(cpu_only, fn, dtype, bad):
+    with pytest.raises(TypeError, match="stream must be an int, a cupy.cuda.Stream or a torch.cuda.Stream"):
+        fn(*operands(dtype), stream=bad)
+
+
+@pytest.mark.parametrize("fn, dtype", GEMMS)
+@pytest.mark.parametrize("bad", [5, None, b"auto", fastgemm.kernels("float32")[0]])
+def test_kernel_not_a_str(cpu_only, fn, dtype, bad):
+    with pytest.raises(TypeError, match="kernel must be a str"):
+        fn(*operands(dtype), kernel=bad)
+
+
+def test_gemm_c_none_needs_beta_zero(cpu_only):
+    A, B, _ = operands()
+    with pytest.raises(ValueError, match="beta must be 0 when C is None"):
+        fastgemm.gemm(A, B, None, beta=1.0)
+    with pytest.raises(ValueError, match="beta must be 0 when C is None"):
+        fastgemm.gemm(A, B, beta=-0.5)
+
+
+# --- valid fake arguments: the first GPU-dependent step fails ---------------------------------
+
+
+class _Reached(Exception):
+    pass
+
+
+def _stop(*args, **kwargs):
+    raise _Reached
+
+
+def test_validation_then_gpu_check(monkeypatch):
+    # With every check passed, the next step is the GPU check.
+    monkeypatch.setattr(fastgemm, "_require_gpu", _stop)
+    with pytest.raises(_Reached):
+        fastgemm.sgemm(*operands(), 2.0, 0.5, kernel="sgemm_v01_naive", stream=7)
+
+
+VALID_CALLS = [
+    pytest.param(lambda: fastgemm.sgemm(*operands()), id="sgemm"),
+    pytest.param(lambda: fastgemm.sgemm(*operands(), kernel="sgemm_v05_blocktile_2d", stream=0),
+                 id="sgemm-kernel"),
+    pytest.param(lambda: fastgemm.gemm(*operands(), alpha=0.0, beta=2), id="gemm-alpha0"),
+    pytest.param(lambda: fastgemm.sgemm(*operands(k=0)), id="sgemm-K0"),
+    pytest.param(lambda: fastgemm.sgemm(*operands(), alpha=np.float32(2), beta=np.float64(0)),
+                 id="numpy-scalars"),
+    pytest.param(lambda: fastgemm.hgemm(*operands("float16")), id="hgemm"),
+    pytest.param(lambda: fastgemm.gemm(*operands("bfloat16")), id="gemm-bf16"),
+]
+
+
+@pytest.mark.parametrize("call", VALID_CALLS)
+def test_valid_fakes_fail_on_the_gpu_step(call):
+    # No GPU: "needs a CUDA GPU". A GPU: the fake pointers are not CUDA device memory.
+    pattern = "needs a CUDA GPU" if fastgemm.device_count() == 0 else "CUDA"
+    with pytest.raises(RuntimeError, match=pattern):
+        call()
+
+
+def test_valid_fakes_without_gpu(monkeypatch):
+    monkeypatch.setattr(fastgemm._C, "device_count", lambda: 0)
+    with pytest.raises(RuntimeError, match="fastgemm needs a CUDA GPU, and the CUDA runtime found none"):
+        fastgemm.sgemm(*operands())
+
+
+def test_valid_fakes_not_device_memory(monkeypatch):
+    # As on a GPU machine, whatever this one has: the fake addresses are not device memory.
+    monkeypatch.setattr(fastgemm._C, "device_count", lambda: 1)
+    monkeypatch.setattr(fastgemm._C, "pointer_device", lambda ptr: -1)
+    with pytest.raises(RuntimeError, match="not in CUDA device memory"):
+        fastgemm.sgemm(*operands())
+
+
+@pytest.mark.parametrize("m, n", [(0, N), (M, 0), (0, 0)])
+@pytest.mark.parametrize("zero_strides", [False, True])
+def test_empty_output(m, n, zero_strides):
+    A, B, C = operands(m=m, n=n)
+    if zero_strides:  # what NumPy/CuPy report for an empty C-contiguous array
+        C = FakeCuda((m, n), ptr=PTR_C, strides=(0, 0))
+    try:
+        out = fastgemm.sgemm(A, B, C)
+    except RuntimeError as exc:
+        assert "CUDA" in str(exc)
+    else:  # pragma: no cover - only if empty outputs ever skip the device lookup
+        assert out is C
+
+
+# --- _layout: how C (and A, B) are canonicalised --------------------------------------------------
+
+
+def _matrix(shape, elem_strides=None, dtype="float32"):
+    itemsize = ITEMSIZE[dtype]
+    strides = None if elem_strides is None else tuple(s * itemsize for s in elem_strides)
+    return as_matrix(FakeCuda(shape, dtype, ptr=PTR_A + 0x10000, strides=strides), "X")
+
+
+@pytest.mark.parametrize(
+    "shape, elem_strides, expected",
+    [
+        ((4, 8), None, (False, 8)),           # row-major, dense
+        ((4, 8), (8, 1), (False, 8)),
+        ((4, 8), (16, 1), (False, 16)),       # row-major, padded ld
+        ((4, 8), (1, 4), (True, 4)),          # column-major, dense
+        ((4, 8), (1, 6), (True, 6)),          # column-major, padded ld
+        ((1, 5), (999, 1), (False, 8)),       # one row: its stride is free, ld padded to 16 bytes
+        ((1, 5), (0, 1), (False, 8)),
+        ((5, 1), (999, 1), (False, 999)),     # one column, row-major view with a padded ld
+        ((1, 1), (7, 9), (False, 4)),
+        ((1, 5), (1, 2), (True, 2)),          # one row with a stride of 2: column-major, ld 2
+        ((4, 8), (16, 2), None),              # non-unit stride in both dimensions
+        ((4, 8), (2, 16), None),
+        ((4, 8), (4, 1), None),               # rows overlap: ld < number of columns
+        ((4, 8), (-8, 1), None),              # negative row stride
+        ((4, 8), (0, 1), None),               # broadcast rows
+        ((4, 0), (0, 1), (False, 4)),         # empty: any strides (NumPy and CuPy report 0s)
+        ((4, 0), (0, 0), (False, 4)),
+        ((0, 0), (0, 0), (False, 4)),
+        ((0, 6), (0, 0), (False, 8)),
+    ],
+)
+def test_layout(shape, elem_strides, expected):
+    assert fastgemm._layout(_matrix(shape, elem_strides)) == expected
+
+
+@pytest.mark.parametrize(
+    "shape, elem_strides",
+    [((5, 1), (1, 999)), ((5, 1), (1, 1)), ((5, 1), (1, 0)), ((1, 5), (1, 1)), ((1, 5), (0, 1)),
+     ((1, 1), (0, 0)), ((3, 4), (4, 1)), ((3, 4), (1, 3)), ((3, 4), (7, 1)), ((1, 4), (3, 2))],
+)
+def test_layout_addresses_every_element(shape, elem_strides):
+    # Whatever layout _layout picks for a vector, it must address the same elements.
+    m = _matrix(shape, elem_strides)
+    col, ld = fastgemm._layout(m)
+    rows, cols = shape
+    assert ld >= (rows if col else cols)
+    for i in range(rows):
+        for j in range(cols):
+            expected = i * elem_strides[0] + j * elem_strides[1]
+            assert (j * ld + i if col else i * ld + j) == expected, (i, j, col, ld)
+
+
+def test_layout_half_padding():
+    # 16 bytes = 8 halves.
+    assert fastgemm._layout(_matrix((1, 5), (3, 1), "float16")) == (False, 8)
+    assert fastgemm._layout(_matrix((1, 9), (3, 1), "float16")) == (False, 16)
+    assert fastgemm._layout(_matrix((4, 8), (1, 4), "float16")) == (True, 4)

@@ -1,0 +1,273 @@
+"""GPU tests of the SGEMM ladder: every kernel against a float64 reference on fresh random data.
+
+Marker ``gpu``: skipped without a GPU, failing instead under ``FASTGEMM_REQUIRE_GPU=1``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import fastgemm
+from conftest import require
+from gpu_reference import check_gemm, random_matrix
+
+pytestmark = pytest.mark.gpu
+
+SGEMM = [k.name for k in fastgemm.kernels("float32")]
+SHAPES = [(1, 1, 1), (1, 513, 257), (127, 129, 65), (1000, 1000, 1000), (2048, 4096, 1024),
+          (1531, 2049, 1277), (3, 2, 1000)]
+
+
+@pytest.fixture
+def cp():
+    cupy = require("cupy")
+    cupy.cuda.set_allocator(None)  # no pooling: out-of-bounds writes must not hide in pool slack
+    return cupy
+
+
+def _runnable(cp, name: str) -> bool:
+    info = next(k for k in fastgemm.kernels() if k.name == name)
+    return fastgemm.dispatch.check_runnable(info, fastgemm._device_cc(None), 16) is None
+
+
+def _poisoned(cp, M, N, order="C"):
+    C = cp.full((M, N), cp.nan, dtype=cp.float32)
+    return cp.asfortranarray(C) if order == "F" else C
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("kernel", SGEMM + ["auto"])
+def test_shapes_beta0_poisoned(cp, kernel, shape):
+    if kernel != "auto" and not _runnable(cp, kernel):
+        pytest.skip(f"{kernel} does not run on this GPU")
+    M, N, K = shape
+    A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
+    C = _poisoned(cp, M, N)  # beta = 0: the NaNs must neither be read nor survive
+    need = next((k.alignment for k in fastgemm.kernels() if k.name == kernel), 4)
+    try:
+        out = fastgemm.sgemm(A, B, C, 1.5, 0.0, kernel=kernel)
+    except RuntimeError as exc:  # a forced 16-byte rung may refuse rows that are not 16-byte aligned
+        assert f"{need}-byte aligned" in str(exc)
+        assert fastgemm.dispatch.alignment_of(K * 4, N * 4) < need
+        return
+    assert out is C
+    check_gemm(cp, A, B, C, 1.5, 0.0)
+
+
+LAYOUTS = list(itertools.product("CF", repeat=3))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda t: "".join(t))
+@pytest.mark.parametrize("kernel", SGEMM)
+def test_layouts_alpha_beta(cp, kernel, layout):
+    if not _runnable(cp, kernel):
+        pytest.skip(f"{kernel} does not run on this GPU")
+    oa, ob, oc = layout
+    info = next(k for k in fastgemm.kernels() if k.name == kernel)
+    odd = (127, 129, 65) if info.alignment == 4 else (124, 132, 68)  # 16-byte rungs need ld % 4 == 0
+    for M, N, K in [odd, (260, 132, 300)]:
+        A, B = random_matrix(cp, M, K, "float32", oa), random_matrix(cp, K, N, "float32", ob)
+        C0 = random_matrix(cp, M, N, "float32", oc)
+        C = C0.copy(order=oc)
+        fastgemm.sgemm(A, B, C, -0.75, 0.5, kernel=kernel)
+        check_gemm(cp, A, B, C, -0.75, 0.5, C0)
+
+
+@pytest.mark.parametrize("kernel", SGEMM + ["auto"])
+def test_alpha_zero_does_not_read_ab(cp, kernel):
+    M, N, K = 67, 45, 33
+    A = cp.full((M, K), cp.nan, dtype=cp.float32)
+    B = cp.full((K, N), cp.inf, dtype=cp.float32)
+    C0 = random_matrix(cp, M, N, "float32")
+    C = C0.copy()
+    fastgemm.sgemm(A, B, C, 0.0, 2.0, kernel=kernel)
+    cp.testing.assert_array_equal(C, 2.0 * C0)
+    C[...] = cp.nan
+    fastgemm.sgemm(A, B, C, 0.0, 0.0, kernel=kernel)  # beta = 0: zeros, NaNs gone
+    assert int(cp.count_nonzero(C)) == 0
+
+
+@pytest.mark.parametrize("order", "CF")
+def test_k_zero_scales_c(cp, order):
+    M, N = 33, 17
+    A = cp.empty((M, 0), dtype=cp.float32)
+    B = cp.empty((0, N), dtype=cp.float32)
+    C0 = random_matrix(cp, M, N, "float32", order)
+    C = C0.copy(order=order)
+    fastgemm.sgemm(A, B, C, 1.0, -3.0)
+    cp.testing.assert_allclose(C, -3.0 * C0, rtol=1e-7)
+    C[...] = cp.nan
+    fastgemm.sgemm(A, B, C, 1.0, 0.0)
+    assert int(cp.count_nonzero(C)) == 0
+
+
+def test_m_or_n_zero_is_noop(cp):
+    A, B = random_matrix(cp, 5, 7, "float32"), cp.empty((7, 0), dtype=cp.float32)
+    C = cp.empty((5, 0), dtype=cp.float32)
+    assert fastgemm.sgemm(A, B, C) is C
+    A0 = cp.empty((0, 7), dtype=cp.float32)
+    B1 = random_matrix(cp, 7, 3, "float32")
+    fastgemm.sgemm(A0, B1, cp.empty((0, 3), dtype=cp.float32))
+
+
+@pytest.mark.parametrize("kernel", SGEMM)
+def test_views_padded_strided_misaligned(cp, kernel):
+    if not _runnable(cp, kernel):
+        pytest.skip(f"{kernel} does not run on this GPU")
+    big_a = random_matrix(cp, 300, 260, "float32")
+    big_b = random_matrix(cp, 260, 400, "float32")
+    # Padded (ld > extent) views: no copy, unit stride.
+    A, B = big_a[:200, :128], big_b[:128, :256]
+    C = _poisoned(cp, 200, 256)
+    fastgemm.sgemm(A, B, C, 1.0, 0.0, kernel=kernel)
+    check_gemm(cp, A, B, C, 1.0, 0.0)
+    # Non-unit strides in both dimensions: copied to a contiguous temporary.
+    A2, B2 = big_a[::2, ::2], big_b[::2, 1::3]
+    n2 = B2.shape[1]
+    C2 = _poisoned(cp, A2.shape[0], -(-n2 // 4) * 4)[:, :n2]  # padded to 16-byte rows
+    info = next(k for k in fastgemm.kernels() if k.name == kernel)
+    fastgemm.sgemm(A2, B2, C2, 1.0, 0.0, kernel=kernel)
+    check_gemm(cp, A2, B2, C2, 1.0, 0.0)
+    # Misaligned (4-byte) views: forced 16-byte kernels refuse, auto picks a kernel that can run.
+    A3 = big_a[:, 1:]  # base address 4 bytes past alignment
+    B3 = big_b[:259, :]
+    C3 = _poisoned(cp, 300, 400)
+    if info.alignment > 4:
+        with pytest.raises(RuntimeError, match="aligned"):
+            fastgemm.sgemm(A3, B3, C3, 1.0, 0.0, kernel=kernel)
+    else:
+        fastgemm.sgemm(A3, B3, C3, 1.0, 0.0, kernel=kernel)
+        check_gemm(cp, A3, B3, C3, 1.0, 0.0)
+
+
+def test_auto_misaligned_and_odd(cp):
+    for M, N, K in [(301, 403, 259), (4095, 4097, 131)]:
+        A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
+        C = _poisoned(cp, M, N)
+        fastgemm.sgemm(A, B, C)
+        check_gemm(cp, A, B, C, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("kernel", ["sgemm_v05_blocktile_2d", "sgemm_v09_cp_async"])
+def test_torch_tensors_and_streams(kernel):
+    torch = require("torch")
+    if not torch.cuda.is_available():
+        pytest.fail("torch cannot see the GPU")
+    g = torch.Generator(device="cuda").manual_seed(1234)
+    A = torch.randn(333, 256, device="cuda", generator=g)
+    B = torch.randn(256, 196, device="cuda", generator=g).t().contiguous().t()  # column-major
+    C = torch.full((333, 196), float("nan"), device="cuda")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):  # torch's current stream is the launch stream
+        fastgemm.sgemm(A, B, C, 1.0, 0.0, kernel=kernel)
+    s.synchronize()
+    ref = A.double() @ B.double()
+    assert torch.isfinite(C).all()
+    assert float((C.double() - ref).norm() / ref.norm()) < 1e-5
+    # gemm(C=None) allocates a torch tensor
+    D = fastgemm.gemm(A, B)
+    assert isinstance(D, torch.Tensor) and D.shape == (333, 196)
+    assert float((D.double() - ref).norm() / ref.norm()) < 1e-5
+
+
+def test_cupy_non_default_stream(cp):
+    M, N, K = 1024, 768, 512
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
+        C = _poisoned(cp, M, N)
+        fastgemm.sgemm(A, B, C)  # CuPy's current stream = s
+        C2 = _poisoned(cp, M, N)
+    fastgemm.sgemm(A, B, C2, stream=s)  # explicit stream object
+    s.synchronize()
+    check_gemm(cp, A, B, C, 1.0, 0.0)
+    check_gemm(cp, A, B, C2, 1.0, 0.0)
+
+
+def test_cai_v3_producer_stream_is_waited_on(cp):
+    """A CAI v3 object that names a producer stream: the launch waits on an event recorded there."""
+    M, N, K = 512, 512, 512
+    producer = cp.cuda.Stream(non_blocking=True)
+    with producer:
+        A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
+        C = _poisoned(cp, M, N)
+
+    class Wrapped:
+        def __init__(self, arr):
+            self.arr = arr
+            cai = dict(arr.__cuda_array_interface__)
+            cai["version"] = 3
+            cai["stream"] = producer.ptr
+            self.__cuda_array_interface__ = cai
+
+    consumer = cp.cuda.Stream(non_blocking=True)
+    fastgemm.sgemm(Wrapped(A), Wrapped(B), Wrapped(C), stream=consumer)
+    consumer.synchronize()
+    check_gemm(cp, A, B, C, 1.0, 0.0)
+
+
+def test_dlpack_operands(cp):
+    M, N, K = 200, 300, 100
+    A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
+    C = _poisoned(cp, M, N)
+
+    class OnlyDLPack:
+        def __init__(self, arr):
+            self.arr = arr
+
+        def __dlpack__(self, **kw):
+            return self.arr.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.arr.__dlpack_device__()
+
+    fastgemm.sgemm(OnlyDLPack(A), OnlyDLPack(B), OnlyDLPack(C))
+    cp.cuda.get_current_stream().synchronize()
+    check_gemm(cp, A, B, C, 1.0, 0.0)
+
+
+def test_other_device_than_current(cp):
+    if cp.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs two GPUs")
+    with cp.cuda.Device(1):
+        A, B = random_matrix(cp, 300, 200, "float32"), random_matrix(cp, 200, 100, "float32")
+        C = _poisoned(cp, 300, 100)
+    with cp.cuda.Device(0):
+        fastgemm.sgemm(A, B, C)
+    with cp.cuda.Device(1):
+        cp.cuda.Device(1).synchronize()
+        check_gemm(cp, A, B, C, 1.0, 0.0)
+    with cp.cuda.Device(0):
+        A0 = random_matrix(cp, 300, 200, "float32")
+        with pytest.raises(ValueError, match="different devices"):
+            fastgemm.sgemm(A0, B, C)
+
+
+BIG = {  # (M, N, K) with one operand past 2^31 elements, and which rows/cols to check
+    "C": (46344, 46344, 4),  # M*N > 2^31
+    "B": (2, 32772, 65536),  # K*N > 2^31
+    "A": (32772, 4, 65536),  # M*K > 2^31
+}
+
+
+@pytest.mark.parametrize("operand", list(BIG))
+@pytest.mark.parametrize("kernel", SGEMM)
+def test_64bit_offsets(cp, kernel, operand):
+    """Global offsets past 2^31 elements in C, B or A: 64-bit index arithmetic everywhere."""
+    if not _runnable(cp, kernel):
+        pytest.skip(f"{kernel} does not run on this GPU")
+    free, _ = cp.cuda.runtime.memGetInfo()
+    if free < 20 * 2**30:
+        pytest.skip("needs 20 GiB of free GPU memory")
+    M, N, K = BIG[operand]
+    A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
+    C = cp.empty((M, N), dtype=cp.float32)
+    C[-3:, :] = cp.nan
+    C[:, -3:] = cp.nan
+    fastgemm.sgemm(A, B, C, kernel=kernel)
+    rows = cp.asarray(sorted({0, 1, M // 2, M - 2, M - 1}))
+    cols = cp.asarray(sorted({0, 1, N // 2, N - 2, N - 1}))
+    check_gemm(cp, A[rows], B[:, cols], C[rows][:, cols], 1.0, 0.0)
+    check_gemm(cp, A[rows[-2:]], B[:, : min(N, 4096)], C[rows[-2:], : min(N, 4096)], 1.0, 0.0)
