@@ -27,7 +27,7 @@ const std::vector<KernelEntry>& kernel_table() {
        "padded A tile and split 4-wide fragments: no shared-memory bank conflicts",
        sgemm_v07_conflict_free},
       {"sgemm_v08_warptile", "float32", 8, 75, 0, 16,
-       "warp tiles of 64x32, each lane 2x2 sub-tiles of 4x4; register-prefetched double buffer",
+       "warp tiles of 64x32, each lane 2x2 patches of 4x4; BK = 16, single-buffered",
        sgemm_v08_warptile},
       {"sgemm_v09_cp_async", "float32", 9, 80, 0, 16,
        "double-buffered shared memory: cp.async for the layout-matching operand, registers for the transposed one",
