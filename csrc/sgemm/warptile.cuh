@@ -69,15 +69,9 @@ __device__ __forceinline__ void epilogue(float* C, int64_t ldc, int64_t M, int64
     }
 }
 
-// Host side: `kernel_for(a_col, b_col)` returns the rung's __global__ instantiation for a layout.
 template <typename KernelFor>
 void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
-  const dim3 grid = tile_grid(a, BLOCK_M, BLOCK_N, name);
-  with_layouts(a, [&](auto a_col, auto b_col) {
-    kernel_for(a_col, b_col)<<<grid, THREADS, 0, a.stream>>>(
-        kmn_a(a), kmn_b(a), static_cast<float*>(a.C), a.ldc, a.alpha, a.beta);
-  });
-  cuda_check(cudaGetLastError(), name);
+  launch_kmn<BLOCK_M, BLOCK_N, THREADS>(a, name, kernel_for);
 }
 
 }  // namespace fastgemm::sgemm::warptile
