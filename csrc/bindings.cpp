@@ -16,6 +16,7 @@
 #include "common/dlpack_abi.h"
 #include "common/launch.cuh"
 #include "common/runtime.h"
+#include "common/swizzle.cuh"
 #include "registry.h"
 
 namespace py = pybind11;
@@ -32,6 +33,7 @@ py::dict kernel_info(const KernelEntry& k) {
   d["max_cc"] = k.max_cc ? py::object(py::int_(k.max_cc)) : py::object(py::none());
   d["alignment"] = k.alignment;
   d["techniques"] = k.techniques;
+  d["smem_bytes"] = k.smem_bytes ? k.smem_bytes() : 0;
   return d;
 }
 
@@ -47,10 +49,10 @@ void check_alignment(const KernelEntry& k, uintptr_t ptr, int64_t ld, int elem_b
   }
 }
 
-void run_gemm(const std::string& name, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t lda,
+void run_gemm(const std::string& name, const std::string& dtype, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t lda,
               bool a_col_major, uintptr_t B, int64_t ldb, bool b_col_major, uintptr_t C,
               int64_t ldc, float alpha, float beta, uintptr_t stream, int device) {
-  const KernelEntry& k = find_kernel(name);
+  const KernelEntry& k = find_kernel(name, dtype);
   const int cc = device_cc(device);
   if (cc < k.min_cc || (k.max_cc && cc > k.max_cc)) {
     std::ostringstream msg;
@@ -198,7 +200,7 @@ PYBIND11_MODULE(_C, m) {
     return out;
   }, "The kernel table as a list of dicts.");
   m.def("gemm", &run_gemm, "Launch one registered kernel on canonical (row-major C) arguments.",
-        py::arg("name"), py::arg("M"), py::arg("N"), py::arg("K"), py::arg("A"), py::arg("lda"),
+        py::arg("name"), py::arg("dtype"), py::arg("M"), py::arg("N"), py::arg("K"), py::arg("A"), py::arg("lda"),
         py::arg("a_col_major"), py::arg("B"), py::arg("ldb"), py::arg("b_col_major"),
         py::arg("C"), py::arg("ldc"), py::arg("alpha"), py::arg("beta"), py::arg("stream"),
         py::arg("device"));
@@ -239,6 +241,11 @@ PYBIND11_MODULE(_C, m) {
   m.def("_dlpack_test_capsule", &dlpack_test_capsule, py::arg("ptr"), py::arg("shape"),
         py::arg("strides"), py::arg("code"), py::arg("bits"), py::arg("device_type"),
         py::arg("device_id"), py::arg("versioned") = true, py::arg("readonly") = false);
+  m.def("swizzle_chunk", &swizzle_chunk_dynamic, py::arg("chunks_per_row"), py::arg("row"),
+        py::arg("chunk"),
+        "The shared-memory swizzle of the tensor-core kernels: physical 16-byte chunk of logical "
+        "chunk `chunk` in row `row` of a tile with `chunks_per_row` chunks per row (-1 if that "
+        "width is unsupported).");
   m.attr("cuda_archs") = FASTGEMM_CUDA_ARCHS;
   m.attr("__version__") = FASTGEMM_VERSION;
 }

@@ -17,10 +17,12 @@ struct KernelEntry {
   int alignment;           // bytes that base pointers and leading dimensions must be multiples of
   const char* techniques;  // one line
   LaunchFn launch;
+  int (*smem_bytes)();     // dynamic shared memory per block (nullptr: only static, <= 48 KiB)
 };
 
 const std::vector<KernelEntry>& kernel_table();
-const KernelEntry& find_kernel(const std::string& name);  // throws std::out_of_range
+// The entry for (name, dtype); throws std::out_of_range. fp16 and bf16 rungs share their names.
+const KernelEntry& find_kernel(const std::string& name, const std::string& dtype);
 
 // --- SGEMM ladder (csrc/sgemm/) ----------------------------------------------------------------
 void sgemm_v01_naive(const GemmArgs&);
@@ -32,5 +34,21 @@ void sgemm_v06_vectorized(const GemmArgs&);
 void sgemm_v07_conflict_free(const GemmArgs&);
 void sgemm_v08_warptile(const GemmArgs&);
 void sgemm_v09_cp_async(const GemmArgs&);
+
+// --- HGEMM ladder (csrc/hgemm/): fp16 and bf16 entry points of one template per rung ----------
+#define FASTGEMM_DECLARE_HGEMM(NAME)   \
+  void NAME##_f16(const GemmArgs&); \
+  void NAME##_bf16(const GemmArgs&); \
+  int NAME##_smem();
+FASTGEMM_DECLARE_HGEMM(hgemm_v01_mma)
+FASTGEMM_DECLARE_HGEMM(hgemm_v02_vectorized)
+FASTGEMM_DECLARE_HGEMM(hgemm_v03_padded)
+FASTGEMM_DECLARE_HGEMM(hgemm_v04_swizzle)
+FASTGEMM_DECLARE_HGEMM(hgemm_v05_reg_prefetch)
+FASTGEMM_DECLARE_HGEMM(hgemm_v06_cp_async)
+FASTGEMM_DECLARE_HGEMM(hgemm_v07_multistage)
+FASTGEMM_DECLARE_HGEMM(hgemm_v08_tuned)
+FASTGEMM_DECLARE_HGEMM(hgemm_v09_raster)
+#undef FASTGEMM_DECLARE_HGEMM
 
 }  // namespace fastgemm

@@ -118,9 +118,19 @@ def test_kernel_info_fields():
         assert isinstance(k.techniques, str) and k.techniques.strip(), k
 
 
-def test_kernel_names_unique():
-    names = [k.name for k in fastgemm.kernels()]
-    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+def test_kernel_identities_unique():
+    # A kernel is identified by (name, dtype): the fp16 and bf16 rows of an HGEMM rung share a name.
+    ids = [(k.name, k.dtype) for k in fastgemm.kernels()]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+
+
+def test_shared_names_only_across_half_dtypes():
+    # Only the half-precision ladders share names; an SGEMM name means one kernel.
+    by_name: dict[str, set[str]] = {}
+    for k in fastgemm.kernels():
+        by_name.setdefault(k.name, set()).add(k.dtype)
+    for name, dtypes in by_name.items():
+        assert len(dtypes) == 1 or dtypes == {"float16", "bfloat16"}, (name, dtypes)
 
 
 def test_kernels_ordered_by_dtype_and_version():
@@ -140,6 +150,30 @@ def test_sgemm_ladder():
     assert [k.version for k in ladder] == list(range(1, 10))
     for k in ladder:
         assert k.name.startswith(f"sgemm_v{k.version:02d}_"), k.name
+
+
+HALF = ("float16", "bfloat16")
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_hgemm_ladder(dtype):
+    ladder = fastgemm.kernels(dtype)
+    assert [k.version for k in ladder] == list(range(1, 10))
+    for k in ladder:
+        assert k.name.startswith(f"hgemm_v{k.version:02d}_"), k.name
+        assert k.max_cc is None, k
+        assert k.alignment == (2 if k.version == 1 else 16), k
+        if dtype == "float16":  # sm_75 tensor cores until cp.async
+            assert k.min_cc == (75 if k.version <= 5 else 80), k
+        else:  # no bf16 tensor cores before sm_80
+            assert k.min_cc == 80, k
+
+
+def test_hgemm_names_shared_by_fp16_and_bf16():
+    f16, bf16 = fastgemm.kernels("float16"), fastgemm.kernels("bfloat16")
+    assert [k.name for k in f16] == [k.name for k in bf16]
+    for a, b in zip(f16, bf16):
+        assert (a.version, a.alignment, a.techniques) == (b.version, b.alignment, b.techniques), (a, b)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "float64", "", "float"])
@@ -171,10 +205,23 @@ def test_select_sm75_says_why_not_cp_async():
 
 @pytest.mark.parametrize("cc", CCS)
 def test_select_alignment_4(cc):
-    sel = fastgemm.select(1024, 1024, 1024, "float32", cc=cc, alignment=4)
+    # Below PAD_MIN_MACS: the rung that takes any alignment runs on the operands as they are.
+    sel = fastgemm.select(256, 256, 256, "float32", cc=cc, alignment=4)
+    assert 256**3 < dispatch.PAD_MIN_MACS
     assert sel.kernel.name == "sgemm_v05_blocktile_2d"
+    assert not sel.pad
     assert "4-byte" in sel.reason
     assert "16-byte" in sel.reason  # why the vectorized rungs were passed over
+
+
+@pytest.mark.parametrize("cc", CCS)
+def test_select_alignment_4_large_pads(cc):
+    # At or above PAD_MIN_MACS: the fastest rung for the GPU, on padded 16-byte aligned copies.
+    sel = fastgemm.select(1024, 1024, 1024, "float32", cc=cc, alignment=4)
+    assert 1024**3 >= dispatch.PAD_MIN_MACS
+    assert sel.kernel.name == ("sgemm_v09_cp_async" if cc >= 80 else "sgemm_v08_warptile")
+    assert sel.pad
+    assert "4-byte" in sel.reason and "16-byte aligned temporaries" in sel.reason
 
 
 @pytest.mark.parametrize("cc", CCS)
@@ -198,13 +245,107 @@ def test_select_alignment_larger_than_needed():
     assert fastgemm.select(64, 64, 64, "float32", cc=80, alignment=256).kernel.name == "sgemm_v09_cp_async"
 
 
-def test_select_dtype_without_kernels():
-    empty = [d for d in ("float16", "bfloat16") if not fastgemm.kernels(d)]
-    if not empty:
-        pytest.skip("every dtype has kernels now")
-    for dtype in empty:
-        with pytest.raises(RuntimeError, match=f"no {dtype} kernel runs on compute capability 8.0"):
-            fastgemm.select(128, 128, 128, dtype, cc=80)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_dtype_has_kernels(dtype):
+    assert fastgemm.kernels(dtype), dtype
+
+
+@pytest.mark.parametrize("cc", CCS)
+def test_select_float16(cc):
+    sel = fastgemm.select(1024, 1024, 1024, "float16", cc=cc)
+    expected = "hgemm_v05_reg_prefetch" if cc < 80 else _best_mma_sync(cc)
+    assert sel.kernel.name == expected and sel.kernel.dtype == "float16"
+    assert not sel.pad
+    assert f"cc {cc // 10}.{cc % 10}" in sel.reason and "16-byte" in sel.reason
+    if cc < 80:
+        assert "hgemm_v09_raster needs compute capability 8.0" in sel.reason
+
+
+def _best_mma_sync(cc: int) -> str:
+    # v08/v09 need 144 KiB of shared memory per block: sm_80 and sm_90 have it, sm_86/89 (99 KiB)
+    # take the 4-stage 128x128 rung.
+    return "hgemm_v07_multistage" if cc in (86, 89) else "hgemm_v09_raster"
+
+
+def test_select_respects_shared_memory_per_block():
+    v09 = next(k for k in fastgemm.kernels("float16") if k.name == "hgemm_v09_raster")
+    assert v09.smem_bytes > dispatch.SMEM_PER_BLOCK[86]
+    problem = dispatch.check_runnable(v09, 86, 16)
+    assert problem is not None and "shared memory" in problem and "8.6" in problem
+    assert dispatch.check_runnable(v09, 90, 16) is None
+
+
+@pytest.mark.parametrize("cc", [c for c in CCS if c >= 80])
+def test_select_bfloat16(cc):
+    sel = fastgemm.select(1024, 1024, 1024, "bfloat16", cc=cc)
+    assert sel.kernel.name == _best_mma_sync(cc) and sel.kernel.dtype == "bfloat16"
+    assert not sel.pad
+
+
+@pytest.mark.parametrize("shape", [(1024, 1024, 1024), (64, 64, 64), (4096, 4096, 4096), (0, 0, 0)])
+def test_select_bfloat16_sm75(shape):
+    # Turing has fp16 tensor cores only: no bf16 kernel runs there, whatever the problem.
+    with pytest.raises(RuntimeError, match="no bfloat16 kernel runs on compute capability 7.5") as info:
+        fastgemm.select(*shape, "bfloat16", cc=75)
+    assert "needs compute capability 8.0" in str(info.value)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("cc", [80, 86, 89, 90])
+def test_select_half_unaligned_large_pads(dtype, cc):
+    sel = fastgemm.select(4096, 4096, 4096, dtype, cc=cc, alignment=2)
+    assert sel.kernel.name == _best_mma_sync(cc) and sel.kernel.dtype == dtype
+    assert sel.pad is True
+    assert "aligned temporaries" in sel.reason and "2-byte" in sel.reason
+
+
+def test_select_float16_unaligned_large_pads_sm75():
+    sel = fastgemm.select(4096, 4096, 4096, "float16", cc=75, alignment=2)
+    assert sel.kernel.name == "hgemm_v05_reg_prefetch" and sel.pad is True
+    assert "aligned temporaries" in sel.reason
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("cc", [80, 86, 89, 90])
+def test_select_half_unaligned_small(dtype, cc):
+    sel = fastgemm.select(64, 64, 64, dtype, cc=cc, alignment=2)
+    assert sel.kernel.name == "hgemm_v01_mma" and sel.kernel.dtype == dtype
+    assert sel.pad is False
+    assert "2-byte alignment" in sel.reason and "aligned temporaries" not in sel.reason
+
+
+def test_select_float16_unaligned_small_sm75():
+    sel = fastgemm.select(64, 64, 64, "float16", cc=75, alignment=2)
+    assert sel.kernel.name == "hgemm_v01_mma" and sel.pad is False
+
+
+@pytest.mark.parametrize("shape", [(128, 128, 127), (128, 130, 128), (64, 64, 6)])
+def test_select_half_unaligned_shapes(shape):
+    # Default alignment: odd K or N leave 2- to 8-byte aligned rows; small problems take v01.
+    sel = fastgemm.select(*shape, "float16", cc=80)
+    assert sel.kernel.name == "hgemm_v01_mma" and not sel.pad
+
+
+def test_select_pad_threshold():
+    # pad applies from PAD_MIN_MACS multiply-adds on, for every dtype.
+    n = round(dispatch.PAD_MIN_MACS ** (1 / 3))
+    assert n**3 == dispatch.PAD_MIN_MACS
+    for dtype, align in (("float32", 4), ("float16", 2), ("bfloat16", 2)):
+        assert fastgemm.select(n, n, n, dtype, cc=80, alignment=align).pad, dtype
+        assert not fastgemm.select(n, n, n - 1, dtype, cc=80, alignment=align).pad, dtype
+
+
+def test_select_float32_pads_too():
+    big = fastgemm.select(4096, 4096, 4096, "float32", cc=90, alignment=4)
+    assert big.kernel.name == "sgemm_v09_cp_async" and big.pad is True
+    assert "aligned temporaries" in big.reason
+    small = fastgemm.select(64, 64, 64, "float32", cc=90, alignment=4)
+    assert small.kernel.name == "sgemm_v05_blocktile_2d" and small.pad is False
+
+
+def test_selection_pad_defaults_false():
+    k = fastgemm.kernels("float32")[0]
+    assert fastgemm.Selection(k, "why").pad is False
 
 
 @pytest.mark.parametrize("shape", [(-1, 8, 8), (8, -1, 8), (8, 8, -1)])
@@ -223,22 +364,33 @@ def test_select_zero_sizes():
     assert fastgemm.select(0, 0, 0, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
 
 
+def _lowest_cc(dtype):
+    """The lowest compute capability on which any ``dtype`` kernel runs."""
+    return min(k.min_cc for k in fastgemm.kernels(dtype))
+
+
+def test_lowest_cc_per_dtype():
+    assert {d: _lowest_cc(d) for d in DTYPES} == {"float32": 75, "float16": 75, "bfloat16": 80}
+
+
 def test_auto_rules_refer_to_kernels():
-    table = {k.name: k for k in fastgemm.kernels()}
-    assert "float32" in dispatch.AUTO_RULES
+    table = {(k.name, k.dtype): k for k in fastgemm.kernels()}
+    assert set(dispatch.AUTO_RULES) == set(DTYPES)
     for dtype, rules in dispatch.AUTO_RULES.items():
         assert dtype in DTYPES
         assert rules, f"no rules for {dtype}"
         for name, why in rules:
-            assert name in table, f"AUTO_RULES[{dtype!r}] names {name!r}, which is not in the kernel table"
-            assert table[name].dtype == dtype, name
+            assert (name, dtype) in table, (
+                f"AUTO_RULES[{dtype!r}] names {name!r}, which is not a {dtype} kernel in the table"
+            )
             assert isinstance(why, str) and why.strip(), name
-        # The last candidate is the fallback: any alignment, every supported GPU.
-        last = table[rules[-1][0]]
+        # The last candidate is the fallback: any alignment, every GPU that runs this dtype at all.
+        last = table[(rules[-1][0], dtype)]
         assert last.alignment == ITEMSIZE[dtype], last
-        assert last.min_cc <= 75 and last.max_cc is None, last
+        assert last.min_cc <= _lowest_cc(dtype) and last.max_cc is None, last
         for cc in CCS:
-            assert dispatch.check_runnable(last, cc, ITEMSIZE[dtype]) is None
+            if cc >= _lowest_cc(dtype):
+                assert dispatch.check_runnable(last, cc, ITEMSIZE[dtype]) is None
 
 
 @pytest.mark.parametrize(
@@ -246,16 +398,29 @@ def test_auto_rules_refer_to_kernels():
     [(d, a) for d in sorted(dispatch.AUTO_RULES) for a in (2, 4, 8, 16, 32) if a >= ITEMSIZE[d]],
 )
 @pytest.mark.parametrize("cc", CCS)
-def test_auto_always_has_an_answer(dtype, cc, alignment):
-    sel = fastgemm.select(96, 96, 96, dtype, cc=cc, alignment=alignment)
-    assert dispatch.check_runnable(sel.kernel, cc, alignment) is None
+@pytest.mark.parametrize("size", [96, 4096])
+def test_auto_always_has_an_answer(dtype, cc, alignment, size):
+    if cc < _lowest_cc(dtype):
+        with pytest.raises(RuntimeError, match=f"no {dtype} kernel runs on compute capability"):
+            fastgemm.select(size, size, size, dtype, cc=cc, alignment=alignment)
+        return
+    sel = fastgemm.select(size, size, size, dtype, cc=cc, alignment=alignment)
+    assert sel.kernel.dtype == dtype
+    if sel.pad:  # runs on the 16-byte aligned copies
+        assert dispatch.check_runnable(sel.kernel, cc, 16) is None
+        assert alignment % sel.kernel.alignment != 0
+    else:
+        assert dispatch.check_runnable(sel.kernel, cc, alignment) is None
 
 
 # --- check_runnable and alignment_of -----------------------------------------------------------
 
 
-def _kernel(name):
-    return next(k for k in fastgemm.kernels() if k.name == name)
+def _kernel(name, dtype=None):
+    """The kernel named ``name`` (for an HGEMM rung, of ``dtype``: names are shared)."""
+    matches = [k for k in fastgemm.kernels() if k.name == name and dtype in (None, k.dtype)]
+    assert len(matches) == 1, (name, dtype, matches)
+    return matches[0]
 
 
 def test_check_runnable_cc_too_low():
@@ -273,6 +438,16 @@ def test_check_runnable_ok():
     assert dispatch.check_runnable(_kernel("sgemm_v09_cp_async"), 90, 16) is None
     assert dispatch.check_runnable(_kernel("sgemm_v06_vectorized"), 75, 32) is None
     assert dispatch.check_runnable(_kernel("sgemm_v01_naive"), 75, 4) is None
+
+
+def test_check_runnable_half_per_dtype():
+    # One name, two rows: the fp16 rung runs on sm_75, the bf16 one does not.
+    assert dispatch.check_runnable(_kernel("hgemm_v01_mma", "float16"), 75, 2) is None
+    msg = dispatch.check_runnable(_kernel("hgemm_v01_mma", "bfloat16"), 75, 2)
+    assert msg == "hgemm_v01_mma needs compute capability 8.0; this GPU is 7.5"
+    assert dispatch.check_runnable(_kernel("hgemm_v01_mma", "bfloat16"), 80, 2) is None
+    msg = dispatch.check_runnable(_kernel("hgemm_v02_vectorized", "float16"), 80, 8)
+    assert msg is not None and "16-byte" in msg and "8-byte" in msg
 
 
 def test_check_runnable_max_cc():
@@ -478,12 +653,37 @@ def test_unknown_kernel_lists_float32_kernels(cpu_only):
         assert k.name in str(info.value)
 
 
+def test_unknown_kernel_lists_half_kernels(cpu_only):
+    for dtype in HALF:
+        with pytest.raises(ValueError, match=f"unknown kernel 'hgemm_v99_nope'; {dtype} kernels: ") as info:
+            fastgemm.hgemm(*operands(dtype), kernel="hgemm_v99_nope")
+        for k in fastgemm.kernels(dtype):
+            assert k.name in str(info.value)
+        assert "sgemm_" not in str(info.value)
+
+
 def test_float32_kernel_on_half_operands(cpu_only):
     pattern = "'sgemm_v05_blocktile_2d' is a float32 kernel; operands are float16"
     with pytest.raises(ValueError, match=pattern):
         fastgemm.hgemm(*operands("float16"), kernel="sgemm_v05_blocktile_2d")
     with pytest.raises(ValueError, match="is a float32 kernel; operands are bfloat16"):
         fastgemm.gemm(*operands("bfloat16"), kernel="sgemm_v09_cp_async")
+
+
+@pytest.mark.parametrize("name", ["hgemm_v01_mma", "hgemm_v09_raster"])
+def test_half_kernel_on_float32_operands(cpu_only, name):
+    pattern = f"kernel '{name}' is a float16 or bfloat16 kernel; operands are float32"
+    with pytest.raises(ValueError, match=pattern):
+        fastgemm.sgemm(*operands("float32"), kernel=name)
+    with pytest.raises(ValueError, match=pattern):
+        fastgemm.gemm(*operands("float32"), kernel=name)
+
+
+def test_hgemm_float32_operands_with_hgemm_kernel(cpu_only):
+    # The operand type is checked first: hgemm on float32 says to use sgemm, whatever the kernel.
+    pattern = r"hgemm needs float16 or bfloat16 operands; A is float32 \(use sgemm\)"
+    with pytest.raises(TypeError, match=pattern):
+        fastgemm.hgemm(*operands("float32"), kernel="hgemm_v09_raster")
 
 
 @pytest.mark.parametrize("fn, dtype", GEMMS)
@@ -544,6 +744,9 @@ VALID_CALLS = [
                  id="numpy-scalars"),
     pytest.param(lambda: fastgemm.hgemm(*operands("float16")), id="hgemm"),
     pytest.param(lambda: fastgemm.gemm(*operands("bfloat16")), id="gemm-bf16"),
+    pytest.param(lambda: fastgemm.hgemm(*operands("float16"), kernel="hgemm_v01_mma"), id="hgemm-kernel"),
+    pytest.param(lambda: fastgemm.hgemm(*operands("bfloat16"), kernel="hgemm_v09_raster"),
+                 id="hgemm-bf16-kernel"),
 ]
 
 

@@ -7,8 +7,10 @@ nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (the ``test`` extras), or a CUDA 
 A missing tool is a failure, not a skip: CI has no GPU, and this file is how it checks the kernels.
 
 The per-rung expectations are keyed by technique (``EXPECTATIONS``) and applied to whatever
-``fastgemm.kernels()`` lists, so new rungs are checked without editing this file; for now they
-cover the float32 (SGEMM) ladder only.
+``fastgemm.kernels()`` lists, so new rungs are checked without editing this file. They cover the
+float32 (SGEMM) ladder and the tensor-core (HGEMM) ladder; a kernel is identified by (name, dtype):
+an HGEMM rung's ``<name>_kernel`` template is instantiated for ``__half`` and ``__nv_bfloat16``
+(and 4 layout pairs each), and each table row is checked against the instantiations of its dtype.
 """
 
 from __future__ import annotations
@@ -122,8 +124,12 @@ def _base(op: str) -> str:
     return op.split(".", 1)[0]
 
 
+def _has(ops: list[str], base: str) -> bool:
+    return any(_base(op) == base for op in ops)
+
+
 def _has_ffma(ops: list[str]) -> bool:
-    return any(_base(op) == "FFMA" for op in ops)
+    return _has(ops, "FFMA")
 
 
 def _is_load_128(op: str) -> bool:
@@ -153,16 +159,31 @@ def _template_args(fn: str, name: str) -> str | None:
     return tail if tail.startswith("I") else None
 
 
+# Mangled element-type template arguments of the HGEMM kernels -> dtype.
+_ELEMENT_TYPES = {"6__half": "float16", "13__nv_bfloat16": "bfloat16"}
+_TEMPLATE = re.compile(r"I(?P<type>6__half|13__nv_bfloat16)?(?P<flags>(?:Lb[01]E)+)E")
+
+
+def _element_dtype(fn: str, name: str) -> str | None:
+    """dtype of an instantiation's element-type template argument; None when it has none."""
+    args = _template_args(fn, name)
+    m = _TEMPLATE.match(args) if args else None
+    return _ELEMENT_TYPES[m.group("type")] if m and m.group("type") else None
+
+
 def _short(fn: str, name: str) -> str:
-    """A readable name for failure messages: ``sgemm_v06_vectorized_kernel<false, true>``."""
+    """A readable name for failure messages: ``sgemm_v06_vectorized_kernel<false, true>``,
+    ``hgemm_v01_mma_kernel<__half, true, false>``."""
     args = _template_args(fn, name)
     if args is None:
         return f"{name}_kernel"
-    m = re.match(r"I((?:Lb[01]E)+)E", args)
+    m = _TEMPLATE.match(args)
     if m is None:
         return fn
-    flags = ["true" if b == "1" else "false" for b in re.findall(r"Lb([01])E", m.group(1))]
-    return f"{name}_kernel<{', '.join(flags)}>"
+    params = ["true" if b == "1" else "false" for b in re.findall(r"Lb([01])E", m.group("flags"))]
+    if m.group("type"):
+        params.insert(0, m.group("type").lstrip("0123456789"))
+    return f"{name}_kernel<{', '.join(params)}>"
 
 
 # --- the expectations, keyed by technique ------------------------------------------------------
@@ -172,22 +193,52 @@ def _runs_on(k: fastgemm.KernelInfo, arch: int) -> bool:
     return k.min_cc <= arch and (k.max_cc is None or arch <= k.max_cc)
 
 
+HALF = ("float16", "bfloat16")
+# Rungs whose copies are cp.async, by name: the SGEMM one, and HGEMM v06 and every rung built on it.
+CP_ASYNC_NAMES = ("cp_async", "multistage", "tuned", "raster")
+
+
+def _is_half(k: fastgemm.KernelInfo) -> bool:
+    return k.dtype in HALF
+
+
+def _uses_cp_async(k: fastgemm.KernelInfo) -> bool:
+    if _is_half(k):
+        return any(word in k.name for word in CP_ASYNC_NAMES)
+    return "cp_async" in k.name
+
+
 EXPECTATIONS = {
     # technique: (which kernels it applies to, what their SASS must show)
     "fma": (lambda k: k.dtype == "float32", "every instantiation has FFMA"),
+    "tensor_cores": (_is_half, "every instantiation has HMMA (mma.sync) and LDSM (ldmatrix)"),
     "vector_loads": (
-        lambda k: k.dtype == "float32" and k.alignment == 16,
+        lambda k: k.alignment == 16,
         "every instantiation issues 128-bit global loads (LDG.*.128, or LDGSTS.*.128 for cp.async)",
     ),
     "cp_async": (
-        lambda k: k.dtype == "float32" and "cp_async" in k.name,
-        "LDGSTS in the kernel on sm_80+; no LDGSTS in cubins for older architectures",
+        _uses_cp_async,
+        "LDGSTS on sm_80+ (HGEMM: in every instantiation, both operands are cp.async copies; SGEMM: in "
+        + "the kernel, the layout-matching operand only); no LDGSTS in cubins for older architectures",
     ),
-    "no_spills": (lambda k: k.dtype == "float32" and k.version >= 5, "no local-memory LDL/STL"),
+    "no_spills": (
+        lambda k: _is_half(k) or (k.dtype == "float32" and k.version >= 5),
+        "no local-memory LDL/STL",
+    ),
+    "turing_mma": (
+        lambda k: _is_half(k) and _runs_on(k, 75),
+        "in the sm_75 cubin: HMMA (m16n8k8 pairs) with register-staged copies, no LDGSTS",
+    ),
 }
 
 SGEMM = fastgemm.kernels("float32")
-ALL_KERNELS = [k for k in fastgemm.kernels() if k.dtype == "float32"]
+HGEMM = [k for k in fastgemm.kernels() if _is_half(k)]
+ALL_KERNELS = list(fastgemm.kernels())
+
+
+def _id(k: fastgemm.KernelInfo) -> str:
+    """A test id: the name, plus the dtype where names are shared (HGEMM)."""
+    return f"{k.name}[{k.dtype}]" if _is_half(k) else k.name
 
 
 def _kernels_with(technique: str) -> list[fastgemm.KernelInfo]:
@@ -198,7 +249,7 @@ def _kernels_with(technique: str) -> list[fastgemm.KernelInfo]:
 def _cases(technique: str, runnable: bool = True) -> list:
     """(arch, kernel) params for the built archs where the kernel can (or cannot) run."""
     return [
-        pytest.param(arch, k, id=f"sm_{arch}-{k.name}")
+        pytest.param(arch, k, id=f"sm_{arch}-{_id(k)}")
         for arch in ARCHS
         for k in _kernels_with(technique)
         if _runs_on(k, arch) == runnable
@@ -206,8 +257,12 @@ def _cases(technique: str, runnable: bool = True) -> list:
 
 
 def _functions_of(arch: int, k: fastgemm.KernelInfo) -> dict[str, list[str]]:
+    """The instantiations of ``k``: of its name and, for HGEMM, of its element type."""
     fns = _kernel_functions(_sass(arch), k.name)
     assert fns, f"no {k.name}_kernel in the sm_{arch} SASS"
+    if _is_half(k):
+        fns = {fn: ops for fn, ops in fns.items() if _element_dtype(fn, k.name) == k.dtype}
+        assert fns, f"no {k.dtype} instantiation of {k.name}_kernel in the sm_{arch} SASS"
     return fns
 
 
@@ -233,10 +288,13 @@ def test_cubin_for_every_built_arch():
         assert names == first, f"sm_{arch} cubins differ from sm_{ARCHS[0]}: {sorted(names ^ first)}"
 
 
-def test_cubins_hold_every_sgemm_source():
+@pytest.mark.parametrize("prefix", ["sgemm_", "hgemm_"])
+def test_cubins_hold_every_source(prefix):
     cubins = _embedded("elf")[f"sm_{ARCHS[0]}"]
-    for k in SGEMM:
-        stem = k.name.removeprefix("sgemm_")  # v06_vectorized.cu -> v06_vectorized.sm_XX.cubin
+    ladder = [k for k in ALL_KERNELS if k.name.startswith(prefix)]
+    assert ladder, f"no {prefix}* kernels in the table"
+    for k in ladder:
+        stem = k.name.removeprefix(prefix)  # v06_vectorized.cu -> v06_vectorized.sm_XX.cubin
         assert stem in cubins, f"no cubin for {k.name} ({stem}.cu); cubins: {sorted(cubins)}"
 
 
@@ -258,6 +316,33 @@ def test_kernel_functions_exist(arch, kernel):
         # Templated on (A column-major, B column-major): one instantiation per layout pair.
         layouts = {t[:9] for t in templated}
         assert len(layouts) == 4, f"{kernel.name}: expected 4 layout instantiations, found {sorted(fns)}"
+
+
+@pytest.mark.parametrize("arch", ARCHS, ids=lambda a: f"sm_{a}")
+@pytest.mark.parametrize("name", sorted({k.name for k in HGEMM}))
+def test_hgemm_instantiations(arch, name):
+    # <name>_kernel<T, A K-major, B K-major>: 4 layouts x {__half, __nv_bfloat16}, in every cubin
+    # (bf16 ones below sm_80 are stubs the registry never launches, but they are compiled).
+    fns = _kernel_functions(_sass(arch), name)
+    found = sorted(_short(fn, name) for fn in fns)
+    assert len(fns) == 8, f"sm_{arch}: expected 8 instantiations of {name}_kernel, found {found}"
+    expected = sorted(
+        f"{name}_kernel<{t}, {a}, {b}>"
+        for t in ("__half", "__nv_bfloat16") for a in ("false", "true") for b in ("false", "true")
+    )
+    assert found == expected
+    assert {_element_dtype(fn, name) for fn in fns} == set(HALF)
+
+
+@pytest.mark.parametrize("arch, kernel", _cases("tensor_cores"))
+def test_tensor_cores(arch, kernel):
+    fns = _functions_of(arch, kernel)
+    missing = {
+        _short(fn, kernel.name): [base for base in ("HMMA", "LDSM") if not _has(ops, base)]
+        for fn, ops in fns.items()
+    }
+    missing = {fn: m for fn, m in missing.items() if m}
+    assert not missing, f"sm_{arch}: {kernel.name} ({kernel.dtype}) instantiations without {missing}"
 
 
 @pytest.mark.parametrize("arch, kernel", _cases("fma"))
@@ -285,9 +370,12 @@ def test_cp_async(arch, kernel):
     ]
     loads = {_short(fn, kernel.name): _global_loads(ops) for fn, ops in fns.items()}
     assert with_ldgsts, f"sm_{arch}: no LDGSTS (cp.async) in {kernel.name}; global loads found: {loads}"
+    if _is_half(kernel):  # both operands are cp.async copies in every layout
+        without = {fn: ld for fn, ld in loads.items() if not any(_base(op) == "LDGSTS" for op in ld)}
+        assert not without, f"sm_{arch}: {kernel.name} instantiations without LDGSTS: {without}"
 
 
-@pytest.mark.parametrize("kernel", _kernels_with("cp_async"), ids=lambda k: k.name)
+@pytest.mark.parametrize("kernel", _kernels_with("cp_async"), ids=_id)
 def test_no_cp_async_before_sm80(kernel):
     older = [arch for arch in ARCHS if not _runs_on(kernel, arch)]
     if not older:
@@ -308,6 +396,22 @@ def test_cp_async_rungs_need_sm80():
         assert k.min_cc >= 80, k
 
 
+@pytest.mark.parametrize("kernel", _kernels_with("turing_mma"), ids=_id)
+def test_turing_mma(kernel):
+    if 75 not in ARCHS:
+        pytest.skip(f"no sm_75 cubin in this build (cuda_archs={fastgemm._C.cuda_archs})")
+    fns = _functions_of(75, kernel)
+    bad = {
+        _short(fn, kernel.name): {
+            "HMMA": sorted({op for op in ops if _base(op) == "HMMA"}),
+            "LDGSTS": sorted({op for op in ops if _base(op) == "LDGSTS"}),
+        }
+        for fn, ops in fns.items()
+        if not _has(ops, "HMMA") or _has(ops, "LDGSTS")
+    }
+    assert not bad, f"sm_75: {kernel.name} ({kernel.dtype}) needs HMMA and no LDGSTS: {bad}"
+
+
 @pytest.mark.parametrize("arch, kernel", _cases("no_spills"))
 def test_no_spills(arch, kernel):
     spills = {
@@ -315,17 +419,40 @@ def test_no_spills(arch, kernel):
         for fn, ops in _functions_of(arch, kernel).items()
         if _spills(ops)
     }
-    assert not spills, f"sm_{arch}: {kernel.name} spills to local memory: {spills}"
+    assert not spills, (
+        f"sm_{arch}: {kernel.name} uses local memory (register spills or a stack array): {spills}"
+    )
+
+
+def _of(technique: str, dtype: str) -> list[fastgemm.KernelInfo]:
+    return [k for k in _kernels_with(technique) if k.dtype == dtype]
 
 
 def test_expectations_cover_the_ladder():
     # The technique table still matches the ladder it was written for.
-    assert [k.name for k in _kernels_with("vector_loads")] == [
+    assert [k.name for k in _of("vector_loads", "float32")] == [
         "sgemm_v06_vectorized", "sgemm_v07_conflict_free", "sgemm_v08_warptile", "sgemm_v09_cp_async",
     ]
-    assert [k.name for k in _kernels_with("cp_async")] == ["sgemm_v09_cp_async"]
-    assert [k.version for k in _kernels_with("no_spills")] == [5, 6, 7, 8, 9]
+    assert [k.name for k in _of("cp_async", "float32")] == ["sgemm_v09_cp_async"]
+    assert [k.version for k in _of("no_spills", "float32")] == [5, 6, 7, 8, 9]
     assert len(_kernels_with("fma")) == len(SGEMM) == 9
+    assert not _of("fma", "float16") and not _of("tensor_cores", "float32")
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_expectations_cover_the_hgemm_ladder(dtype):
+    ladder = fastgemm.kernels(dtype)
+    assert [k.version for k in ladder] == list(range(1, 10))
+    assert _of("tensor_cores", dtype) == ladder
+    assert [k.version for k in _of("vector_loads", dtype)] == list(range(2, 10))
+    assert [k.version for k in _of("cp_async", dtype)] == [6, 7, 8, 9]
+    assert [k.version for k in _of("no_spills", dtype)] == list(range(1, 10))
+    turing = [k.name for k in _of("turing_mma", dtype)]
+    if dtype == "float16":
+        assert turing == [k.name for k in ladder if k.version <= 5]
+        assert "hgemm_v05_reg_prefetch" in turing
+    else:  # no bf16 tensor cores on sm_75
+        assert turing == []
 
 
 # --- the parser, on a fixed sample (no tools needed) -------------------------------------------
@@ -365,3 +492,17 @@ def test_parser_on_sample():
     assert _kernel_functions(fns, "v06_demo") == {}  # no suffix matches
     assert _short(demo, "sgemm_v06_demo") == "sgemm_v06_demo_kernel<false, true>"
     assert fns["_ZN8fastgemm4_GLOBAL__N_116other_v01_kernelEv"] == ["EXIT"]
+
+
+def test_hgemm_names_on_sample():
+    prefix, params = "_ZN8fastgemm4_GLOBAL__N_120hgemm_v01_mma_kernel", "vNS_5hgemm7OperandIT_EES6_PS5_lff"
+    fp16 = f"{prefix}I6__halfLb1ELb0EEE{params}"
+    bf16 = f"{prefix}I13__nv_bfloat16Lb0ELb1EEE{params}"
+    fns = {fp16: ["HMMA.16816.F32"], bf16: ["HMMA.16816.F32.BF16"]}
+    assert set(_kernel_functions(fns, "hgemm_v01_mma")) == {fp16, bf16}
+    assert _element_dtype(fp16, "hgemm_v01_mma") == "float16"
+    assert _element_dtype(bf16, "hgemm_v01_mma") == "bfloat16"
+    assert _short(fp16, "hgemm_v01_mma") == "hgemm_v01_mma_kernel<__half, true, false>"
+    assert _short(bf16, "hgemm_v01_mma") == "hgemm_v01_mma_kernel<__nv_bfloat16, false, true>"
+    sgemm = "_ZN8fastgemm4_GLOBAL__N_121sgemm_v06_demo_kernelILb0ELb1EEEvv"
+    assert _element_dtype(sgemm, "sgemm_v06_demo") is None

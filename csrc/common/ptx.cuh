@@ -4,6 +4,9 @@
 #pragma once
 #include <cstdint>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 namespace fastgemm::ptx {
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
@@ -34,6 +37,92 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// --- ldmatrix (sm_75+): 8x8 matrices of 16-bit elements from shared memory into the fragment
+// layout of mma.sync. Lane l supplies the address of row (l % 8) of matrix (l / 8); each lane gets
+// one 32-bit register per matrix (two adjacent elements of one row, or of one column with .trans).
+
+// D: 1 register; lanes 0-7 address the rows.
+__device__ __forceinline__ void ldmatrix_x1(uint32_t (&d)[1], uint32_t addr, bool trans) {
+  if (trans) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n"
+                 : "=r"(d[0]) : "r"(addr));
+  } else {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(d[0]) : "r"(addr));
+  }
+}
+
+// D: 2 registers (matrices 0, 1); lanes 0-15 address the rows.
+__device__ __forceinline__ void ldmatrix_x2(uint32_t (&d)[2], uint32_t addr, bool trans) {
+  if (trans) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+                 : "=r"(d[0]), "=r"(d[1]) : "r"(addr));
+  } else {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+                 : "=r"(d[0]), "=r"(d[1]) : "r"(addr));
+  }
+}
+
+// D: 4 registers (matrices 0-3); all 32 lanes address rows.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&d)[4], uint32_t addr, bool trans) {
+  if (trans) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(addr));
+  } else {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(addr));
+  }
+}
+
+// --- mma.sync m16n8k16, fp32 accumulators: D = A (16x16, row) * B (16x8, col) + D.
+// A: 4 registers {a0, a1, a2, a3} = rows (g, g+8) x k (2t..2t+1) for k-halves 0 and 1;
+// B: 2 registers {b0, b1} = k (2t..2t+1) x column g, k-halves 0 and 1; D: 4 floats, rows g and
+// g+8, columns 2t, 2t+1 (g = lane / 4, t = lane % 4). On sm_75 (fp16 only) the same product is
+// two m16n8k8 instructions over the two k-halves: the fragments are laid out identically.
+// Not volatile: the mma is a pure function of its registers, and the compiler must be free to
+// interleave it with the (volatile) ldmatrix of the next k-step.
+template <typename T>
+__device__ __forceinline__ void mma_16x8x16(float (&d)[4], const uint32_t (&a)[4],
+                                            const uint32_t (&b)[2]);
+
+template <>
+__device__ __forceinline__ void mma_16x8x16<__half>(float (&d)[4], const uint32_t (&a)[4],
+                                                    const uint32_t (&b)[2]) {
+#if __CUDA_ARCH__ >= 800
+  asm(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif __CUDA_ARCH__ >= 750
+  asm(
+      "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]));
+  asm(
+      "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[2]), "r"(a[3]), "r"(b[1]));
+#else
+  __trap();
+#endif
+}
+
+template <>
+__device__ __forceinline__ void mma_16x8x16<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4],
+                                                           const uint32_t (&b)[2]) {
+#if __CUDA_ARCH__ >= 800
+  asm(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  __trap();  // bf16 tensor cores start with sm_80; the registry never launches this below it
 #endif
 }
 

@@ -285,12 +285,13 @@ def _gemm(
         if c.size and m.size and overlaps(c, m):
             raise ValueError(f"{fn}: C overlaps {name}; the output must not alias an input")
     if kernel != "auto":
-        table = {k.name: k for k in kernel_table()}
-        if kernel not in table:
+        same_name = [k for k in kernel_table() if k.name == kernel]
+        if not same_name:
             names = ", ".join(k.name for k in kernel_table() if k.dtype == c.dtype) or "none"
             raise ValueError(f"unknown kernel {kernel!r}; {c.dtype} kernels: {names}")
-        if table[kernel].dtype != c.dtype:
-            raise ValueError(f"kernel {kernel!r} is a {table[kernel].dtype} kernel; operands are {c.dtype}")
+        if all(k.dtype != c.dtype for k in same_name):
+            kinds = " or ".join(d for d in _DTYPES if any(k.dtype == d for k in same_name))
+            raise ValueError(f"kernel {kernel!r} is a {kinds} kernel; operands are {c.dtype}")
 
     # The GPU from here on.
     _require_gpu()
@@ -311,34 +312,64 @@ def _gemm(
         _C.scale(c.dtype, c.ptr, *((N, M) if c_col else (M, N)), ldc, beta_f, launch_stream, device)
         return C
 
-    keep = []  # temporaries must outlive the (stream-ordered) launch enqueue
+    keep: list[Any] = []  # temporaries must outlive the (stream-ordered) launch enqueue
+
+    def aligned_copy(ptr: int, rows: int, cols: int, rs: int, cs: int) -> tuple[int, int]:
+        """A row-major copy with 16-byte aligned rows; returns (pointer, leading dimension)."""
+        dst, ld = _scratch(keep, rows, cols, c.itemsize, launch_stream, device)
+        _C.copy_strided(c.itemsize, ptr, rows, cols, rs, cs, dst, ld, launch_stream, device)
+        return dst, ld
+
     operands = []
     for m in (a, b):
         layout = _layout(m)
-        if layout is None:  # arbitrary strides: one row-major copy with 16-byte aligned rows
-            per16 = 16 // m.itemsize
-            ld = -(-m.shape[1] // per16) * per16
-            buf = _C.DeviceBuffer(m.shape[0] * ld * m.itemsize, launch_stream, device)
-            _C.copy_strided(m.itemsize, m.ptr, m.shape[0], m.shape[1], m.strides[0], m.strides[1],
-                            buf.ptr, ld, launch_stream, device)
-            keep.append(buf)
-            operands.append((buf.ptr, ld, False))
+        if layout is None:  # arbitrary strides: one row-major copy with aligned rows
+            operands.append((*aligned_copy(m.ptr, *m.shape, *m.strides), False))
         else:
             operands.append((m.ptr, layout[1], layout[0]))
     (pa, lda, a_col), (pb, ldb, b_col) = operands
     if c_col:  # C^T = B^T A^T with a row-major C^T: swap the operands and flip their layouts
         M, N = N, M
         (pa, lda, a_col), (pb, ldb, b_col) = (pb, ldb, not b_col), (pa, lda, not a_col)
-    alignment = alignment_of(pa, pb, c.ptr, lda * c.itemsize, ldb * c.itemsize, ldc * c.itemsize)
+    pc = c.ptr
+    size = c.itemsize
+    alignment = alignment_of(pa, pb, pc, lda * size, ldb * size, ldc * size)
     cc = _C.device_cc(device)
     if kernel == "auto":
-        info = _select(M, N, K, c.dtype, cc=cc, alignment=alignment).kernel
+        sel = _select(M, N, K, c.dtype, cc=cc, alignment=alignment)
+        info = sel.kernel
+        if sel.pad:  # copy the under-aligned operands into aligned temporaries
+            if alignment_of(pa, lda * size) < info.alignment:
+                rows, cols = (K, M) if a_col else (M, K)
+                pa, lda = aligned_copy(pa, rows, cols, lda, 1)
+            if alignment_of(pb, ldb * size) < info.alignment:
+                rows, cols = (N, K) if b_col else (K, N)
+                pb, ldb = aligned_copy(pb, rows, cols, ldb, 1)
+            if alignment_of(pc, ldc * size) < info.alignment:
+                if beta_f != 0:
+                    pc, ldc_work = aligned_copy(pc, M, N, ldc, 1)
+                else:  # beta = 0 never reads C
+                    pc, ldc_work = _scratch(keep, M, N, size, launch_stream, device)
+                _C.gemm(info.name, c.dtype, M, N, K, pa, lda, a_col, pb, ldb, b_col, pc, ldc_work,
+                        alpha_f, beta_f, launch_stream, device)
+                _C.copy_strided(size, pc, M, N, ldc_work, 1, c.ptr, ldc, launch_stream, device)
+                return C
     else:
-        info = {k.name: k for k in kernel_table()}[kernel]
+        info = next(k for k in kernel_table() if k.name == kernel and k.dtype == c.dtype)
         problem = check_runnable(info, cc, alignment)
         if problem is not None:
             raise RuntimeError(problem)
-    _C.gemm(info.name, M, N, K, pa, lda, a_col, pb, ldb, b_col, c.ptr, ldc, alpha_f, beta_f,
+    _C.gemm(info.name, c.dtype, M, N, K, pa, lda, a_col, pb, ldb, b_col, pc, ldc, alpha_f, beta_f,
             launch_stream, device)
     del keep
     return C
+
+
+def _scratch(keep: list[Any], rows: int, cols: int, itemsize: int, stream: int, device: int
+             ) -> tuple[int, int]:
+    """An uninitialised row-major buffer with 16-byte aligned rows: (pointer, leading dimension)."""
+    per16 = 16 // itemsize
+    ld = -(-cols // per16) * per16
+    buf = _C.DeviceBuffer(rows * ld * itemsize, stream, device)
+    keep.append(buf)
+    return buf.ptr, ld

@@ -183,6 +183,10 @@ def _from_cai(obj: Any, cai: Any, name: str, module: str) -> Matrix:
 
     typestr = str(cai["typestr"])
     dtype, itemsize = _cai_dtype(typestr, cai.get("descr"), name)
+    if dtype == typestr and itemsize == 2 and str(getattr(obj, "dtype", "")) == "bfloat16":
+        # CuPy exports bfloat16 (an ml_dtypes type) as a bare 2-byte void; its own dtype says what
+        # the bytes are.
+        dtype = "bfloat16"
 
     byte_strides = cai.get("strides")
     if byte_strides is None:

@@ -17,21 +17,40 @@ from .registry import KernelInfo, kernel_table
 __all__ = ["Selection", "AUTO_RULES", "select", "alignment_of", "check_runnable"]
 
 # dtype -> [(kernel name, why it is preferred when it applies)], fastest first.
+_HGEMM_RULES = [
+    ("hgemm_v09_raster", "fastest mma.sync rung: 128x256x64 tiles, 3-stage cp.async, L2-friendly order"),
+    ("hgemm_v07_multistage", "fastest mma.sync rung within 99 KiB of shared memory (sm_86/89)"),
+    ("hgemm_v05_reg_prefetch", "fastest tensor-core rung without cp.async (sm_75)"),
+    ("hgemm_v01_mma", "tensor-core rung without 16-byte vector access"),
+]
 AUTO_RULES: dict[str, list[tuple[str, str]]] = {
     "float32": [
         ("sgemm_v09_cp_async", "fastest SGEMM rung: warp tiles, double-buffered cp.async copies"),
         ("sgemm_v08_warptile", "fastest SGEMM rung without cp.async (pre-sm_80 GPUs)"),
         ("sgemm_v05_blocktile_2d", "fastest SGEMM rung without 16-byte vector access"),
     ],
+    "float16": _HGEMM_RULES,
+    "bfloat16": _HGEMM_RULES,
 }
+
+# Operands whose rows are not aligned enough for the fastest kernel are copied into padded,
+# aligned temporaries when the problem is at least this many multiply-adds: the copy costs
+# O(MK + KN + MN) bytes against O(MNK) math, and the fast kernels are 2x (fp32) to 10x (tensor
+# cores) faster than the rungs that take any alignment. Below it the extra launches dominate.
+PAD_MIN_MACS = 1 << 27
 
 
 @dataclass(frozen=True)
 class Selection:
-    """What ``kernel="auto"`` runs for a problem, and why."""
+    """What ``kernel="auto"`` runs for a problem, and why.
+
+    ``pad`` is True when the operands are first copied into 16-byte aligned temporaries (rows
+    padded), because the fastest kernel needs more alignment than they have.
+    """
 
     kernel: KernelInfo
     reason: str
+    pad: bool = False
 
     def __str__(self) -> str:
         return f"{self.kernel.name}: {self.reason}"
@@ -47,8 +66,11 @@ def alignment_of(*values: int, cap: int = 16) -> int:
     return min(cap, g & -g)
 
 
-def _cc_ok(k: KernelInfo, cc: int) -> bool:
-    return k.min_cc <= cc and (k.max_cc is None or cc <= k.max_cc)
+# Shared memory a block may opt into, by compute capability (CUDA programming guide, "technical
+# specifications"); unknown architectures get the smallest modern figure.
+SMEM_PER_BLOCK = {75: 65536, 80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448,
+                  100: 232448, 103: 232448, 120: 101376, 121: 101376}
+SMEM_PER_BLOCK_DEFAULT = 101376
 
 
 def _fmt_cc(cc: int) -> str:
@@ -63,6 +85,12 @@ def check_runnable(k: KernelInfo, cc: int, alignment: int) -> str | None:
         return (
             f"{k.name} runs only on compute capability {_fmt_cc(k.min_cc)}"
             f"{'' if k.max_cc == k.min_cc else '-' + _fmt_cc(k.max_cc)}; this GPU is {_fmt_cc(cc)}"
+        )
+    smem_limit = SMEM_PER_BLOCK.get(cc, SMEM_PER_BLOCK_DEFAULT)
+    if k.smem_bytes > smem_limit:
+        return (
+            f"{k.name} needs {k.smem_bytes} bytes of shared memory per block; compute capability "
+            f"{_fmt_cc(cc)} allows {smem_limit}"
         )
     if alignment % k.alignment != 0:
         return (
@@ -98,7 +126,7 @@ def select(
     from . import _device_cc  # late import: avoids a cycle and needs a GPU only when cc is None
 
     dtype = str(dtype)
-    if dtype not in AUTO_RULES and dtype not in ("float16", "bfloat16"):
+    if dtype not in AUTO_RULES:
         raise TypeError(f"no kernels for dtype {dtype!r}; expected float32, float16 or bfloat16")
     if min(M, N, K) < 0:
         raise ValueError(f"negative problem size M={M}, N={N}, K={K}")
@@ -107,8 +135,9 @@ def select(
     itemsize = 4 if dtype == "float32" else 2
     if alignment is None:
         alignment = alignment_of(256, K * itemsize, N * itemsize)
-    table = {k.name: k for k in kernel_table()}
+    table = {k.name: k for k in kernel_table() if k.dtype == dtype}
     skipped = []
+    fastest_for_cc = True  # the first rule this GPU can run at all
     for name, why in AUTO_RULES.get(dtype, []):
         k = table.get(name)
         if k is None:
@@ -118,6 +147,16 @@ def select(
         if problem is None:
             note = f" ({'; '.join(skipped)})" if skipped else ""
             return Selection(k, f"{why}; runs on cc {_fmt_cc(cc)} with {alignment}-byte alignment{note}")
+        if fastest_for_cc and check_runnable(k, cc, k.alignment) is None:
+            fastest_for_cc = False
+            if M * N * K >= PAD_MIN_MACS:
+                return Selection(
+                    k,
+                    f"{why}; operands are only {alignment}-byte aligned, so they are copied into "
+                    f"{k.alignment}-byte aligned temporaries first (M*N*K >= {PAD_MIN_MACS}: the "
+                    f"O(n^2) copy costs less than a slower kernel)",
+                    pad=True,
+                )
         skipped.append(problem)
     raise RuntimeError(
         f"no {dtype} kernel runs on compute capability {_fmt_cc(cc)}"

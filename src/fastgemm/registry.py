@@ -26,6 +26,9 @@ class KernelInfo:
         Bytes to which operand addresses and leading dimensions must be aligned.
     techniques : str
         What the rung does, in one line.
+    smem_bytes : int
+        Dynamic shared memory per block (0 for kernels with only static shared memory, which
+        fits every supported GPU).
     """
 
     name: str
@@ -35,6 +38,7 @@ class KernelInfo:
     max_cc: int | None
     alignment: int
     techniques: str
+    smem_bytes: int = 0
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,574 @@
+// hgemm/hgemm.cuh — the tensor-core (mma.sync + ldmatrix) GEMM template behind every HGEMM rung.
+//
+// Each rung is this template with one more feature switched on (see the rung's .cu file for what
+// changed, why it is faster and what limits it); the switches live in a config struct:
+//
+//   BLOCK_M/N/K, WARPS_M/N   block tile and warp grid; each warp owns a (BLOCK_M/WARPS_M) x
+//                            (BLOCK_N/WARPS_N) tile of C made of 16x8 mma tiles
+//   COPY                     how tiles get from global to shared memory: element by element,
+//                            16-byte vectors, 16-byte vectors prefetched into registers one tile
+//                            ahead, or cp.async (global -> shared without registers)
+//   SMEM                     shared-memory rows plain, padded by 16 bytes, or XOR-swizzled
+//   STAGES                   shared-memory buffers in the ring (1 = copy, sync, compute, sync)
+//   B_X4                     ldmatrix.x4 fetches two n8 B fragments at once (else .x2)
+//   XOR_STEP                 fragment addresses for k-step kk derived from kk = 0 by XOR/ADD
+//                            instead of recomputing row, chunk and swizzle per load
+//   RASTER_GROUP             > 0: output tiles visited in column strips of this many tile rows
+//                            (threadblock swizzle) for L2 reuse
+//   MIN_BLOCKS               blocks per SM the register allocation must leave room for
+//
+// Operands are stored in shared memory the way they lie in global memory, so 16-byte copies never
+// transpose: a K-major operand (row-major A, column-major B) as [MN][BLOCK_K] rows, an MN-major
+// one (column-major A, row-major B) as [BLOCK_K][MN] rows; ldmatrix's .trans turns an MN-major
+// tile into the fragment layout mma.sync expects. One kernel instantiation per layout pair and
+// element type (fp16 or bf16); accumulation is always fp32 and alpha/beta are applied in fp32.
+//
+// Shapes: any M, N, K >= 1. Tiles are zero-filled past the edges of A and B (element-exact, so
+// nothing outside an operand is read) and C is written with per-element bounds. Rungs that copy
+// 16-byte vectors need 16-byte aligned operands (addresses and leading dimensions, i.e. multiples
+// of 8 elements); the element-wise rung needs none.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "common/gemm_args.h"
+#include "common/launch.cuh"
+#include "common/ptx.cuh"
+#include "common/swizzle.cuh"
+
+namespace fastgemm::hgemm {
+
+enum class Copy { scalar, vec16, reg_prefetch, async };
+enum class Smem { plain, padded, swizzled };
+
+// --- global operands -----------------------------------------------------------------------------
+// Element (k, x) of an operand seen as K x MN (x = m for A, n for B):
+//   K_MAJOR ? p[x * ld + k] : p[k * ld + x].
+// Its "storage" view is what is contiguous: rows along the strided dimension, columns along the
+// contiguous one: K_MAJOR: row = x, col = k; MN-major: row = k, col = x.
+template <typename T>
+struct Operand {
+  const T* p;
+  int64_t ld, K, MN;
+};
+
+template <typename T>
+inline Operand<T> operand_a(const GemmArgs& a) {
+  return {static_cast<const T*>(a.A), a.lda, a.K, a.M};
+}
+template <typename T>
+inline Operand<T> operand_b(const GemmArgs& a) {
+  return {static_cast<const T*>(a.B), a.ldb, a.K, a.N};
+}
+
+// --- one operand's tile in shared memory ---------------------------------------------------------
+template <typename T, int BMN, int BK, bool K_MAJOR, Smem SMEM>
+struct Tile {
+  static constexpr int ROWS = K_MAJOR ? BMN : BK;
+  static constexpr int COLS = K_MAJOR ? BK : BMN;  // elements per stored row
+  static constexpr int CHUNKS = COLS / 8;          // 16-byte chunks per stored row
+  static constexpr int LD = SMEM == Smem::padded ? COLS + 8 : COLS;
+  static constexpr int ELEMS = ROWS * LD;
+  static constexpr bool K_MAJOR_TILE = K_MAJOR;
+  static constexpr Smem SMEM_LAYOUT = SMEM;
+  static_assert(COLS % 8 == 0, "tile rows are whole 16-byte chunks");
+
+  // Element offset of chunk `chunk` of stored row `row`: the one place the layout is decided.
+  __device__ __forceinline__ static int offset(int row, int chunk) {
+    const int c = SMEM == Smem::swizzled ? swizzle_chunk<CHUNKS>(row, chunk) : chunk;
+    return row * LD + c * 8;
+  }
+
+  // Storage (row, col) of the tile at (k0, x0) -> global pointer, and the valid extents.
+  __device__ __forceinline__ static const T* global(const Operand<T>& v, int64_t k0, int64_t x0,
+                                                    int row, int col) {
+    return K_MAJOR ? v.p + (x0 + row) * v.ld + (k0 + col) : v.p + (k0 + row) * v.ld + (x0 + col);
+  }
+  __device__ __forceinline__ static int64_t row_extent(const Operand<T>& v, int64_t k0,
+                                                       int64_t x0) {
+    return K_MAJOR ? v.MN - x0 : v.K - k0;
+  }
+  __device__ __forceinline__ static int64_t col_extent(const Operand<T>& v, int64_t k0,
+                                                       int64_t x0) {
+    return K_MAJOR ? v.K - k0 : v.MN - x0;
+  }
+};
+
+// --- global -> shared copies ---------------------------------------------------------------------
+// THREADS threads copy a ROWS x COLS tile in 16-byte chunks; chunk c goes to thread c % THREADS,
+// so a warp's loads cover consecutive chunks of consecutive rows (coalesced) and, with the
+// swizzled layout, each 8 lanes' shared stores land in 8 different bank-group slots. A thread's
+// chunks are PASS = THREADS / CHUNKS rows apart in the same column, so one global pointer and one
+// shared offset per thread locate them all (the swizzle repeats every 8 or 16 rows, which PASS is
+// a multiple of: see common/swizzle.cuh); tiles wholly inside the operand skip every bounds check.
+template <typename T, typename TileT, int THREADS>
+struct Copier {
+  static constexpr int CHUNKS = TileT::CHUNKS;
+  static constexpr int PER_THREAD = TileT::ROWS * CHUNKS / THREADS;
+  static constexpr int PASS = THREADS / CHUNKS;
+  static_assert(THREADS % CHUNKS == 0 && TileT::ROWS % PASS == 0,
+                "tile chunks must split into whole passes over the threads");
+  static_assert(TileT::SMEM_LAYOUT != Smem::swizzled || PASS % 8 == 0,
+                "a thread's chunks must share one swizzle pattern (it repeats every 8 rows)");
+
+  const T* first;  // this thread's first chunk of the tile at k0 = 0
+  int row, col;    // its storage row and first element column inside the tile
+  int soff;        // its shared-memory element offset
+
+  __device__ __forceinline__ Copier(const Operand<T>& v, int64_t x0) {
+    row = threadIdx.x / CHUNKS;
+    const int chunk = threadIdx.x % CHUNKS;
+    col = chunk * 8;
+    first = TileT::global(v, 0, x0, row, col);
+    soff = TileT::offset(row, chunk);
+  }
+
+  // Chunk i of the tile at k0: global source and shared destination.
+  __device__ __forceinline__ const T* src(const Operand<T>& v, int64_t k0, int i) const {
+    return first + (TileT::K_MAJOR_TILE ? k0 : k0 * v.ld) + int64_t(i) * PASS * v.ld;
+  }
+  __device__ __forceinline__ int dst(int i) const { return soff + i * PASS * TileT::LD; }
+
+  // Valid elements of chunk i (0..8): 8 everywhere inside the operand, fewer at its edges.
+  __device__ __forceinline__ int valid(const Operand<T>& v, int64_t k0, int64_t x0, int i) const {
+    const int64_t rows = TileT::row_extent(v, k0, x0), cols = TileT::col_extent(v, k0, x0);
+    if (row + i * PASS >= rows || col >= cols) return 0;
+    return cols - col >= 8 ? 8 : static_cast<int>(cols - col);
+  }
+  __device__ __forceinline__ static bool inside(const Operand<T>& v, int64_t k0, int64_t x0) {
+    return TileT::row_extent(v, k0, x0) >= TileT::ROWS && TileT::col_extent(v, k0, x0) >= TileT::COLS;
+  }
+
+  // Global -> registers (16-byte loads; element-exact zero fill at the edges). The interior and
+  // edge versions are separate loops so that the interior one carries no bounds arithmetic.
+  __device__ __forceinline__ void load(const Operand<T>& v, int64_t k0, int64_t x0,
+                                       uint4 (&regs)[PER_THREAD]) const {
+    if (inside(v, k0, x0)) {
+#pragma unroll
+      for (int i = 0; i < PER_THREAD; ++i) regs[i] = *reinterpret_cast<const uint4*>(src(v, k0, i));
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < PER_THREAD; ++i) {
+      const T* p = src(v, k0, i);
+      const int n = valid(v, k0, x0, i);
+      if (n == 8) {
+        regs[i] = *reinterpret_cast<const uint4*>(p);
+      } else {  // element-exact, assembled in registers (indexing regs[i] by n would spill it)
+        const uint16_t* e = reinterpret_cast<const uint16_t*>(p);
+        uint32_t w[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const uint32_t lo = 2 * q < n ? e[2 * q] : 0u, hi = 2 * q + 1 < n ? e[2 * q + 1] : 0u;
+          w[q] = lo | (hi << 16);
+        }
+        regs[i] = make_uint4(w[0], w[1], w[2], w[3]);
+      }
+    }
+  }
+
+  // Registers -> shared memory.
+  __device__ __forceinline__ void store(T* s, const uint4 (&regs)[PER_THREAD]) const {
+#pragma unroll
+    for (int i = 0; i < PER_THREAD; ++i) *reinterpret_cast<uint4*>(s + dst(i)) = regs[i];
+  }
+
+  // cp.async: global -> shared with no register round trip; the copy zero-fills the bytes it does
+  // not read, so edge tiles need no branches on the shared-memory side.
+  __device__ __forceinline__ void copy_async(const Operand<T>& v, int64_t k0, int64_t x0,
+                                             T* s) const {
+    if (inside(v, k0, x0)) {
+#pragma unroll
+      for (int i = 0; i < PER_THREAD; ++i) ptx::cp_async_16(s + dst(i), src(v, k0, i), 16);
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < PER_THREAD; ++i) {
+      const int n = valid(v, k0, x0, i);
+      ptx::cp_async_16(s + dst(i), n ? src(v, k0, i) : v.p, 2 * n);
+    }
+  }
+
+  // Element by element straight into shared memory (rung 1: any alignment, no vector access).
+  __device__ __forceinline__ static void copy_scalar(const Operand<T>& v, int64_t k0, int64_t x0,
+                                                     T* s) {
+    const int64_t rows = TileT::row_extent(v, k0, x0), cols = TileT::col_extent(v, k0, x0);
+    constexpr int ELEMS = TileT::ROWS * TileT::COLS;
+    static_assert(ELEMS % THREADS == 0, "tile elements must split evenly over the threads");
+#pragma unroll 4
+    for (int i = 0; i < ELEMS / THREADS; ++i) {
+      const int e = threadIdx.x + i * THREADS, r = e / TileT::COLS, c = e % TileT::COLS;
+      const T val = (r < rows && c < cols) ? *TileT::global(v, k0, x0, r, c) : T(0.0f);
+      s[TileT::offset(r, c / 8) + c % 8] = val;
+    }
+  }
+};
+
+// --- fragments -----------------------------------------------------------------------------------
+// Lane l of a warp supplies ldmatrix row addresses; for A (16x16 per mma tile, ldmatrix.x4) the
+// four 8x8 matrices are (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15); for B
+// (16x8, .x2) (k 0-7, n 0-7), (k 8-15, n 0-7), and with .x4 the same for the next n8 tile.
+// Returns the (row, chunk) in storage coordinates of the tile.
+template <bool K_MAJOR>
+__device__ __forceinline__ void a_lane(int lane, int m_base, int kk, int& row, int& chunk) {
+  if (K_MAJOR) {  // rows are m
+    row = m_base + (lane % 16), chunk = kk * 2 + lane / 16;
+  } else {        // rows are k (.trans)
+    row = kk * 16 + (lane % 8) + 8 * (lane / 16), chunk = m_base / 8 + (lane / 8) % 2;
+  }
+}
+template <bool K_MAJOR>
+__device__ __forceinline__ void b_lane(int lane, int n_base, int kk, int& row, int& chunk) {
+  if (K_MAJOR) {  // rows are n
+    row = n_base + (lane % 8) + 8 * (lane / 16), chunk = kk * 2 + (lane / 8) % 2;
+  } else {        // rows are k (.trans)
+    row = kk * 16 + (lane % 8) + 8 * ((lane / 8) % 2), chunk = n_base / 8 + lane / 16;
+  }
+}
+
+// --- the kernel body -----------------------------------------------------------------------------
+template <typename Cfg, typename T, bool A_KMAJOR, bool B_KMAJOR>
+struct Kernel {
+  static constexpr int BM = Cfg::BLOCK_M, BN = Cfg::BLOCK_N, BK = Cfg::BLOCK_K;
+  static constexpr int THREADS = 32 * Cfg::WARPS_M * Cfg::WARPS_N;
+  static constexpr int WM = BM / Cfg::WARPS_M, WN = BN / Cfg::WARPS_N;
+  static constexpr int MI = WM / 16, NI = WN / 8;  // mma tiles per warp
+  static constexpr int STAGES = Cfg::STAGES;
+  using TileA = Tile<T, BM, BK, A_KMAJOR, Cfg::SMEM>;
+  using TileB = Tile<T, BN, BK, B_KMAJOR, Cfg::SMEM>;
+  using CopyA = Copier<T, TileA, THREADS>;
+  using CopyB = Copier<T, TileB, THREADS>;
+  static constexpr int STAGE_ELEMS = TileA::ELEMS + TileB::ELEMS;
+  static constexpr int SMEM_BYTES = STAGES * STAGE_ELEMS * int(sizeof(T));
+  static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "warp tiles are whole mma tiles");
+  static_assert(Cfg::COPY != Copy::reg_prefetch || STAGES == 2, "register prefetch double-buffers");
+  static_assert(Cfg::COPY != Copy::async || STAGES >= 2, "cp.async needs a ring of buffers");
+  static_assert(!Cfg::XOR_STEP || Cfg::SMEM == Smem::swizzled, "XOR stepping walks the swizzle");
+
+  __device__ __forceinline__ static T* tile_a(T* smem, int stage) {
+    return smem + stage * STAGE_ELEMS;
+  }
+  __device__ __forceinline__ static T* tile_b(T* smem, int stage) {
+    return smem + stage * STAGE_ELEMS + TileA::ELEMS;
+  }
+
+  // acc += A_tile * B_tile for one BLOCK_K slab held in shared memory. Fragments are
+  // double-buffered in registers: those of step kk+1 are loaded before the mma of step kk, so
+  // ldmatrix latency hides behind 32 mma instead of stalling each step.
+  __device__ __forceinline__ static void mma_slab(const T* As, const T* Bs, int warp_m, int warp_n,
+                                                  float (&acc)[MI][NI][4]) {
+    const Frags f(As, Bs, warp_m, warp_n);
+    uint32_t a[2][MI][4], b[2][NI][2];
+    f.load(0, a[0], b[0]);
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; ++kk) {
+      if (kk + 1 < KSTEPS) f.load(kk + 1, a[(kk + 1) % 2], b[(kk + 1) % 2]);
+      mma_step(a[kk % 2], b[kk % 2], acc);
+    }
+  }
+
+  static constexpr int KSTEPS = BK / 16;
+
+  __device__ __forceinline__ static void mma_step(const uint32_t (&a)[MI][4],
+                                                  const uint32_t (&b)[NI][2],
+                                                  float (&acc)[MI][NI][4]) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j) ptx::mma_16x8x16<T>(acc[i][j], a[i], b[j]);
+  }
+
+  // This lane's ldmatrix addresses into one stage's tiles.
+  struct Frags {
+    uint32_t a_base, b_base;
+    int lane, warp_m, warp_n;
+    int a_off0[MI], b_off0[NI];  // element offsets at kk = 0 (used by XOR_STEP)
+
+    __device__ __forceinline__ Frags(const T* As, const T* Bs, int wm, int wn)
+        : a_base(ptx::smem_addr(As)), b_base(ptx::smem_addr(Bs)), lane(threadIdx.x % 32),
+          warp_m(wm), warp_n(wn) {
+#pragma unroll
+      for (int i = 0; i < MI; ++i) {
+        int row, chunk;
+        a_lane<A_KMAJOR>(lane, warp_m * WM + i * 16, 0, row, chunk);
+        a_off0[i] = TileA::offset(row, chunk);
+      }
+#pragma unroll
+      for (int j = 0; j < NI; ++j) {
+        int row, chunk;
+        b_lane<B_KMAJOR>(lane, warp_n * WN + j * 8, 0, row, chunk);
+        b_off0[j] = TileB::offset(row, chunk);
+      }
+    }
+
+    __device__ __forceinline__ void load(int kk, uint32_t (&a)[MI][4], uint32_t (&b)[NI][2]) const {
+#pragma unroll
+      for (int i = 0; i < MI; ++i) {
+        ptx::ldmatrix_x4(a[i], a_base + 2 * a_offset(i, kk, lane, warp_m, a_off0[i]), !A_KMAJOR);
+      }
+#pragma unroll
+      for (int j = 0; j < NI; j += (Cfg::B_X4 ? 2 : 1)) {
+        const uint32_t addr = b_base + 2 * b_offset(j, kk, lane, warp_n, b_off0[j]);
+        if constexpr (Cfg::B_X4) {
+          uint32_t d[4];
+          ptx::ldmatrix_x4(d, addr, !B_KMAJOR);
+          b[j][0] = d[0], b[j][1] = d[1], b[j + 1][0] = d[2], b[j + 1][1] = d[3];
+        } else {
+          ptx::ldmatrix_x2(b[j], addr, !B_KMAJOR);
+        }
+      }
+    }
+  };
+
+  // Fragment offsets for k-step kk. XOR_STEP: a K-major tile's chunk for kk is (chunk at kk = 0)
+  // + 2kk, and since the kk = 0 chunk is 0 or 1 the sum is an OR, which commutes with the swizzle
+  // XOR: offset(kk) = offset(0) ^ 16kk. An MN-major tile moves 16 rows per kk, which leaves the
+  // swizzle pattern (row % 8) unchanged: offset(kk) = offset(0) + 16kk * LD.
+  __device__ __forceinline__ static int a_offset(int i, int kk, int lane, int warp_m, int off0) {
+    if constexpr (Cfg::XOR_STEP) {
+      return A_KMAJOR ? (off0 ^ (16 * kk)) : off0 + 16 * kk * TileA::LD;
+    } else {
+      int row, chunk;
+      a_lane<A_KMAJOR>(lane, warp_m * WM + i * 16, kk, row, chunk);
+      return TileA::offset(row, chunk);
+    }
+  }
+  __device__ __forceinline__ static int b_offset(int j, int kk, int lane, int warp_n, int off0) {
+    if constexpr (Cfg::XOR_STEP) {
+      return B_KMAJOR ? (off0 ^ (16 * kk)) : off0 + 16 * kk * TileB::LD;
+    } else {
+      int row, chunk;
+      b_lane<B_KMAJOR>(lane, warp_n * WN + j * 8, kk, row, chunk);
+      return TileB::offset(row, chunk);
+    }
+  }
+
+  // Which output tile this block computes.
+  __device__ __forceinline__ static void block_tile(int64_t M, int64_t N, int64_t& m0,
+                                                    int64_t& n0) {
+    if constexpr (Cfg::RASTER_GROUP > 0) {
+      // Blocks run roughly in launch order: visiting RASTER_GROUP tile rows column by column keeps
+      // the A rows of the group and a few B columns hot in L2 instead of streaming all of B.
+      const int64_t tiles_m = ceil_div(M, BM), tiles_n = ceil_div(N, BN);
+      const int64_t per_group = int64_t(Cfg::RASTER_GROUP) * tiles_n;
+      const int64_t bid = blockIdx.x, group = bid / per_group;
+      const int64_t first_m = group * Cfg::RASTER_GROUP;
+      const int64_t rows =
+          tiles_m - first_m < Cfg::RASTER_GROUP ? tiles_m - first_m : int64_t(Cfg::RASTER_GROUP);
+      m0 = (first_m + (bid % per_group) % rows) * BM;
+      n0 = ((bid % per_group) / rows) * BN;
+    } else {
+      m0 = int64_t(blockIdx.y) * BM, n0 = int64_t(blockIdx.x) * BN;
+    }
+  }
+
+  __device__ __forceinline__ static void run(Operand<T> A, Operand<T> B, T* C, int64_t ldc,
+                                             float alpha, float beta) {
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    T* smem = reinterpret_cast<T*>(smem_raw);
+    const int warp = threadIdx.x / 32;
+    const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
+    int64_t m0, n0;
+    block_tile(A.MN, B.MN, m0, n0);
+    const int tiles = static_cast<int>(ceil_div(A.K, BK));
+    const CopyA copy_a(A, m0);
+    const CopyB copy_b(B, n0);
+
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
+
+    if constexpr (Cfg::COPY == Copy::scalar || Cfg::COPY == Copy::vec16) {
+      // One buffer: copy, barrier, multiply, barrier (the next copy overwrites the tile).
+      for (int t = 0; t < tiles; ++t) {
+        const int64_t k0 = int64_t(t) * BK;
+        if constexpr (Cfg::COPY == Copy::scalar) {
+          CopyA::copy_scalar(A, k0, m0, tile_a(smem, 0));
+          CopyB::copy_scalar(B, k0, n0, tile_b(smem, 0));
+        } else {
+          uint4 ra[CopyA::PER_THREAD], rb[CopyB::PER_THREAD];
+          copy_a.load(A, k0, m0, ra);
+          copy_b.load(B, k0, n0, rb);
+          copy_a.store(tile_a(smem, 0), ra);
+          copy_b.store(tile_b(smem, 0), rb);
+        }
+        __syncthreads();
+        mma_slab(tile_a(smem, 0), tile_b(smem, 0), warp_m, warp_n, acc);
+        __syncthreads();
+      }
+    } else if constexpr (Cfg::COPY == Copy::reg_prefetch) {
+      // Two buffers; tile t+1 travels global -> registers while tile t is multiplied, then
+      // registers -> the other buffer. One barrier per K-step.
+      uint4 ra[CopyA::PER_THREAD], rb[CopyB::PER_THREAD];
+      copy_a.load(A, 0, m0, ra);
+      copy_b.load(B, 0, n0, rb);
+      copy_a.store(tile_a(smem, 0), ra);
+      copy_b.store(tile_b(smem, 0), rb);
+      __syncthreads();
+      for (int t = 0; t < tiles; ++t) {
+        const bool more = t + 1 < tiles;
+        if (more) {
+          copy_a.load(A, int64_t(t + 1) * BK, m0, ra);
+          copy_b.load(B, int64_t(t + 1) * BK, n0, rb);
+        }
+        mma_slab(tile_a(smem, t & 1), tile_b(smem, t & 1), warp_m, warp_n, acc);
+        if (more) {  // the other buffer was last read in step t-1, finished before its barrier
+          copy_a.store(tile_a(smem, (t + 1) & 1), ra);
+          copy_b.store(tile_b(smem, (t + 1) & 1), rb);
+        }
+        __syncthreads();
+      }
+    } else {
+      // cp.async ring of STAGES buffers, software-pipelined across tiles. Invariants: at the top
+      // of tile t, tiles t .. t+STAGES-2 have been issued and tile t is in shared memory for
+      // every thread; its kk = 0 fragments are already in registers. The refill at the top of
+      // tile t goes to the buffer of tile t-1, which every warp finished reading before the
+      // barrier of tile t-1's last k-step. That barrier sits between the last ldmatrix of a tile
+      // and its last mma, so the tensor cores stay busy while the warps meet.
+#pragma unroll
+      for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < tiles) {
+          copy_a.copy_async(A, int64_t(s) * BK, m0, tile_a(smem, s));
+          copy_b.copy_async(B, int64_t(s) * BK, n0, tile_b(smem, s));
+        }
+        ptx::cp_async_commit();
+      }
+      ptx::cp_async_wait<STAGES - 2>();
+      __syncthreads();
+      uint32_t a[2][MI][4], b[2][NI][2];
+      Frags(tile_a(smem, 0), tile_b(smem, 0), warp_m, warp_n).load(0, a[0], b[0]);
+      for (int t = 0; t < tiles; ++t) {
+        const int next = t + STAGES - 1;
+        if (next < tiles) {
+          copy_a.copy_async(A, int64_t(next) * BK, m0, tile_a(smem, next % STAGES));
+          copy_b.copy_async(B, int64_t(next) * BK, n0, tile_b(smem, next % STAGES));
+        }
+        ptx::cp_async_commit();
+        const Frags cur(tile_a(smem, t % STAGES), tile_b(smem, t % STAGES), warp_m, warp_n);
+#pragma unroll
+        for (int kk = 0; kk < KSTEPS; ++kk) {
+          if (kk + 1 < KSTEPS) {
+            cur.load(kk + 1, a[(kk + 1) % 2], b[(kk + 1) % 2]);
+          } else {
+            ptx::cp_async_wait<STAGES - 2>();  // tile t+1 has landed (for this thread) ...
+            __syncthreads();                   // ... for all, and nobody reads tile t any more
+            if (t + 1 < tiles) {
+              Frags(tile_a(smem, (t + 1) % STAGES), tile_b(smem, (t + 1) % STAGES), warp_m,
+                    warp_n)
+                  .load(0, a[(kk + 1) % 2], b[(kk + 1) % 2]);
+            }
+          }
+          mma_step(a[kk % 2], b[kk % 2], acc);
+        }
+      }
+      ptx::cp_async_wait<0>();
+    }
+    epilogue(C, ldc, A.MN, B.MN, m0, n0, warp_m, warp_n, acc, alpha, beta);
+  }
+
+  // C = alpha * acc + beta * C in fp32, rounded once to T. A lane holds, per mma tile, columns
+  // (2t, 2t+1) of rows g and g+8; pairs are written as one 4-byte store when the rung's alignment
+  // guarantees it, single elements at the right edge.
+  __device__ __forceinline__ static void epilogue(T* C, int64_t ldc, int64_t M, int64_t N,
+                                                  int64_t m0, int64_t n0, int warp_m, int warp_n,
+                                                  const float (&acc)[MI][NI][4], float alpha,
+                                                  float beta) {
+    const int lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int64_t row = m0 + warp_m * WM + i * 16 + g + 8 * h;
+          const int64_t col = n0 + warp_n * WN + j * 8 + 2 * tq;
+          if (row >= M) continue;
+          T* p = C + row * ldc + col;
+          float v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
+          if (Cfg::COPY != Copy::scalar && col + 1 < N) {  // 16-byte aligned rows: pairs
+            using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+            T2* p2 = reinterpret_cast<T2*>(p);
+            if (beta != 0.0f) {
+              const T2 c = *p2;
+              v0 = fmaf(beta, float(c.x), v0), v1 = fmaf(beta, float(c.y), v1);
+            }
+            T2 out;
+            out.x = T(v0), out.y = T(v1);
+            *p2 = out;
+          } else {
+            if (col < N) p[0] = T(beta != 0.0f ? fmaf(beta, float(p[0]), v0) : v0);
+            if (col + 1 < N) p[1] = T(beta != 0.0f ? fmaf(beta, float(p[1]), v1) : v1);
+          }
+        }
+  }
+};
+
+// Host side: one instantiation per (A, B) layout; KernelFor(a_kmajor, b_kmajor) returns the
+// rung's __global__ wrapper for that pair.
+template <typename Cfg, typename T, typename KernelFor>
+void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
+  dim3 grid;
+  if constexpr (Cfg::RASTER_GROUP > 0) {
+    const int64_t tiles = ceil_div(a.M, Cfg::BLOCK_M) * ceil_div(a.N, Cfg::BLOCK_N);
+    if (tiles > 2147483647) throw std::runtime_error(std::string(name) + ": too many tiles");
+    grid = dim3(static_cast<unsigned>(tiles));
+  } else {
+    grid = tile_grid(a, Cfg::BLOCK_M, Cfg::BLOCK_N, name);
+  }
+  // A row-major A and a column-major B are K-major (K contiguous).
+  const bool a_kmajor = !a.a_col_major, b_kmajor = a.b_col_major;
+  int device = 0, smem_limit = 0;
+  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  FASTGEMM_CUDA_CHECK(
+      cudaDeviceGetAttribute(&smem_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  auto go = [&](auto ak, auto bk) {
+    using K = Kernel<Cfg, T, decltype(ak)::value, decltype(bk)::value>;
+    if (K::SMEM_BYTES > smem_limit) {
+      throw std::runtime_error(std::string(name) + " needs " + std::to_string(K::SMEM_BYTES) +
+                               " bytes of shared memory per block; this GPU allows " +
+                               std::to_string(smem_limit));
+    }
+    auto kernel = kernel_for(ak, bk);
+    set_smem(kernel, K::SMEM_BYTES);
+    kernel<<<grid, K::THREADS, K::SMEM_BYTES, a.stream>>>(
+        operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), a.ldc, a.alpha, a.beta);
+  };
+  using Y = std::true_type;
+  using No = std::false_type;
+  if (a_kmajor) {
+    b_kmajor ? go(Y{}, Y{}) : go(Y{}, No{});
+  } else {
+    b_kmajor ? go(No{}, Y{}) : go(No{}, No{});
+  }
+  cuda_check(cudaGetLastError(), name);
+}
+
+}  // namespace fastgemm::hgemm
+
+// Defines the rung's __global__ wrapper (its own name in profiles and SASS) and its host entry
+// points for fp16 and bf16.
+#define FASTGEMM_HGEMM_RUNG(NAME, CFG)                                                          \
+  namespace fastgemm {                                                                          \
+  namespace {                                                                                   \
+  template <typename T, bool AK, bool BK>                                                       \
+  __global__ void __launch_bounds__(hgemm::Kernel<CFG, T, AK, BK>::THREADS, CFG::MIN_BLOCKS)   \
+      NAME##_kernel(hgemm::Operand<T> A, hgemm::Operand<T> B, T* C, int64_t ldc, float alpha,   \
+                    float beta) {                                                               \
+    hgemm::Kernel<CFG, T, AK, BK>::run(A, B, C, ldc, alpha, beta);                              \
+  }                                                                                             \
+  template <typename T>                                                                         \
+  void NAME##_launch(const GemmArgs& a) {                                                       \
+    hgemm::launch<CFG, T>(a, #NAME, [](auto ak, auto bk) {                                      \
+      return NAME##_kernel<T, decltype(ak)::value, decltype(bk)::value>;                        \
+    });                                                                                         \
+  }                                                                                             \
+  }                                                                                             \
+  void NAME##_f16(const GemmArgs& a) { NAME##_launch<__half>(a); }                              \
+  int NAME##_smem() { return hgemm::Kernel<CFG, __half, true, true>::SMEM_BYTES; }            \
+  void NAME##_bf16(const GemmArgs& a) { NAME##_launch<__nv_bfloat16>(a); }                      \
+  }

@@ -1,0 +1,33 @@
+// hgemm/rungs.h — the configuration of every HGEMM rung, each one switch away from the previous
+// one, so that the ladder's steps read as a diff (the template is hgemm/hgemm.cuh; each rung's
+// .cu says why the switch pays and what limits it).
+#pragma once
+#include "hgemm/hgemm.cuh"
+
+namespace fastgemm::hgemm {
+
+struct V01 {  // block 128x128x32, 2x2 warps of 64x64, element-wise copies, plain rows
+  static constexpr int BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 32, WARPS_M = 2, WARPS_N = 2;
+  static constexpr Copy COPY = Copy::scalar;
+  static constexpr Smem SMEM = Smem::plain;
+  static constexpr int STAGES = 1;
+  static constexpr bool B_X4 = false, XOR_STEP = false;
+  static constexpr int RASTER_GROUP = 0;
+  static constexpr int MIN_BLOCKS = 1;
+};
+struct V02 : V01 { static constexpr Copy COPY = Copy::vec16; };
+struct V03 : V02 { static constexpr Smem SMEM = Smem::padded; };
+struct V04 : V03 { static constexpr Smem SMEM = Smem::swizzled; };
+struct V05 : V04 {
+  static constexpr Copy COPY = Copy::reg_prefetch;
+  static constexpr int STAGES = 2;
+};
+struct V06 : V05 { static constexpr Copy COPY = Copy::async; };
+struct V07 : V06 { static constexpr int STAGES = 4; };
+struct V08 : V07 {  // 128x256x64 block, 2x4 warps of 64x64, 3 stages, ldmatrix.x4 for B, XOR steps
+  static constexpr int BLOCK_N = 256, WARPS_N = 4, BLOCK_K = 64, STAGES = 3;
+  static constexpr bool B_X4 = true, XOR_STEP = true;
+};
+struct V09 : V08 { static constexpr int RASTER_GROUP = 8; };
+
+}  // namespace fastgemm::hgemm

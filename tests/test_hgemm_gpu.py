@@ -1,0 +1,202 @@
+"""GPU tests of the tensor-core (HGEMM) ladder, fp16 and bf16, against a float64 reference.
+
+Arrays come from PyTorch (both dtypes) and CuPy (fp16, through __cuda_array_interface__).
+Marker ``gpu``: skipped without a GPU, failing instead under ``FASTGEMM_REQUIRE_GPU=1``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import fastgemm
+from conftest import require
+
+pytestmark = pytest.mark.gpu
+
+HGEMM = sorted({(k.name, k.dtype) for k in fastgemm.kernels() if k.dtype in ("float16", "bfloat16")})
+# Aligned shapes (multiples of 8) off the tile grid, odd shapes for the any-alignment paths.
+SHAPES = [(8, 8, 8), (16, 24, 40), (1000, 1000, 1000), (1544, 2056, 1032), (2048, 4096, 1024),
+          (1, 1, 1), (127, 129, 65), (1, 513, 257)]
+UNIT_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8}
+
+
+@pytest.fixture
+def torch():
+    t = require("torch")
+    if not t.cuda.is_available():
+        pytest.fail("torch cannot see the GPU")
+    return t
+
+
+def _dtype(torch, name):
+    return {"float16": torch.float16, "bfloat16": torch.bfloat16}[name]
+
+
+def _random(torch, rows, cols, dtype, order="C", gen=None):
+    x = torch.randn(rows, cols, device="cuda", generator=gen).to(_dtype(torch, dtype))
+    return x.t().contiguous().t() if order == "F" else x
+
+
+def check(torch, A, B, C_out, alpha, beta, C_in=None):
+    """|C - ref| <= (2K + 4) u32 (|alpha||A||B| + |beta||C_in|) + u_out |ref|, elementwise.
+
+    Products of fp16/bf16 values are exact in fp32 and accumulate in fp32 (u32); the result is
+    rounded once to the output type (u_out). A missing or extra term, an unwritten (NaN) output or
+    a wrong layout fails.
+    """
+    A64, B64 = A.double(), B.double()
+    K = A.shape[1]
+    ref = alpha * (A64 @ B64)
+    mag = abs(alpha) * (A64.abs() @ B64.abs())
+    if C_in is not None and beta != 0:
+        ref += beta * C_in.double()
+        mag += abs(beta) * C_in.double().abs()
+    bound = (2 * K + 4) * 2.0**-24 * mag + UNIT_ROUNDOFF[str(C_out.dtype).split(".")[1]] * ref.abs()
+    bound += 1e-30
+    err = (C_out.double() - ref).abs()
+    bad = ~(err <= bound)
+    nbad = int(bad.sum())
+    if nbad:
+        idx = bad.nonzero()[:5].tolist()
+        rows = [(i, j, float(C_out[i, j]), float(ref[i, j]), float(bound[i, j])) for i, j in idx]
+        raise AssertionError(f"{nbad} of {C_out.numel()} outputs out of bound; first: {rows}")
+
+
+def _info(name, dtype):
+    return next(k for k in fastgemm.kernels(dtype) if k.name == name)
+
+
+def _skip_if_not_runnable(name, dtype):
+    problem = fastgemm.dispatch.check_runnable(_info(name, dtype), fastgemm._device_cc(None), 16)
+    if problem:
+        pytest.skip(problem)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("kernel,dtype", HGEMM + [("auto", "float16"), ("auto", "bfloat16")],
+                         ids=lambda v: v)
+def test_shapes_beta0_poisoned(torch, kernel, dtype, shape):
+    if kernel != "auto":
+        _skip_if_not_runnable(kernel, dtype)
+    M, N, K = shape
+    A, B = _random(torch, M, K, dtype), _random(torch, K, N, dtype)
+    C = torch.full((M, N), float("nan"), device="cuda", dtype=_dtype(torch, dtype))
+    need = _info(kernel, dtype).alignment if kernel != "auto" else 2
+    try:
+        out = fastgemm.hgemm(A, B, C, 1.25, 0.0, kernel=kernel)
+    except RuntimeError as exc:  # forced 16-byte rungs refuse rows that are not 16-byte aligned
+        assert f"{need}-byte aligned" in str(exc)
+        assert fastgemm.dispatch.alignment_of(K * 2, N * 2) < need
+        return
+    assert out is C
+    torch.cuda.synchronize()
+    check(torch, A, B, C, 1.25, 0.0)
+
+
+@pytest.mark.parametrize("layout", list(itertools.product("CF", repeat=3)), ids=lambda t: "".join(t))
+@pytest.mark.parametrize("kernel,dtype", HGEMM, ids=lambda v: v)
+def test_layouts_alpha_beta(torch, kernel, dtype, layout):
+    _skip_if_not_runnable(kernel, dtype)
+    oa, ob, oc = layout
+    for M, N, K in [(120, 136, 72), (264, 392, 200)]:
+        A, B = _random(torch, M, K, dtype, oa), _random(torch, K, N, dtype, ob)
+        C0 = _random(torch, M, N, dtype, oc)
+        C = C0.clone(memory_format=torch.preserve_format)
+        assert C.stride() == C0.stride()
+        fastgemm.hgemm(A, B, C, -0.5, 0.75, kernel=kernel)
+        torch.cuda.synchronize()
+        check(torch, A, B, C, -0.5, 0.75, C0)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_alpha_zero_and_k_zero(torch, dtype):
+    M, N, K = 72, 40, 24
+    A = torch.full((M, K), float("nan"), device="cuda", dtype=_dtype(torch, dtype))
+    B = torch.full((K, N), float("inf"), device="cuda", dtype=_dtype(torch, dtype))
+    C0 = _random(torch, M, N, dtype)
+    C = C0.clone()
+    fastgemm.hgemm(A, B, C, 0.0, 2.0)
+    torch.cuda.synchronize()
+    assert torch.equal(C, (2.0 * C0.float()).to(C.dtype))
+    C.fill_(float("nan"))
+    fastgemm.hgemm(A[:, :0], B[:0, :], C, 1.0, 0.0)  # K = 0, beta = 0: zeros
+    torch.cuda.synchronize()
+    assert int(torch.count_nonzero(C)) == 0
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_misaligned_views_auto_and_forced(torch, dtype):
+    big_a = _random(torch, 600, 520, dtype)
+    big_b = _random(torch, 520, 700, dtype)
+    A, B = big_a[:, 1:], big_b[:519, 3:]  # base addresses 2 and 6 bytes past alignment
+    for M in (64, 600):  # small: a rung that takes any alignment; large: aligned temporaries
+        C0 = _random(torch, M, B.shape[1] + 1, dtype)[:, 1:]  # C misaligned too
+        C = C0.clone()[:, :]
+        C_view = torch.empty(M, B.shape[1] + 1, device="cuda", dtype=C0.dtype)[:, 1:]
+        C_view.copy_(C0)
+        fastgemm.hgemm(A[:M], B, C_view, 1.0, 0.5)
+        torch.cuda.synchronize()
+        check(torch, A[:M], B, C_view, 1.0, 0.5, C0)
+        del C
+    with pytest.raises(RuntimeError, match="16-byte aligned"):
+        fastgemm.hgemm(A, B, torch.empty(600, 697, device="cuda", dtype=A.dtype),
+                       kernel="hgemm_v09_raster")
+
+
+def test_auto_odd_large_pads(torch):
+    M, N, K = 4095, 4097, 4099
+    A, B = _random(torch, M, K, "float16"), _random(torch, K, N, "float16")
+    C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    sel = fastgemm.select(M, N, K, "float16")
+    assert sel.pad and sel.kernel.name == "hgemm_v09_raster", sel
+    fastgemm.hgemm(A, B, C)
+    torch.cuda.synchronize()
+    check(torch, A, B, C, 1.0, 0.0)
+
+
+def test_cupy_fp16_and_streams(torch):
+    cp = require("cupy")
+    M, N, K = 1032, 776, 520
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        A = cp.random.standard_normal((M, K), dtype=cp.float32).astype(cp.float16)
+        B = cp.random.standard_normal((K, N), dtype=cp.float32).astype(cp.float16)
+        C = cp.full((M, N), cp.nan, dtype=cp.float16)
+        fastgemm.hgemm(A, B, C)  # on CuPy's current stream s
+    s.synchronize()
+    tA, tB, tC = (torch.as_tensor(x, device="cuda") for x in (A, B, C))
+    check(torch, tA, tB, tC, 1.0, 0.0)
+    # torch stream
+    ts = torch.cuda.Stream()
+    A2, B2 = _random(torch, M, K, "bfloat16"), _random(torch, K, N, "bfloat16")
+    C2 = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    ts.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(ts):
+        fastgemm.gemm(A2, B2, C2)
+    ts.synchronize()
+    check(torch, A2, B2, C2, 1.0, 0.0)
+    D = fastgemm.gemm(A2, B2)  # allocates a torch tensor
+    torch.cuda.synchronize()
+    assert isinstance(D, torch.Tensor) and D.dtype == torch.bfloat16
+    check(torch, A2, B2, D, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("kernel,dtype", [("hgemm_v05_reg_prefetch", "float16"),
+                                          ("hgemm_v09_raster", "bfloat16"), ("auto", "float16")])
+def test_cuda_graph_capture(torch, kernel, dtype):
+    M, N, K = 512, 384, 256
+    A, B = _random(torch, M, K, dtype), _random(torch, K, N, dtype)
+    C = torch.full((M, N), float("nan"), device="cuda", dtype=_dtype(torch, dtype))
+    fastgemm.hgemm(A, B, C, kernel=kernel)  # warm-up outside the capture (smem attributes)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=s):
+        fastgemm.hgemm(A, B, C, 2.0, 0.0, kernel=kernel)
+    C.fill_(float("nan"))
+    A.copy_(_random(torch, M, K, dtype))  # replays read the new inputs
+    graph.replay()
+    torch.cuda.synchronize()
+    check(torch, A, B, C, 2.0, 0.0)
