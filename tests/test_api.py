@@ -252,7 +252,7 @@ def test_every_dtype_has_kernels(dtype):
 
 @pytest.mark.parametrize("cc", CCS)
 def test_select_float16(cc):
-    sel = fastgemm.select(1024, 1024, 1024, "float16", cc=cc)
+    sel = fastgemm.select(4096, 4096, 4096, "float16", cc=cc)
     expected = "hgemm_v05_reg_prefetch" if cc < 80 else _best_mma_sync(cc)
     assert sel.kernel.name == expected and sel.kernel.dtype == "float16"
     assert not sel.pad
@@ -267,6 +267,15 @@ def _best_mma_sync(cc: int) -> str:
     return "hgemm_v07_multistage" if cc in (86, 89) else "hgemm_v09_raster"
 
 
+@pytest.mark.parametrize("dtype", HALF)
+def test_select_small_output_takes_smaller_tiles(dtype):
+    # 128x256 tiles leave most SMs idle below ~2M outputs: the 128x128 rung is preferred there.
+    small = fastgemm.select(1024, 1024, 1024, dtype, cc=90)
+    assert small.kernel.name == "hgemm_v07_multistage"
+    assert "hgemm_v09_raster is for outputs of at least" in small.reason
+    assert fastgemm.select(2048, 2048, 64, dtype, cc=90).kernel.name == "hgemm_v09_raster"
+
+
 def test_select_respects_shared_memory_per_block():
     v09 = next(k for k in fastgemm.kernels("float16") if k.name == "hgemm_v09_raster")
     assert v09.smem_bytes > dispatch.SMEM_PER_BLOCK[86]
@@ -277,7 +286,7 @@ def test_select_respects_shared_memory_per_block():
 
 @pytest.mark.parametrize("cc", [c for c in CCS if c >= 80])
 def test_select_bfloat16(cc):
-    sel = fastgemm.select(1024, 1024, 1024, "bfloat16", cc=cc)
+    sel = fastgemm.select(4096, 4096, 4096, "bfloat16", cc=cc)
     assert sel.kernel.name == _best_mma_sync(cc) and sel.kernel.dtype == "bfloat16"
     assert not sel.pad
 
@@ -379,7 +388,8 @@ def test_auto_rules_refer_to_kernels():
     for dtype, rules in dispatch.AUTO_RULES.items():
         assert dtype in DTYPES
         assert rules, f"no rules for {dtype}"
-        for name, why in rules:
+        for name, why, min_mn in rules:
+            assert isinstance(min_mn, int) and min_mn >= 0, name
             assert (name, dtype) in table, (
                 f"AUTO_RULES[{dtype!r}] names {name!r}, which is not a {dtype} kernel in the table"
             )
