@@ -56,6 +56,27 @@ const std::vector<KernelEntry>& kernel_table() {
       FASTGEMM_HGEMM_ROWS(hgemm_v09_raster, 9, 80, 16,
                           "threadblock swizzle: L2-friendly order of the output tiles"),
 #undef FASTGEMM_HGEMM_ROWS
+#if FASTGEMM_HAS_HOPPER
+      // Hopper rungs: sm_90a machine code only (wgmma, TMA), so min_cc = max_cc = 90.
+#define FASTGEMM_HOPPER_ROWS(NAME, VERSION, TECHNIQUES)                                \
+  {#NAME, "float16", VERSION, 90, 90, 16, TECHNIQUES, NAME##_f16, NAME##_smem},       \
+      {#NAME, "bfloat16", VERSION, 90, 90, 16, TECHNIQUES, NAME##_bf16, NAME##_smem}
+      FASTGEMM_HOPPER_ROWS(hgemm_v10_wgmma_tma, 10,
+                           "wgmma m64n128k16 from shared memory, TMA loads (128-byte swizzle) on an "
+                           "mbarrier; one stage, one warpgroup per 128x128 tile"),
+      FASTGEMM_HOPPER_ROWS(hgemm_v11_wide_tile, 11,
+                           "128x256 tiles, two consumer warpgroups issuing m64n256k16"),
+      FASTGEMM_HOPPER_ROWS(hgemm_v12_warp_specialized, 12,
+                           "producer warpgroup + 4-stage mbarrier ring, setmaxnreg, wgmma kept "
+                           "in flight across k-tiles"),
+      FASTGEMM_HOPPER_ROWS(hgemm_v13_persistent, 13,
+                           "persistent blocks (one per SM), grouped L2-aware tile order, epilogue "
+                           "overlapped with the next tile's copies"),
+      FASTGEMM_HOPPER_ROWS(hgemm_v14_tma_store, 14,
+                           "epilogue through shared memory (stmatrix) and TMA stores; C read only "
+                           "when beta != 0"),
+#undef FASTGEMM_HOPPER_ROWS
+#endif
   };
   return table;
 }

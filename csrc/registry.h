@@ -49,6 +49,14 @@ FASTGEMM_DECLARE_HGEMM(hgemm_v06_cp_async)
 FASTGEMM_DECLARE_HGEMM(hgemm_v07_multistage)
 FASTGEMM_DECLARE_HGEMM(hgemm_v08_tuned)
 FASTGEMM_DECLARE_HGEMM(hgemm_v09_raster)
+#if FASTGEMM_HAS_HOPPER
+// --- Hopper rungs of the HGEMM ladder (csrc/hopper/, sm_90a only) ------------------------------
+FASTGEMM_DECLARE_HGEMM(hgemm_v10_wgmma_tma)
+FASTGEMM_DECLARE_HGEMM(hgemm_v11_wide_tile)
+FASTGEMM_DECLARE_HGEMM(hgemm_v12_warp_specialized)
+FASTGEMM_DECLARE_HGEMM(hgemm_v13_persistent)
+FASTGEMM_DECLARE_HGEMM(hgemm_v14_tma_store)
+#endif
 #undef FASTGEMM_DECLARE_HGEMM
 
 }  // namespace fastgemm

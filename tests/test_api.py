@@ -154,19 +154,59 @@ def test_sgemm_ladder():
 
 HALF = ("float16", "bfloat16")
 
+# Hopper rungs: sm_90a machine code (wgmma, TMA), compiled only when 90 is in the build's
+# architecture list, and runnable on compute capability 9.0 alone (max_cc == 90).
+HOPPER_CC = 90
+BUILT_ARCHS = {a.strip() for a in str(fastgemm._C.cuda_archs).replace(";", ",").split(",") if a.strip()}
+
+
+def _is_hopper(k: fastgemm.KernelInfo) -> bool:
+    return k.max_cc == HOPPER_CC
+
+
+def _hopper(dtype: str | None = None) -> list[fastgemm.KernelInfo]:
+    return [k for k in fastgemm.kernels(dtype) if _is_hopper(k)]
+
 
 @pytest.mark.parametrize("dtype", HALF)
 def test_hgemm_ladder(dtype):
-    ladder = fastgemm.kernels(dtype)
+    ks = fastgemm.kernels(dtype)
+    ladder = [k for k in ks if k.max_cc is None]  # mma.sync: every GPU from its min_cc on
+    hopper = _hopper(dtype)
+    assert ladder + hopper == ks, "a half-precision kernel is neither an mma.sync nor a Hopper rung"
     assert [k.version for k in ladder] == list(range(1, 10))
     for k in ladder:
         assert k.name.startswith(f"hgemm_v{k.version:02d}_"), k.name
-        assert k.max_cc is None, k
         assert k.alignment == (2 if k.version == 1 else 16), k
         if dtype == "float16":  # sm_75 tensor cores until cp.async
             assert k.min_cc == (75 if k.version <= 5 else 80), k
         else:  # no bf16 tensor cores before sm_80
             assert k.min_cc == 80, k
+    # Hopper rungs continue the ladder: v10, v11, ... with no gaps.
+    assert [k.version for k in hopper] == list(range(10, 10 + len(hopper)))
+    for k in hopper:
+        assert k.name.startswith(f"hgemm_v{k.version:02d}_"), k.name
+        assert (k.min_cc, k.max_cc) == (HOPPER_CC, HOPPER_CC), k
+        assert k.alignment == 16, k  # TMA: 16-byte aligned addresses and row pitches
+        assert k.smem_bytes > 0, k  # dynamic shared memory for the TMA tiles
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_hopper_rungs_iff_sm90_is_built(dtype):
+    names = [k.name for k in _hopper(dtype)]
+    if str(HOPPER_CC) in BUILT_ARCHS:
+        assert "hgemm_v10_wgmma_tma" in names, (fastgemm._C.cuda_archs, names)
+    else:
+        assert not names, f"Hopper rungs in a build without sm_90 (cuda_archs={fastgemm._C.cuda_archs})"
+    assert not _hopper("float32")
+
+
+@pytest.mark.parametrize("cc", [75, 80, 86, 89, 100, 120])
+def test_hopper_rungs_run_only_on_sm90(cc):
+    for k in _hopper():
+        assert dispatch.check_runnable(k, HOPPER_CC, 16) is None, k
+        problem = dispatch.check_runnable(k, cc, 16)
+        assert problem is not None and k.name in problem, (k, cc)
 
 
 def test_hgemm_names_shared_by_fp16_and_bf16():
@@ -253,7 +293,7 @@ def test_every_dtype_has_kernels(dtype):
 @pytest.mark.parametrize("cc", CCS)
 def test_select_float16(cc):
     sel = fastgemm.select(4096, 4096, 4096, "float16", cc=cc)
-    expected = "hgemm_v05_reg_prefetch" if cc < 80 else _best_mma_sync(cc)
+    expected = "hgemm_v05_reg_prefetch" if cc < 80 else _best_half("float16", cc)
     assert sel.kernel.name == expected and sel.kernel.dtype == "float16"
     assert not sel.pad
     assert f"cc {cc // 10}.{cc % 10}" in sel.reason and "16-byte" in sel.reason
@@ -261,19 +301,48 @@ def test_select_float16(cc):
         assert "hgemm_v09_raster needs compute capability 8.0" in sel.reason
 
 
-def _best_mma_sync(cc: int) -> str:
+def _best_mma_sync(cc: int, m: int = 4096, n: int = 4096) -> str:
     # v08/v09 need 144 KiB of shared memory per block: sm_80 and sm_90 have it, sm_86/89 (99 KiB)
-    # take the 4-stage 128x128 rung.
-    return "hgemm_v07_multistage" if cc in (86, 89) else "hgemm_v09_raster"
+    # take the 4-stage 128x128 rung, as do outputs too small for v09's 128x256 tiles.
+    return "hgemm_v07_multistage" if cc in (86, 89) or m * n < 1 << 21 else "hgemm_v09_raster"
+
+
+def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, alignment: int) -> str:
+    """The first AUTO_RULES candidate that is in the table, is meant for an m x n output and runs
+    on ``cc`` with ``alignment``-byte aligned operands."""
+    table = {k.name: k for k in fastgemm.kernels(dtype)}
+    for name, _why, min_mn in dispatch.AUTO_RULES[dtype]:
+        k = table.get(name)
+        if k is not None and m * n >= min_mn and dispatch.check_runnable(k, cc, alignment) is None:
+            return name
+    raise AssertionError(f"no {dtype} rule runs on cc {cc} with {alignment}-byte alignment")
+
+
+def _best_half(dtype: str, cc: int, m: int = 4096, n: int = 4096, alignment: int = 16) -> str:
+    """What auto takes for a half-precision m x n output on 16-byte aligned operands (or their
+    aligned copies) on cc >= 80. cc 80/86/89 never get a Hopper rung: the mma.sync rung, by name.
+    cc 90: the first rule that runs, which is a Hopper rung when the build and the rules have one."""
+    if cc != HOPPER_CC:
+        return _best_mma_sync(cc, m, n)
+    name = _first_runnable_rule(dtype, cc, m, n, alignment)
+    hopper = {k.name for k in _hopper(dtype)}
+    if not hopper & {rule[0] for rule in dispatch.AUTO_RULES[dtype]}:
+        assert name == _best_mma_sync(cc, m, n)  # no Hopper rule applies in this build
+    return name
 
 
 @pytest.mark.parametrize("dtype", HALF)
-def test_select_small_output_takes_smaller_tiles(dtype):
+@pytest.mark.parametrize("cc", [80, 90])
+def test_select_small_output_takes_smaller_tiles(dtype, cc):
     # 128x256 tiles leave most SMs idle below ~2M outputs: the 128x128 rung is preferred there.
-    small = fastgemm.select(1024, 1024, 1024, dtype, cc=90)
-    assert small.kernel.name == "hgemm_v07_multistage"
-    assert "hgemm_v09_raster is for outputs of at least" in small.reason
-    assert fastgemm.select(2048, 2048, 64, dtype, cc=90).kernel.name == "hgemm_v09_raster"
+    small = fastgemm.select(1024, 1024, 1024, dtype, cc=cc)
+    assert small.kernel.name == _best_half(dtype, cc, 1024, 1024)
+    if small.kernel.name == "hgemm_v07_multistage":
+        assert "hgemm_v09_raster is for outputs of at least" in small.reason
+    wide = fastgemm.select(2048, 2048, 64, dtype, cc=cc)
+    assert wide.kernel.name == _best_half(dtype, cc, 2048, 2048)
+    if cc == 80:
+        assert (small.kernel.name, wide.kernel.name) == ("hgemm_v07_multistage", "hgemm_v09_raster")
 
 
 def test_select_respects_shared_memory_per_block():
@@ -287,7 +356,7 @@ def test_select_respects_shared_memory_per_block():
 @pytest.mark.parametrize("cc", [c for c in CCS if c >= 80])
 def test_select_bfloat16(cc):
     sel = fastgemm.select(4096, 4096, 4096, "bfloat16", cc=cc)
-    assert sel.kernel.name == _best_mma_sync(cc) and sel.kernel.dtype == "bfloat16"
+    assert sel.kernel.name == _best_half("bfloat16", cc) and sel.kernel.dtype == "bfloat16"
     assert not sel.pad
 
 
@@ -303,7 +372,8 @@ def test_select_bfloat16_sm75(shape):
 @pytest.mark.parametrize("cc", [80, 86, 89, 90])
 def test_select_half_unaligned_large_pads(dtype, cc):
     sel = fastgemm.select(4096, 4096, 4096, dtype, cc=cc, alignment=2)
-    assert sel.kernel.name == _best_mma_sync(cc) and sel.kernel.dtype == dtype
+    # The fastest rung for the GPU, run on 16-byte aligned copies.
+    assert sel.kernel.name == _best_half(dtype, cc) and sel.kernel.dtype == dtype
     assert sel.pad is True
     assert "aligned temporaries" in sel.reason and "2-byte" in sel.reason
 
@@ -318,6 +388,8 @@ def test_select_float16_unaligned_large_pads_sm75():
 @pytest.mark.parametrize("cc", [80, 86, 89, 90])
 def test_select_half_unaligned_small(dtype, cc):
     sel = fastgemm.select(64, 64, 64, dtype, cc=cc, alignment=2)
+    if cc == HOPPER_CC:
+        assert sel.kernel.name == _first_runnable_rule(dtype, cc, 64, 64, 2)
     assert sel.kernel.name == "hgemm_v01_mma" and sel.kernel.dtype == dtype
     assert sel.pad is False
     assert "2-byte alignment" in sel.reason and "aligned temporaries" not in sel.reason
@@ -382,6 +454,12 @@ def test_lowest_cc_per_dtype():
     assert {d: _lowest_cc(d) for d in DTYPES} == {"float32": 75, "float16": 75, "bfloat16": 80}
 
 
+def _hopper_rule_name(name: str) -> bool:
+    """A rule naming a Hopper rung (hgemm_v10_* and up), which builds without sm_90 lack."""
+    m = re.match(r"hgemm_v(\d{2})_", name)
+    return m is not None and int(m.group(1)) >= 10
+
+
 def test_auto_rules_refer_to_kernels():
     table = {(k.name, k.dtype): k for k in fastgemm.kernels()}
     assert set(dispatch.AUTO_RULES) == set(DTYPES)
@@ -390,9 +468,12 @@ def test_auto_rules_refer_to_kernels():
         assert rules, f"no rules for {dtype}"
         for name, why, min_mn in rules:
             assert isinstance(min_mn, int) and min_mn >= 0, name
+            if (name, dtype) not in table and _hopper_rule_name(name) and str(HOPPER_CC) not in BUILT_ARCHS:
+                continue  # a Hopper rung: only in builds with sm_90, and skipped by auto elsewhere
             assert (name, dtype) in table, (
                 f"AUTO_RULES[{dtype!r}] names {name!r}, which is not a {dtype} kernel in the table"
             )
+            assert _hopper_rule_name(name) == _is_hopper(table[(name, dtype)]), name
             assert isinstance(why, str) and why.strip(), name
         # The last candidate is the fallback: any alignment, every GPU that runs this dtype at all.
         last = table[(rules[-1][0], dtype)]
@@ -421,6 +502,39 @@ def test_auto_always_has_an_answer(dtype, cc, alignment, size):
         assert alignment % sel.kernel.alignment != 0
     else:
         assert dispatch.check_runnable(sel.kernel, cc, alignment) is None
+
+
+SHAPES_SWEEP = [(64, 64, 64), (96, 96, 96), (1024, 1024, 1024), (2048, 2048, 64), (4096, 4096, 4096),
+                (128, 130, 128), (4096, 4096, 4095), (0, 0, 0)]
+
+
+def _never_hopper_below_sm90():
+    for dtype in HALF:
+        for cc in (80, 86, 89):
+            for shape in SHAPES_SWEEP:
+                for alignment in (None, 2, 4, 8, 16, 32):
+                    sel = fastgemm.select(*shape, dtype, cc=cc, alignment=alignment)
+                    assert not _is_hopper(sel.kernel), (dtype, cc, shape, alignment, str(sel))
+                    assert sel.kernel.max_cc is None, sel
+
+
+def test_select_never_takes_a_hopper_rung_below_sm90():
+    _never_hopper_below_sm90()
+
+
+def test_select_never_takes_a_hopper_rung_below_sm90_any_build(monkeypatch):
+    # As if every build had Hopper rungs, and the rules put one first: cc 8.x still never gets one.
+    fake = "hgemm_v99_fake_hopper"
+    rows = list(dispatch.kernel_table())
+    for dtype in HALF:
+        names = {k.name for k in rows if k.dtype == dtype}
+        rules = [(fake, "a fake Hopper rung", 0), *dispatch.AUTO_RULES[dtype]]
+        monkeypatch.setitem(dispatch.AUTO_RULES, dtype, rules)
+        rows += [fastgemm.KernelInfo(name, dtype, 99, HOPPER_CC, HOPPER_CC, 16, "fake", 1024)
+                 for name, _, _ in rules if name not in names]
+    monkeypatch.setattr(dispatch, "kernel_table", lambda: tuple(rows))
+    assert fastgemm.select(4096, 4096, 4096, "float16", cc=HOPPER_CC).kernel.name == fake
+    _never_hopper_below_sm90()
 
 
 # --- check_runnable and alignment_of -----------------------------------------------------------

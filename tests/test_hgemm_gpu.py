@@ -150,7 +150,7 @@ def test_auto_odd_large_pads(torch):
     A, B = _random(torch, M, K, "float16"), _random(torch, K, N, "float16")
     C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
     sel = fastgemm.select(M, N, K, "float16")
-    assert sel.pad and sel.kernel.name == "hgemm_v09_raster", sel
+    assert sel.pad and sel.kernel.alignment == 16, sel  # the fastest rung, on aligned copies
     fastgemm.hgemm(A, B, C)
     torch.cuda.synchronize()
     check(torch, A, B, C, 1.0, 0.0)

@@ -11,6 +11,11 @@ The per-rung expectations are keyed by technique (``EXPECTATIONS``) and applied 
 float32 (SGEMM) ladder and the tensor-core (HGEMM) ladder; a kernel is identified by (name, dtype):
 an HGEMM rung's ``<name>_kernel`` template is instantiated for ``__half`` and ``__nv_bfloat16``
 (and 4 layout pairs each), and each table row is checked against the instantiations of its dtype.
+
+Hopper rungs (``max_cc == 90``: wgmma, TMA) are compiled for sm_90a alone, into cubins of their own
+that exist only when 90 is in the build's architecture list. ``cuobjdump -sass -arch sm_90`` dumps
+the sm_90 and the sm_90a cubins together, so the SASS is split by its ``code for sm_XX`` headers and
+kept per cubin architecture: "sm_90" means the portable cubins only, "sm_90a" the Hopper ones.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ import fastgemm
 SO = fastgemm._C.__file__
 ARCHS = sorted({int(a) for a in str(fastgemm._C.cuda_archs).replace(";", ",").split(",") if a.strip()})
 FULL_ARCHS = (75, 80, 86, 89, 90)
+# The cubin architecture of the Hopper rungs (arch-specific features: wgmma, TMA, setmaxnreg).
+HOPPER_CC, HOPPER_CUBIN = 90, "sm_90a"
 INSTALL_HINT = (
     "install the test extras (pip install -e '.[test]', or: pip install nvidia-cuda-cuobjdump "
     "nvidia-cuda-nvdisasm), or put a CUDA toolkit's bin/ on PATH"
@@ -89,6 +96,7 @@ def _embedded(kind: str) -> dict[str, set[str]]:
     return out
 
 
+_CODE_FOR = re.compile(r"^\s*code for (sm_\d+[a-z]?)\s*$", re.MULTILINE)
 _FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)\s*$", re.MULTILINE)
 _INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P(?:T|\d+)\s+)?([A-Z][A-Z0-9_.]*)")
 
@@ -102,18 +110,58 @@ def _parse_sass(text: str) -> dict[str, list[str]]:
     return functions
 
 
+def _split_cubins(text: str) -> dict[str, dict[str, list[str]]]:
+    """{"sm_90": {function: opcodes}, "sm_90a": {...}} from a ``cuobjdump -sass`` dump, by the
+    ``code for sm_XX`` header of each cubin (one dump can hold several architectures)."""
+    parts = _CODE_FOR.split(text)
+    assert not _FUNCTION.search(parts[0]), "SASS functions before the first `code for sm_XX` header"
+    cubins: dict[str, dict[str, list[str]]] = {}
+    for cubin, body in zip(parts[1::2], parts[2::2]):
+        cubins.setdefault(cubin, {}).update(_parse_sass(body))
+    return cubins
+
+
+def _cubin(arch: int | str) -> str:
+    """The cubin architecture name: 80 -> "sm_80"; "sm_90a" as is."""
+    return arch if isinstance(arch, str) else f"sm_{arch}"
+
+
+def _cubin_cc(cubin: str) -> int:
+    """The compute capability a cubin runs on: "sm_90a" -> 90."""
+    return int(re.fullmatch(r"sm_(\d+)[a-z]?", cubin).group(1))
+
+
 @functools.cache
-def _sass_all() -> dict[int, dict[str, list[str]]]:
-    """The SASS of every built architecture, dumped in parallel once per session."""
+def _sass_all() -> dict[str, dict[str, list[str]]]:
+    """The SASS of every embedded cubin, by cubin architecture, dumped in parallel once per session.
+
+    ``-arch sm_90`` also dumps the sm_90a cubins; an embedded cubin architecture that the dumps of
+    the listed ones did not cover (should cuobjdump ever match architectures exactly) is dumped on
+    its own.
+    """
     _tool("cuobjdump"), _tool("nvdisasm")  # fail once, clearly, before starting threads
+
+    def dump(cubin: str) -> dict[str, dict[str, list[str]]]:
+        return _split_cubins(_cuobjdump("-sass", "-arch", cubin))
+
+    cubins: dict[str, dict[str, list[str]]] = {}
+
+    def merge(dumps) -> None:
+        for dumped in dumps:
+            for cubin, functions in dumped.items():
+                cubins.setdefault(cubin, {}).update(functions)
+
     with ThreadPoolExecutor(max_workers=max(1, min(len(ARCHS), os.cpu_count() or 1))) as pool:
-        texts = list(pool.map(lambda arch: _cuobjdump("-sass", "-arch", f"sm_{arch}"), ARCHS))
-    return {arch: _parse_sass(text) for arch, text in zip(ARCHS, texts)}
+        merge(pool.map(dump, [_cubin(arch) for arch in ARCHS]))
+    merge(dump(cubin) for cubin in sorted(set(_embedded("elf")) - set(cubins)))
+    return cubins
 
 
-def _sass(arch: int) -> dict[str, list[str]]:
-    functions = _sass_all()[arch]
-    assert functions, f"cuobjdump found no sm_{arch} SASS in {SO}"
+def _sass(arch: int | str) -> dict[str, list[str]]:
+    """The functions of one cubin architecture: 80 or "sm_80", "sm_90a"."""
+    cubin = _cubin(arch)
+    functions = _sass_all().get(cubin, {})
+    assert functions, f"cuobjdump found no {cubin} SASS in {SO}"
     return functions
 
 
@@ -194,7 +242,8 @@ def _runs_on(k: fastgemm.KernelInfo, arch: int) -> bool:
 
 
 HALF = ("float16", "bfloat16")
-# Rungs whose copies are cp.async, by name: the SGEMM one, and HGEMM v06 and every rung built on it.
+# Rungs whose copies are cp.async, by name: the SGEMM one, and HGEMM v06 and every mma.sync rung
+# built on it (Hopper rungs copy with TMA, whatever their names say).
 CP_ASYNC_NAMES = ("cp_async", "multistage", "tuned", "raster")
 
 
@@ -202,7 +251,19 @@ def _is_half(k: fastgemm.KernelInfo) -> bool:
     return k.dtype in HALF
 
 
+def _is_hopper(k: fastgemm.KernelInfo) -> bool:
+    """A Hopper rung: sm_90a machine code only (wgmma, TMA)."""
+    return k.max_cc == HOPPER_CC
+
+
+def _is_mma_sync(k: fastgemm.KernelInfo) -> bool:
+    """A rung of the portable tensor-core ladder (mma.sync + ldmatrix), in every cubin."""
+    return _is_half(k) and not _is_hopper(k)
+
+
 def _uses_cp_async(k: fastgemm.KernelInfo) -> bool:
+    if _is_hopper(k):
+        return False
     if _is_half(k):
         return any(word in k.name for word in CP_ASYNC_NAMES)
     return "cp_async" in k.name
@@ -211,9 +272,9 @@ def _uses_cp_async(k: fastgemm.KernelInfo) -> bool:
 EXPECTATIONS = {
     # technique: (which kernels it applies to, what their SASS must show)
     "fma": (lambda k: k.dtype == "float32", "every instantiation has FFMA"),
-    "tensor_cores": (_is_half, "every instantiation has HMMA (mma.sync) and LDSM (ldmatrix)"),
+    "tensor_cores": (_is_mma_sync, "every instantiation has HMMA (mma.sync) and LDSM (ldmatrix)"),
     "vector_loads": (
-        lambda k: k.alignment == 16,
+        lambda k: k.alignment == 16 and not _is_hopper(k),
         "every instantiation issues 128-bit global loads (LDG.*.128, or LDGSTS.*.128 for cp.async)",
     ),
     "cp_async": (
@@ -223,16 +284,19 @@ EXPECTATIONS = {
     ),
     "no_spills": (
         lambda k: _is_half(k) or (k.dtype == "float32" and k.version >= 5),
-        "no local-memory LDL/STL",
+        "no local-memory LDL/STL (Hopper rungs: in the sm_90a cubin)",
     ),
     "turing_mma": (
         lambda k: _is_half(k) and _runs_on(k, 75),
         "in the sm_75 cubin: HMMA (m16n8k8 pairs) with register-staged copies, no LDGSTS",
     ),
+    "wgmma": (_is_hopper, "in the sm_90a cubin, every instantiation has HGMMA (wgmma.mma_async)"),
+    "tma": (_is_hopper, "in the sm_90a cubin, every instantiation has UTMALDG (TMA tensor loads)"),
 }
 
 SGEMM = fastgemm.kernels("float32")
-HGEMM = [k for k in fastgemm.kernels() if _is_half(k)]
+HGEMM = [k for k in fastgemm.kernels() if _is_mma_sync(k)]
+HOPPER = [k for k in fastgemm.kernels() if _is_hopper(k)]
 ALL_KERNELS = list(fastgemm.kernels())
 
 
@@ -246,23 +310,33 @@ def _kernels_with(technique: str) -> list[fastgemm.KernelInfo]:
     return [k for k in ALL_KERNELS if applies(k)]
 
 
+def _cubins_of(k: fastgemm.KernelInfo) -> list[str]:
+    """The cubin architectures that hold ``k``'s machine code in this build: Hopper rungs the
+    sm_90a one (when 90 is built), every other kernel one per listed architecture."""
+    if _is_hopper(k):
+        return [HOPPER_CUBIN] if HOPPER_CC in ARCHS else []
+    return [_cubin(arch) for arch in ARCHS]
+
+
 def _cases(technique: str, runnable: bool = True) -> list:
-    """(arch, kernel) params for the built archs where the kernel can (or cannot) run."""
+    """(cubin, kernel) params for the built cubins whose GPUs the kernel can (or cannot) run on."""
     return [
-        pytest.param(arch, k, id=f"sm_{arch}-{_id(k)}")
-        for arch in ARCHS
+        pytest.param(cubin, k, id=f"{cubin}-{_id(k)}")
         for k in _kernels_with(technique)
-        if _runs_on(k, arch) == runnable
+        for cubin in _cubins_of(k)
+        if _runs_on(k, _cubin_cc(cubin)) == runnable
     ]
 
 
-def _functions_of(arch: int, k: fastgemm.KernelInfo) -> dict[str, list[str]]:
-    """The instantiations of ``k``: of its name and, for HGEMM, of its element type."""
-    fns = _kernel_functions(_sass(arch), k.name)
-    assert fns, f"no {k.name}_kernel in the sm_{arch} SASS"
+def _functions_of(arch: int | str, k: fastgemm.KernelInfo) -> dict[str, list[str]]:
+    """The instantiations of ``k`` in one cubin architecture: of its name and, for HGEMM, of its
+    element type."""
+    cubin = _cubin(arch)
+    fns = _kernel_functions(_sass(cubin), k.name)
+    assert fns, f"no {k.name}_kernel in the {cubin} SASS"
     if _is_half(k):
         fns = {fn: ops for fn, ops in fns.items() if _element_dtype(fn, k.name) == k.dtype}
-        assert fns, f"no {k.dtype} instantiation of {k.name}_kernel in the sm_{arch} SASS"
+        assert fns, f"no {k.dtype} instantiation of {k.name}_kernel in the {cubin} SASS"
     return fns
 
 
@@ -272,7 +346,9 @@ def _functions_of(arch: int, k: fastgemm.KernelInfo) -> dict[str, list[str]]:
 def test_cuda_archs_attribute():
     assert ARCHS, f"fastgemm._C.cuda_archs is empty: {fastgemm._C.cuda_archs!r}"
     assert all(a >= 75 for a in ARCHS), ARCHS
-    if len(ARCHS) > 1:
+    # One or two architectures make a development build (FASTGEMM_CUDA_ARCHS="90", "80;90");
+    # anything wider is meant to be the full default list, and must be all of it.
+    if len(ARCHS) > 2:
         missing = sorted(set(FULL_ARCHS) - set(ARCHS))
         assert not missing, f"a full build must cover sm_{FULL_ARCHS}; missing {missing} in {ARCHS}"
 
@@ -281,21 +357,48 @@ def test_cubin_for_every_built_arch():
     cubins = _embedded("elf")
     for arch in ARCHS:
         assert f"sm_{arch}" in cubins, f"no sm_{arch} cubin in {SO}; embedded: {sorted(cubins)}"
-    # Every source file is compiled for every listed architecture (sm_90a-only code aside).
+    # Nothing else, but the sm_90a cubins of the Hopper rungs when 90 is listed.
+    expected = {_cubin(arch) for arch in ARCHS} | ({HOPPER_CUBIN} if HOPPER_CC in ARCHS else set())
+    extra = set(cubins) - expected
+    assert not extra, f"cubins for unlisted architectures {sorted(extra)} in {SO} (cuda_archs={ARCHS})"
+    # Every portable source file is compiled for every listed architecture (sm_90a-only code aside).
     objects = {arch: cubins[f"sm_{arch}"] for arch in ARCHS}
     first = objects[ARCHS[0]]
     for arch, names in objects.items():
         assert names == first, f"sm_{arch} cubins differ from sm_{ARCHS[0]}: {sorted(names ^ first)}"
 
 
+def _stem(k: fastgemm.KernelInfo) -> str:
+    """The source file of a rung: sgemm_v06_vectorized -> v06_vectorized(.cu), whose cubins are
+    v06_vectorized.sm_XX.cubin."""
+    return k.name.split("_", 1)[1]
+
+
 @pytest.mark.parametrize("prefix", ["sgemm_", "hgemm_"])
 def test_cubins_hold_every_source(prefix):
     cubins = _embedded("elf")[f"sm_{ARCHS[0]}"]
-    ladder = [k for k in ALL_KERNELS if k.name.startswith(prefix)]
+    ladder = [k for k in ALL_KERNELS if k.name.startswith(prefix) and not _is_hopper(k)]
     assert ladder, f"no {prefix}* kernels in the table"
     for k in ladder:
-        stem = k.name.removeprefix(prefix)  # v06_vectorized.cu -> v06_vectorized.sm_XX.cubin
+        stem = _stem(k)
         assert stem in cubins, f"no cubin for {k.name} ({stem}.cu); cubins: {sorted(cubins)}"
+
+
+def test_hopper_cubins():
+    # csrc/hopper/*.cu: sm_90a cubins only, built exactly when 90 is listed; one per Hopper rung
+    # (plus kernel-less helpers such as tensor_map.cu), none of them in a portable cubin.
+    cubins = _embedded("elf")
+    if HOPPER_CC not in ARCHS:
+        assert HOPPER_CUBIN not in cubins, f"{HOPPER_CUBIN} cubins without sm_{HOPPER_CC} in {ARCHS}"
+        assert not HOPPER, f"Hopper rungs in the table of a build without sm_90: {HOPPER}"
+        return
+    assert HOPPER_CUBIN in cubins, f"no {HOPPER_CUBIN} cubin in {SO}; embedded: {sorted(cubins)}"
+    hopper = cubins[HOPPER_CUBIN]
+    for k in HOPPER:
+        assert _stem(k) in hopper, f"no {HOPPER_CUBIN} cubin for {k.name}; {HOPPER_CUBIN}: {sorted(hopper)}"
+    for arch in ARCHS:
+        both = sorted(hopper & cubins[_cubin(arch)])
+        assert not both, f"sources compiled for both {HOPPER_CUBIN} and sm_{arch}: {both}"
 
 
 def test_ptx_for_newest_arch():
@@ -318,61 +421,104 @@ def test_kernel_functions_exist(arch, kernel):
         assert len(layouts) == 4, f"{kernel.name}: expected 4 layout instantiations, found {sorted(fns)}"
 
 
-@pytest.mark.parametrize("arch", ARCHS, ids=lambda a: f"sm_{a}")
-@pytest.mark.parametrize("name", sorted({k.name for k in HGEMM}))
-def test_hgemm_instantiations(arch, name):
-    # <name>_kernel<T, A K-major, B K-major>: 4 layouts x {__half, __nv_bfloat16}, in every cubin
-    # (bf16 ones below sm_80 are stubs the registry never launches, but they are compiled).
-    fns = _kernel_functions(_sass(arch), name)
+def _check_half_instantiations(cubin: str, name: str) -> None:
+    """<name>_kernel<T, A K-major, B K-major>: 4 layouts x {__half, __nv_bfloat16} in ``cubin``."""
+    fns = _kernel_functions(_sass(cubin), name)
     found = sorted(_short(fn, name) for fn in fns)
-    assert len(fns) == 8, f"sm_{arch}: expected 8 instantiations of {name}_kernel, found {found}"
+    assert len(fns) == 8, f"{cubin}: expected 8 instantiations of {name}_kernel, found {found}"
     expected = sorted(
         f"{name}_kernel<{t}, {a}, {b}>"
         for t in ("__half", "__nv_bfloat16") for a in ("false", "true") for b in ("false", "true")
     )
-    assert found == expected
+    assert found == expected, cubin
     assert {_element_dtype(fn, name) for fn in fns} == set(HALF)
 
 
-@pytest.mark.parametrize("arch, kernel", _cases("tensor_cores"))
-def test_tensor_cores(arch, kernel):
-    fns = _functions_of(arch, kernel)
+@pytest.mark.parametrize("arch", ARCHS, ids=lambda a: f"sm_{a}")
+@pytest.mark.parametrize("name", sorted({k.name for k in HGEMM}))
+def test_hgemm_instantiations(arch, name):
+    # mma.sync rungs: in every cubin (bf16 ones below sm_80 are stubs the registry never launches,
+    # but they are compiled).
+    _check_half_instantiations(_cubin(arch), name)
+
+
+@pytest.mark.parametrize("name", sorted({k.name for k in HOPPER}))
+def test_hopper_instantiations(name):
+    # Hopper rungs: in the sm_90a cubin, with the same template parameters as the mma.sync rungs.
+    _check_half_instantiations(HOPPER_CUBIN, name)
+
+
+def test_hopper_kernels_only_in_sm90a():
+    # No Hopper rung in a portable cubin, and nothing but Hopper rungs' kernels in the sm_90a one.
+    hopper = sorted({k.name for k in HOPPER})
+    portable = sorted({k.name for k in ALL_KERNELS if not _is_hopper(k)})
+    for cubin, functions in sorted(_sass_all().items()):
+        if cubin == HOPPER_CUBIN:
+            stray = {name: sorted(_kernel_functions(functions, name)) for name in portable}
+        else:
+            stray = {name: sorted(_kernel_functions(functions, name)) for name in hopper}
+        stray = {name: fns for name, fns in stray.items() if fns}
+        assert not stray, f"{cubin} holds kernels that belong elsewhere: {stray}"
+
+
+@pytest.mark.parametrize("cubin, kernel", _cases("tensor_cores"))
+def test_tensor_cores(cubin, kernel):
+    fns = _functions_of(cubin, kernel)
     missing = {
         _short(fn, kernel.name): [base for base in ("HMMA", "LDSM") if not _has(ops, base)]
         for fn, ops in fns.items()
     }
     missing = {fn: m for fn, m in missing.items() if m}
-    assert not missing, f"sm_{arch}: {kernel.name} ({kernel.dtype}) instantiations without {missing}"
+    assert not missing, f"{cubin}: {kernel.name} ({kernel.dtype}) instantiations without {missing}"
 
 
-@pytest.mark.parametrize("arch, kernel", _cases("fma"))
-def test_ffma(arch, kernel):
-    fns = _functions_of(arch, kernel)
+@pytest.mark.parametrize("cubin, kernel", _cases("wgmma"))
+def test_wgmma(cubin, kernel):
+    without = [_short(fn, kernel.name) for fn, ops in _functions_of(cubin, kernel).items()
+               if not _has(ops, "HGMMA")]
+    assert not without, f"{cubin}: no HGMMA (wgmma) in {kernel.name} ({kernel.dtype}): {without}"
+
+
+@pytest.mark.parametrize("cubin, kernel", _cases("tma"))
+def test_tma_loads(cubin, kernel):
+    without = {
+        _short(fn, kernel.name): _global_loads(ops)
+        for fn, ops in _functions_of(cubin, kernel).items()
+        if not _has(ops, "UTMALDG")
+    }
+    assert not without, (
+        f"{cubin}: no UTMALDG (TMA load) in {kernel.name} ({kernel.dtype}); global loads found: {without}"
+    )
+
+
+@pytest.mark.parametrize("cubin, kernel", _cases("fma"))
+def test_ffma(cubin, kernel):
+    fns = _functions_of(cubin, kernel)
     without = [_short(fn, kernel.name) for fn, ops in fns.items() if not _has_ffma(ops)]
-    assert not without, f"sm_{arch}: no FFMA in {without}"
+    assert not without, f"{cubin}: no FFMA in {without}"
 
 
-@pytest.mark.parametrize("arch, kernel", _cases("vector_loads"))
-def test_vector_loads(arch, kernel):
+@pytest.mark.parametrize("cubin, kernel", _cases("vector_loads"))
+def test_vector_loads(cubin, kernel):
     bad = {
         _short(fn, kernel.name): _global_loads(ops)
-        for fn, ops in _functions_of(arch, kernel).items()
+        for fn, ops in _functions_of(cubin, kernel).items()
         if not any(_is_load_128(op) for op in ops)
     }
-    assert not bad, f"sm_{arch}: no 128-bit global loads in {kernel.name}; global loads found: {bad}"
+    assert not bad, f"{cubin}: no 128-bit global loads in {kernel.name}; global loads found: {bad}"
 
 
-@pytest.mark.parametrize("arch, kernel", _cases("cp_async"))
-def test_cp_async(arch, kernel):
-    fns = _functions_of(arch, kernel)
+@pytest.mark.parametrize("cubin, kernel", _cases("cp_async"))
+def test_cp_async(cubin, kernel):
+    fns = _functions_of(cubin, kernel)
     with_ldgsts = [
         _short(fn, kernel.name) for fn, ops in fns.items() if any(_base(op) == "LDGSTS" for op in ops)
     ]
     loads = {_short(fn, kernel.name): _global_loads(ops) for fn, ops in fns.items()}
-    assert with_ldgsts, f"sm_{arch}: no LDGSTS (cp.async) in {kernel.name}; global loads found: {loads}"
+    assert with_ldgsts, f"{cubin}: no LDGSTS (cp.async) in {kernel.name}; global loads found: {loads}"
     if _is_half(kernel):  # both operands are cp.async copies in every layout
         without = {fn: ld for fn, ld in loads.items() if not any(_base(op) == "LDGSTS" for op in ld)}
-        assert not without, f"sm_{arch}: {kernel.name} instantiations without LDGSTS: {without}"
+        assert not without, f"{cubin}: {kernel.name} instantiations without LDGSTS: {without}"
 
 
 @pytest.mark.parametrize("kernel", _kernels_with("cp_async"), ids=_id)
@@ -412,15 +558,15 @@ def test_turing_mma(kernel):
     assert not bad, f"sm_75: {kernel.name} ({kernel.dtype}) needs HMMA and no LDGSTS: {bad}"
 
 
-@pytest.mark.parametrize("arch, kernel", _cases("no_spills"))
-def test_no_spills(arch, kernel):
+@pytest.mark.parametrize("cubin, kernel", _cases("no_spills"))
+def test_no_spills(cubin, kernel):
     spills = {
         _short(fn, kernel.name): _spills(ops)
-        for fn, ops in _functions_of(arch, kernel).items()
+        for fn, ops in _functions_of(cubin, kernel).items()
         if _spills(ops)
     }
     assert not spills, (
-        f"sm_{arch}: {kernel.name} uses local memory (register spills or a stack array): {spills}"
+        f"{cubin}: {kernel.name} uses local memory (register spills or a stack array): {spills}"
     )
 
 
@@ -437,16 +583,21 @@ def test_expectations_cover_the_ladder():
     assert [k.version for k in _of("no_spills", "float32")] == [5, 6, 7, 8, 9]
     assert len(_kernels_with("fma")) == len(SGEMM) == 9
     assert not _of("fma", "float16") and not _of("tensor_cores", "float32")
+    assert not _of("wgmma", "float32") and not _of("tma", "float32")
 
 
 @pytest.mark.parametrize("dtype", HALF)
 def test_expectations_cover_the_hgemm_ladder(dtype):
-    ladder = fastgemm.kernels(dtype)
+    ladder = [k for k in fastgemm.kernels(dtype) if not _is_hopper(k)]
+    hopper = [k for k in fastgemm.kernels(dtype) if _is_hopper(k)]
     assert [k.version for k in ladder] == list(range(1, 10))
     assert _of("tensor_cores", dtype) == ladder
     assert [k.version for k in _of("vector_loads", dtype)] == list(range(2, 10))
     assert [k.version for k in _of("cp_async", dtype)] == [6, 7, 8, 9]
-    assert [k.version for k in _of("no_spills", dtype)] == list(range(1, 10))
+    assert _of("no_spills", dtype) == ladder + hopper
+    # Hopper rungs: wgmma and TMA loads (checked in the sm_90a cubin), none of the mma.sync ones.
+    assert _of("wgmma", dtype) == _of("tma", dtype) == hopper
+    assert all(k.version >= 10 for k in hopper), hopper
     turing = [k.name for k in _of("turing_mma", dtype)]
     if dtype == "float16":
         assert turing == [k.name for k in ladder if k.version <= 5]
@@ -506,3 +657,55 @@ def test_hgemm_names_on_sample():
     assert _short(bf16, "hgemm_v01_mma") == "hgemm_v01_mma_kernel<__nv_bfloat16, false, true>"
     sgemm = "_ZN8fastgemm4_GLOBAL__N_121sgemm_v06_demo_kernelILb0ELb1EEEvv"
     assert _element_dtype(sgemm, "sgemm_v06_demo") is None
+
+
+_SAMPLE_CUBINS = """
+Fatbin elf code:
+================
+arch = sm_90a
+identifier = /work/main/csrc/hopper/tensor_map.cu
+
+	code for sm_90a
+	.target	sm_90a
+
+
+Fatbin elf code:
+================
+arch = sm_90a
+identifier = /work/main/csrc/hopper/v10_demo.cu
+
+	code for sm_90a
+	.target	sm_90a
+
+		Function : _ZN8fastgemm4_GLOBAL__N_121hgemm_v10_demo_kernelI6__halfLb1ELb0EEEv14CUtensorMap_stS3_PT_llllff
+	.headerflags	@"EF_CUDA_ACCELERATORS EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
+        /*0550*/                   @!UP0 SYNCS.EXCH.64 URZ, [UR6], UR4 ;  /* 0x00000004063f85b2 */
+        /*0b90*/                   UTMALDG.2D [UR8], [UR14] ;  /* 0x000000080e0075b4 */
+        /*0fd0*/                   HGMMA.64x128x16.F32 R24, gdesc[UR36].tnspB, R24 ;  /* 0x61e00000241879f0 */
+		..........
+
+Fatbin elf code:
+================
+arch = sm_90
+identifier = /work/main/csrc/hgemm/v01_mma.cu
+
+	code for sm_90
+	.target	sm_90
+
+		Function : _ZN8fastgemm4_GLOBAL__N_120hgemm_v01_mma_kernelI6__halfLb1ELb0EEEvv
+        /*0000*/                   HMMA.16816.F32 R4, R8, R12, R4 ;  /* 0x0000000c0804723c */
+"""
+
+
+def test_split_cubins_on_sample():
+    cubins = _split_cubins(_SAMPLE_CUBINS)
+    assert sorted(cubins) == ["sm_90", "sm_90a"]
+    hopper = "_ZN8fastgemm4_GLOBAL__N_121hgemm_v10_demo_kernelI6__halfLb1ELb0EEEv14CUtensorMap_stS3_PT_llllff"
+    assert cubins["sm_90a"] == {hopper: ["SYNCS.EXCH.64", "UTMALDG.2D", "HGMMA.64"]}
+    assert list(cubins["sm_90"]) == ["_ZN8fastgemm4_GLOBAL__N_120hgemm_v01_mma_kernelI6__halfLb1ELb0EEEvv"]
+    ops = cubins["sm_90a"][hopper]
+    assert _has(ops, "HGMMA") and _has(ops, "UTMALDG") and not _spills(ops)
+    assert _short(hopper, "hgemm_v10_demo") == "hgemm_v10_demo_kernel<__half, true, false>"
+    assert _element_dtype(hopper, "hgemm_v10_demo") == "float16"
+    assert (_cubin(90), _cubin("sm_90a")) == ("sm_90", "sm_90a")
+    assert (_cubin_cc("sm_90a"), _cubin_cc("sm_80")) == (90, 80)

@@ -150,6 +150,17 @@ void scale_matrix(DType dtype, void* C, int64_t M, int64_t N, int64_t ldc, float
 void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, int64_t rs,
                   int64_t cs, void* dst, int64_t dst_ld, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
+  if (cs == 1 && (rs >= cols || rows == 1)) {
+    // Rows of contiguous elements (a padded or unaligned matrix): the copy engine's pitched copy
+    // runs at memory bandwidth, where the element-wise kernel below pays an index division per
+    // element.
+    const size_t src_pitch = static_cast<size_t>(rows == 1 ? cols : rs) * elem_bytes;
+    FASTGEMM_CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<size_t>(dst_ld) * elem_bytes, src,
+                                          src_pitch, static_cast<size_t>(cols) * elem_bytes,
+                                          static_cast<size_t>(rows), cudaMemcpyDeviceToDevice,
+                                          stream));
+    return;
+  }
   const unsigned blocks = elementwise_blocks(rows * cols);
   switch (elem_bytes) {
     case 2:

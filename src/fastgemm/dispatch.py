@@ -17,6 +17,8 @@ from .registry import KernelInfo, kernel_table
 __all__ = ["Selection", "AUTO_RULES", "select", "alignment_of", "check_runnable"]
 
 _HGEMM_RULES = [
+    ("hgemm_v14_tma_store", "fastest Hopper rung: persistent, warp-specialised wgmma + TMA, "
+     "TMA-store epilogue (sm_90a only)", 0),
     ("hgemm_v09_raster", "fastest mma.sync rung: 128x256x64 tiles, 3-stage cp.async, L2-friendly order",
      1 << 21),
     ("hgemm_v07_multistage", "fastest mma.sync rung for small outputs, and within 99 KiB of shared "

@@ -1,0 +1,136 @@
+// hopper/common.cuh — pieces every Hopper rung shares: tile geometry of the 128-byte swizzle, the
+// wgmma descriptors of a tile slice, TMA tile loads, tensor maps per operand layout, the epilogue
+// of a warpgroup's accumulators and the host-side layout dispatch.
+//
+// Shared-memory tiles are what TMA writes with the 128-byte swizzle: rows of 64 elements (128
+// bytes), 8-row groups of 1024 bytes. A K-major operand tile (row-major A, column-major B) is BMN
+// rows of 64 k; an MN-major one is BMN/64 boxes of 64 k-rows x 64 elements, 8 KiB apart.
+#pragma once
+#include <cuda.h>
+
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "common/gemm_args.h"
+#include "common/launch.cuh"
+#include "common/ptx_sm90.cuh"
+#include "hopper/tensor_map.h"
+
+namespace fastgemm::hopper {
+
+constexpr int BLOCK_K = 64;                    // one swizzled row of k (128 bytes)
+constexpr int BOX = 64;                        // elements per swizzled row
+constexpr int BOX_BYTES = BOX * BLOCK_K * 2;   // one 64x64 box
+constexpr int SW_ROW = 128, SW_GROUP = 1024;   // bytes per swizzled row / per 8-row group
+
+template <int BMN>
+constexpr int tile_bytes() {
+  return BMN * BLOCK_K * 2;
+}
+
+// wgmma descriptor of the slice of an operand tile that starts `offset` bytes in, at k-step kk.
+// K-major: 8-row groups SW_GROUP apart (SBO); a 16-deep k-step moves 32 bytes along the swizzled
+// row. MN-major: 8-row groups along k SW_GROUP apart (SBO), 64-element chunks along M/N a box
+// apart (LBO); a k-step moves 16 rows.
+template <bool K_MAJOR>
+__device__ __forceinline__ uint64_t slice_desc(uint32_t tile, int offset, int kk) {
+  if (K_MAJOR) return ptx::wgmma_desc_sw128(tile + offset + 32 * kk, 16, SW_GROUP);
+  return ptx::wgmma_desc_sw128(tile + offset + 16 * SW_ROW * kk, BOX_BYTES, SW_GROUP);
+}
+
+// One thread issues the TMA copies of a BMN x 64 tile (k0, x0) of an operand.
+template <int BMN, bool K_MAJOR>
+__device__ __forceinline__ void load_tile(unsigned char* dst, const CUtensorMap* map,
+                                          uint64_t* bar, int k0, int x0) {
+  if (K_MAJOR) {  // one box of 64 (k) x BMN rows
+    ptx::tma_load_2d(dst, map, bar, k0, x0);
+  } else {        // BMN / 64 boxes of 64 elements x 64 (k) rows
+#pragma unroll
+    for (int j = 0; j < BMN / BOX; ++j) ptx::tma_load_2d(dst + j * BOX_BYTES, map, bar, x0 + BOX * j, k0);
+  }
+}
+
+// C = alpha * acc + beta * C for a warpgroup's 64 x N accumulators at (row0, col0), in fp32,
+// rounded once; two columns per store (16-byte aligned rows), one at the right edge.
+template <int N, typename T>
+__device__ __forceinline__ void store_acc(const float (&acc)[N / 2], T* C, int64_t ldc, int64_t M,
+                                          int64_t Ncols, int64_t row0, int64_t col0, float alpha,
+                                          float beta) {
+  using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int64_t row = row0 + warp * 16 + lane / 4 + 8 * r;
+      const int64_t col = col0 + j * 8 + 2 * (lane % 4);
+      if (row >= M || col >= Ncols) continue;
+      float v0 = alpha * acc[4 * j + 2 * r], v1 = alpha * acc[4 * j + 2 * r + 1];
+      T* p = C + row * ldc + col;
+      if (col + 1 < Ncols) {
+        T2* p2 = reinterpret_cast<T2*>(p);
+        if (beta != 0.0f) {
+          const T2 c = *p2;
+          v0 = fmaf(beta, float(c.x), v0), v1 = fmaf(beta, float(c.y), v1);
+        }
+        T2 out;
+        out.x = T(v0), out.y = T(v1);
+        *p2 = out;
+      } else {
+        p[0] = T(beta != 0.0f ? fmaf(beta, float(p[0]), v0) : v0);
+      }
+    }
+}
+
+// Host: tensor maps for BM x 64 tiles of A and BN x 64 tiles of B in their layouts (and 64x64
+// boxes of C), and a launch of the instantiation for that layout pair. KernelFor(a_kmajor,
+// b_kmajor) returns the kernel; every Hopper kernel takes (tma_a, tma_b, tma_c, C, M, N, K, ldc,
+// alpha, beta).
+template <int BM, int BN, typename T, typename KernelFor>
+void launch(const GemmArgs& a, const char* name, dim3 grid, int threads, int smem,
+            KernelFor kernel_for) {
+  const bool bf16 = std::is_same_v<T, __nv_bfloat16>;
+  const bool a_kmajor = !a.a_col_major, b_kmajor = a.b_col_major;
+  if (a.M > 2147483647 - BM || a.N > 2147483647 - BN || a.K > 2147483647 - BLOCK_K) {
+    throw std::runtime_error(std::string(name) +
+                             ": TMA coordinates are 32-bit; M, N and K must stay below 2^31");
+  }
+  // Storage views: K-major A is M rows of K elements, MN-major A is K rows of M (B likewise).
+  const CUtensorMap tma_a = a_kmajor ? make_tensor_map_2d(a.A, bf16, a.K, a.M, a.lda, BOX, BM)
+                                     : make_tensor_map_2d(a.A, bf16, a.M, a.K, a.lda, BOX, BLOCK_K);
+  const CUtensorMap tma_b = b_kmajor ? make_tensor_map_2d(a.B, bf16, a.K, a.N, a.ldb, BOX, BN)
+                                     : make_tensor_map_2d(a.B, bf16, a.N, a.K, a.ldb, BOX, BLOCK_K);
+  // C (row-major, M rows of N) in 64x64 boxes, for the rungs that store through TMA.
+  const CUtensorMap tma_c = make_tensor_map_2d(a.C, bf16, a.N, a.M, a.ldc, BOX, BOX);
+  auto go = [&](auto ak, auto bk) {
+    auto kernel = kernel_for(ak, bk);
+    set_smem(kernel, smem);
+    kernel<<<grid, threads, smem, a.stream>>>(tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M, a.N,
+                                              a.K, a.ldc, a.alpha, a.beta);
+  };
+  using Y = std::true_type;
+  using No = std::false_type;
+  if (a_kmajor) {
+    b_kmajor ? go(Y{}, Y{}) : go(Y{}, No{});
+  } else {
+    b_kmajor ? go(No{}, Y{}) : go(No{}, No{});
+  }
+  cuda_check(cudaGetLastError(), name);
+}
+
+// The shared memory a kernel asks for: its tiles plus 1 KiB to align them to the swizzle atom.
+__device__ __forceinline__ unsigned char* aligned_smem(unsigned char* raw) {
+  return reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(raw) + 1023) &
+                                          ~uintptr_t(1023));
+}
+
+}  // namespace fastgemm::hopper
+
+// The rung's fp16/bf16 host entry points and its shared-memory figure for the kernel table.
+#define FASTGEMM_HOPPER_ENTRY_POINTS(NAME, SMEM)                                   \
+  namespace fastgemm {                                                             \
+  void NAME##_f16(const GemmArgs& a) { NAME##_launch<__half>(a); }                 \
+  void NAME##_bf16(const GemmArgs& a) { NAME##_launch<__nv_bfloat16>(a); }         \
+  int NAME##_smem() { return SMEM; }                                               \
+  }

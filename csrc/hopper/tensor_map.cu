@@ -1,0 +1,77 @@
+// tensor_map.cu — see tensor_map.h.
+#include "hopper/tensor_map.h"
+
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+namespace fastgemm::hopper {
+namespace {
+
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    const cudaError_t err =
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                         &found);
+    if (err != cudaSuccess || found != cudaDriverEntryPointSuccess || p == nullptr) {
+      throw std::runtime_error(
+          "the CUDA driver does not provide cuTensorMapEncodeTiled (TMA needs a CUDA 12+ driver)");
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+CUtensorMap encode(const void* base, bool bf16, uint64_t cols, uint64_t rows, uint64_t ld,
+                   uint32_t box_cols, uint32_t box_rows) {
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {ld * 2};  // bytes between rows
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult res = encode_fn()(
+      &map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+      const_cast<void*>(base), dims, strides, box, element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (res != CUDA_SUCCESS) {
+    throw std::runtime_error("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(res) +
+                             ") for a " + std::to_string(rows) + "x" + std::to_string(cols) +
+                             " operand with leading dimension " + std::to_string(ld));
+  }
+  return map;
+}
+
+}  // namespace
+
+// Encoding costs a driver call per operand per GEMM; repeated calls on the same buffers (a
+// training step, a benchmark loop) reuse the map. The key is every input of the encoding — the
+// map holds nothing else — so a hit is always the map a fresh encoding would produce; the cache
+// is bounded and thread-safe.
+CUtensorMap make_tensor_map_2d(const void* base, bool bf16, uint64_t cols, uint64_t rows,
+                               uint64_t ld, uint32_t box_cols, uint32_t box_rows) {
+  using Key = std::tuple<const void*, bool, uint64_t, uint64_t, uint64_t, uint32_t, uint32_t>;
+  static std::mutex mutex;
+  static std::map<Key, CUtensorMap> cache;
+  const Key key{base, bf16, cols, rows, ld, box_cols, box_rows};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto hit = cache.find(key);
+    if (hit != cache.end()) return hit->second;
+  }
+  const CUtensorMap map = encode(base, bf16, cols, rows, ld, box_cols, box_rows);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() >= 1024) cache.clear();
+  cache.emplace(key, map);
+  return map;
+}
+
+}  // namespace fastgemm::hopper
