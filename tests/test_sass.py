@@ -292,6 +292,10 @@ EXPECTATIONS = {
     ),
     "wgmma": (_is_hopper, "in the sm_90a cubin, every instantiation has HGMMA (wgmma.mma_async)"),
     "tma": (_is_hopper, "in the sm_90a cubin, every instantiation has UTMALDG (TMA tensor loads)"),
+    "tma_store": (
+        lambda k: _is_hopper(k) and "tma_store" in k.name,
+        "in the sm_90a cubin, every instantiation stores C with UTMASTG (TMA tensor stores)",
+    ),
 }
 
 SGEMM = fastgemm.kernels("float32")
@@ -489,6 +493,13 @@ def test_tma_loads(cubin, kernel):
     assert not without, (
         f"{cubin}: no UTMALDG (TMA load) in {kernel.name} ({kernel.dtype}); global loads found: {without}"
     )
+
+
+@pytest.mark.parametrize("cubin, kernel", _cases("tma_store"))
+def test_tma_stores(cubin, kernel):
+    without = [_short(fn, kernel.name) for fn, ops in _functions_of(cubin, kernel).items()
+               if not _has(ops, "UTMASTG")]
+    assert not without, f"{cubin}: no UTMASTG (TMA store) in {kernel.name} ({kernel.dtype}): {without}"
 
 
 @pytest.mark.parametrize("cubin, kernel", _cases("fma"))

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include <cuda_runtime.h>
 
@@ -40,6 +41,29 @@ inline void set_smem(Kernel kernel, int bytes) {
     FASTGEMM_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   }
+}
+
+// --- layout dispatch -----------------------------------------------------------------------------
+// Calls f(std::bool_constant<a_col_major>, std::bool_constant<b_col_major>): one kernel
+// instantiation per operand layout, so the inner loops carry no layout branches.
+template <typename F>
+void with_layouts(const GemmArgs& a, F&& f) {
+  using T = std::true_type;
+  using N = std::false_type;
+  if (a.a_col_major) {
+    a.b_col_major ? f(T{}, T{}) : f(T{}, N{});
+  } else {
+    a.b_col_major ? f(N{}, T{}) : f(N{}, N{});
+  }
+}
+
+// The same, in the tensor-core kernels' terms: f(a_kmajor, b_kmajor), an operand being K-major
+// when K is its contiguous dimension (row-major A, column-major B).
+template <typename F>
+void with_kmajor(const GemmArgs& a, F&& f) {
+  with_layouts(a, [&](auto a_col, auto b_col) {
+    f(std::bool_constant<!decltype(a_col)::value>{}, b_col);
+  });
 }
 
 }  // namespace fastgemm

@@ -520,13 +520,11 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   } else {
     grid = tile_grid(a, Cfg::BLOCK_M, Cfg::BLOCK_N, name);
   }
-  // A row-major A and a column-major B are K-major (K contiguous).
-  const bool a_kmajor = !a.a_col_major, b_kmajor = a.b_col_major;
   int device = 0, smem_limit = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   FASTGEMM_CUDA_CHECK(
       cudaDeviceGetAttribute(&smem_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  auto go = [&](auto ak, auto bk) {
+  with_kmajor(a, [&](auto ak, auto bk) {
     using K = Kernel<Cfg, T, decltype(ak)::value, decltype(bk)::value>;
     if (K::SMEM_BYTES > smem_limit) {
       throw std::runtime_error(std::string(name) + " needs " + std::to_string(K::SMEM_BYTES) +
@@ -537,14 +535,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
     set_smem(kernel, K::SMEM_BYTES);
     kernel<<<grid, K::THREADS, K::SMEM_BYTES, a.stream>>>(
         operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), a.ldc, a.alpha, a.beta);
-  };
-  using Y = std::true_type;
-  using No = std::false_type;
-  if (a_kmajor) {
-    b_kmajor ? go(Y{}, Y{}) : go(Y{}, No{});
-  } else {
-    b_kmajor ? go(No{}, Y{}) : go(No{}, No{});
-  }
+  });
   cuda_check(cudaGetLastError(), name);
 }
 

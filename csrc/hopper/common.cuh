@@ -83,6 +83,160 @@ __device__ __forceinline__ void store_acc(const float (&acc)[N / 2], T* C, int64
     }
 }
 
+// The shared memory a kernel asks for: its tiles plus 1 KiB to align them to the swizzle atom.
+__device__ __forceinline__ unsigned char* aligned_smem(unsigned char* raw) {
+  return reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(raw) + 1023) &
+                                          ~uintptr_t(1023));
+}
+
+// --- one-stage mainloop (v10, v11) --------------------------------------------------------------
+// WARPGROUPS warpgroups share a BM x BN tile, each owning BM / 64 / WARPGROUPS slices of 64 rows;
+// per k-tile one thread issues the TMA copies, everyone waits on the mbarrier, multiplies, and
+// meets at a barrier before the next copy overwrites the tiles.
+template <typename T, int BM, int BN, int WARPGROUPS, bool A_KMAJOR, bool B_KMAJOR>
+__device__ __forceinline__ void one_stage_gemm(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
+                                               T* C, int64_t M, int64_t N, int64_t K, int64_t ldc,
+                                               float alpha, float beta) {
+  constexpr int SLICES = BM / 64 / WARPGROUPS, A_BYTES = tile_bytes<BM>();
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* As = aligned_smem(smem_raw);
+  unsigned char* Bs = As + A_BYTES;
+  __shared__ uint64_t full;  // the tile's TMA copies have landed
+
+  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN, wg = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    ptx::mbarrier_init(&full, 1);
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+
+  float acc[SLICES][BN / 2];
+#pragma unroll
+  for (int h = 0; h < SLICES; ++h)
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[h][i] = 0.0f;
+
+  const uint32_t a_s = ptx::smem_addr(As), b_s = ptx::smem_addr(Bs);
+  const int tiles = static_cast<int>((K + BLOCK_K - 1) / BLOCK_K);
+  for (int t = 0; t < tiles; ++t) {
+    if (threadIdx.x == 0) {
+      ptx::mbarrier_arrive_expect_tx(&full, A_BYTES + tile_bytes<BN>());
+      load_tile<BM, A_KMAJOR>(As, tma_a, &full, t * BLOCK_K, m0);
+      load_tile<BN, B_KMAJOR>(Bs, tma_b, &full, t * BLOCK_K, n0);
+    }
+    ptx::mbarrier_wait(&full, t & 1);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+#pragma unroll
+      for (int h = 0; h < SLICES; ++h) {
+        // Slice (wg, h) of A is BOX_BYTES per 64 rows further: 64 rows of 128 bytes (K-major)
+        // or the next 64-wide box (MN-major).
+        const int slice = wg * SLICES + h;
+        ptx::wgmma_m64k16<BN, T>(acc[h], slice_desc<A_KMAJOR>(a_s, slice * BOX_BYTES, kk),
+                                 slice_desc<B_KMAJOR>(b_s, 0, kk), !A_KMAJOR, !B_KMAJOR);
+      }
+    }
+    ptx::wgmma_commit();
+    ptx::wgmma_wait<0>();
+#pragma unroll
+    for (int h = 0; h < SLICES; ++h) ptx::fence_registers(acc[h]);
+    __syncthreads();  // every warp is done with the tiles before the next copy overwrites them
+  }
+#pragma unroll
+  for (int h = 0; h < SLICES; ++h) {
+    store_acc<BN>(acc[h], C, ldc, M, N, m0 + 64 * (wg * SLICES + h), n0, alpha, beta);
+  }
+}
+
+// --- the producer/consumer ring of the warp-specialised rungs (v12-v14) --------------------------
+// STAGES buffers of (A tile, B tile). full[s]: the stage's TMA copies have landed (one arrival
+// plus the transaction bytes); empty[s]: every consumer warpgroup is done reading it (CONSUMERS
+// arrivals). Producer and consumers walk the same sequence of k-tiles, counted by `it` across
+// output tiles: stage it % STAGES, and round it / STAGES gives the phase parity to wait for.
+template <int BM, int BN, int STAGES, int CONSUMERS, bool A_KMAJOR, bool B_KMAJOR>
+struct Ring {
+  static constexpr int A_BYTES = tile_bytes<BM>(), STAGE_BYTES = A_BYTES + tile_bytes<BN>();
+  static_assert(STAGE_BYTES % 1024 == 0, "stages must keep the 1024-byte swizzle alignment");
+  unsigned char* stages;
+  uint64_t* full;
+  uint64_t* empty;
+
+  // Thread 0 initialises the barriers; the caller then synchronises the block.
+  __device__ __forceinline__ void init() const {
+    if (threadIdx.x != 0) return;
+    for (int s = 0; s < STAGES; ++s) {
+      ptx::mbarrier_init(&full[s], 1);
+      ptx::mbarrier_init(&empty[s], CONSUMERS);
+    }
+    ptx::fence_barrier_init();
+  }
+
+  // Producer (one thread): the k_tiles k-tiles of output tile (m0, n0). A stage is refilled once
+  // every consumer released its previous round; the first round finds every stage free.
+  __device__ __forceinline__ void produce(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
+                                          int m0, int n0, int k_tiles, int& it) const {
+    for (int t = 0; t < k_tiles; ++t, ++it) {
+      const int s = it % STAGES;
+      if (it >= STAGES) ptx::mbarrier_wait(&empty[s], (it / STAGES - 1) & 1);
+      unsigned char* As = stages + s * STAGE_BYTES;
+      ptx::mbarrier_arrive_expect_tx(&full[s], STAGE_BYTES);
+      load_tile<BM, A_KMAJOR>(As, tma_a, &full[s], t * BLOCK_K, m0);
+      load_tile<BN, B_KMAJOR>(As + A_BYTES, tma_b, &full[s], t * BLOCK_K, n0);
+    }
+  }
+
+  // Consumer warpgroup `slice` (its 64 rows of the tile): acc = the tile's product over k_tiles
+  // k-tiles. One k-tile of wgmmas stays in flight (wait_group 1), so the previous stage is
+  // released while the tensor cores already work on the current one.
+  template <typename T>
+  __device__ __forceinline__ void consume(float (&acc)[BN / 2], int slice, int k_tiles,
+                                          int& it) const {
+    const bool leader = threadIdx.x % 128 == 0;
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+    for (int t = 0; t < k_tiles; ++t, ++it) {
+      const int s = it % STAGES;
+      ptx::mbarrier_wait(&full[s], (it / STAGES) & 1);
+      const uint32_t a_s = ptx::smem_addr(stages + s * STAGE_BYTES), b_s = a_s + A_BYTES;
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+        ptx::wgmma_m64k16<BN, T>(acc, slice_desc<A_KMAJOR>(a_s, slice * BOX_BYTES, kk),
+                                 slice_desc<B_KMAJOR>(b_s, 0, kk), !A_KMAJOR, !B_KMAJOR);
+      }
+      ptx::wgmma_commit();
+      ptx::wgmma_wait<1>();
+      if (t > 0 && leader) ptx::mbarrier_arrive(&empty[(it - 1) % STAGES]);
+    }
+    ptx::wgmma_wait<0>();
+    if (leader) ptx::mbarrier_arrive(&empty[(it - 1) % STAGES]);
+    ptx::fence_registers(acc);
+  }
+};
+
+// Output tile `index` of a persistent block, in groups of GROUP_M tile rows walked column by column
+// (an L2-friendly order: a band of A rows stays resident while B streams past it).
+template <int BM, int BN, int GROUP_M>
+__device__ __forceinline__ void grouped_tile(int index, int tiles_m, int tiles_n, int& m0, int& n0) {
+  const int per_group = GROUP_M * tiles_n, group = index / per_group;
+  const int first_m = group * GROUP_M;
+  const int rows = min(tiles_m - first_m, GROUP_M);
+  const int in_group = index % per_group;
+  m0 = (first_m + in_group % rows) * BM;
+  n0 = (in_group / rows) * BN;
+}
+
+// Host: one block per SM (at most one per output tile) for the persistent rungs.
+inline dim3 persistent_grid(const GemmArgs& a, int bm, int bn, const char* name) {
+  int device = 0, sms = 0;
+  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  FASTGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int64_t tiles = ceil_div(a.M, bm) * ceil_div(a.N, bn);
+  if (tiles > 2147483647) throw std::runtime_error(std::string(name) + ": too many output tiles");
+  return dim3(static_cast<unsigned>(tiles < sms ? tiles : sms));
+}
+
 // Host: tensor maps for BM x 64 tiles of A and BN x 64 tiles of B in their layouts (and 64x64
 // boxes of C), and a launch of the instantiation for that layout pair. KernelFor(a_kmajor,
 // b_kmajor) returns the kernel; every Hopper kernel takes (tma_a, tma_b, tma_c, C, M, N, K, ldc,
@@ -103,26 +257,13 @@ void launch(const GemmArgs& a, const char* name, dim3 grid, int threads, int sme
                                      : make_tensor_map_2d(a.B, bf16, a.N, a.K, a.ldb, BOX, BLOCK_K);
   // C (row-major, M rows of N) in 64x64 boxes, for the rungs that store through TMA.
   const CUtensorMap tma_c = make_tensor_map_2d(a.C, bf16, a.N, a.M, a.ldc, BOX, BOX);
-  auto go = [&](auto ak, auto bk) {
+  with_kmajor(a, [&](auto ak, auto bk) {
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, smem);
     kernel<<<grid, threads, smem, a.stream>>>(tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M, a.N,
                                               a.K, a.ldc, a.alpha, a.beta);
-  };
-  using Y = std::true_type;
-  using No = std::false_type;
-  if (a_kmajor) {
-    b_kmajor ? go(Y{}, Y{}) : go(Y{}, No{});
-  } else {
-    b_kmajor ? go(No{}, Y{}) : go(No{}, No{});
-  }
+  });
   cuda_check(cudaGetLastError(), name);
-}
-
-// The shared memory a kernel asks for: its tiles plus 1 KiB to align them to the swizzle atom.
-__device__ __forceinline__ unsigned char* aligned_smem(unsigned char* raw) {
-  return reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(raw) + 1023) &
-                                          ~uintptr_t(1023));
 }
 
 }  // namespace fastgemm::hopper

@@ -65,20 +65,6 @@ __device__ __forceinline__ void store_c4(float* C, int64_t ldc, int64_t M, int64
   }
 }
 
-// --- layout dispatch -----------------------------------------------------------------------------
-// Calls f(std::bool_constant<a_col_major>, std::bool_constant<b_col_major>): one kernel
-// instantiation per operand layout, so the inner loops carry no layout branches.
-template <typename F>
-void with_layouts(const GemmArgs& a, F&& f) {
-  using T = std::true_type;
-  using N = std::false_type;
-  if (a.a_col_major) {
-    a.b_col_major ? f(T{}, T{}) : f(T{}, N{});
-  } else {
-    a.b_col_major ? f(N{}, T{}) : f(N{}, N{});
-  }
-}
-
 // --- KMN views and float4 tile loaders (vectorized rungs) ---------------------------------------
 // Element (k, x) of the K x MN view: MN_CONTIG ? p[k * ld + x] : p[x * ld + k].
 struct KmnView {
