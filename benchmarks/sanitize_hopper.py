@@ -1,0 +1,30 @@
+"""Run the Hopper rungs on small problems in every layout, for compute-sanitizer.
+
+    compute-sanitizer --tool memcheck  python benchmarks/sanitize_hopper.py [name-filter] [--small]
+    compute-sanitizer --tool racecheck python benchmarks/sanitize_hopper.py v12,v14 --small
+
+CuPy's memory pool is off, so out-of-bounds accesses cannot hide inside pooled blocks; each result
+is checked against a float64 reference.
+"""
+import sys, cupy as cp, fastgemm
+cp.cuda.set_allocator(None)
+names = [k.name for k in fastgemm.kernels("float16") if k.max_cc == 90]
+if len(sys.argv) > 1:
+    names = [n for n in names if any(p in n for p in sys.argv[1].split(","))]
+shapes = [(200, 264, 136), (64, 64, 64)] if "--small" not in sys.argv else [(72, 136, 72)]
+for name in names:
+    for (M, N, K) in shapes:
+        for oa in "CF":
+            for ob in "CF":
+                A = cp.random.standard_normal((M, K), dtype=cp.float32).astype(cp.float16)
+                B = cp.random.standard_normal((K, N), dtype=cp.float32).astype(cp.float16)
+                A = cp.asfortranarray(A) if oa == "F" else A
+                B = cp.asfortranarray(B) if ob == "F" else B
+                C = cp.random.standard_normal((M, N), dtype=cp.float32).astype(cp.float16)
+                C0 = C.copy()
+                fastgemm.hgemm(A, B, C, 1.0, 0.5, kernel=name)
+                ref = A.astype(cp.float64) @ B.astype(cp.float64) + 0.5 * C0.astype(cp.float64)
+                err = float(cp.abs(C.astype(cp.float64) - ref).max())
+                assert err < 0.05 * max(1.0, float(cp.abs(ref).max())), (name, M, N, K, oa, ob, err)
+cp.cuda.Device().synchronize()
+print("ran", names)
