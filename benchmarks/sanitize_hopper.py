@@ -6,7 +6,12 @@
 CuPy's memory pool is off, so out-of-bounds accesses cannot hide inside pooled blocks; each result
 is checked against a float64 reference.
 """
-import sys, cupy as cp, fastgemm
+import sys
+
+import cupy as cp
+
+import fastgemm
+
 cp.cuda.set_allocator(None)
 names = [k.name for k in fastgemm.kernels("float16") if k.max_cc == 90]
 if len(sys.argv) > 1:

@@ -23,7 +23,7 @@ def _gpu_problem() -> str | None:
         import cupy
 
         cupy.cuda.runtime.getDeviceCount()
-    except Exception as exc:  # ImportError or a CUDA error
+    except Exception as exc:  # noqa: BLE001 - ImportError or any CUDA error means no usable CuPy
         return f"CuPy is not usable: {exc}"
     return None
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from conftest import require
 
 import fastgemm
-from conftest import require
 
 pytestmark = pytest.mark.gpu
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
-import fastgemm
 from conftest import require
 from gpu_reference import check_gemm, random_matrix
+
+import fastgemm
 
 pytestmark = pytest.mark.gpu
 

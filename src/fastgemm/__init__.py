@@ -361,8 +361,7 @@ def _gemm(
             raise RuntimeError(problem)
     _C.gemm(info.name, c.dtype, M, N, K, pa, lda, a_col, pb, ldb, b_col, pc, ldc, alpha_f, beta_f,
             launch_stream, device)
-    del keep
-    return C
+    return C  # `keep` (the temporaries) is released after the stream-ordered launches are queued
 
 
 def _scratch(keep: list[Any], rows: int, cols: int, itemsize: int, stream: int, device: int

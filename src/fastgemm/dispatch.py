@@ -14,15 +14,16 @@ from dataclasses import dataclass
 
 from .registry import KernelInfo, kernel_table
 
-__all__ = ["Selection", "AUTO_RULES", "select", "alignment_of", "check_runnable"]
+__all__ = ["AUTO_RULES", "Selection", "alignment_of", "check_runnable", "select"]
 
 _HGEMM_RULES = [
-    ("hgemm_v14_tma_store", "fastest Hopper rung: persistent, warp-specialised wgmma + TMA, "
-     "TMA-store epilogue (sm_90a only)", 0),
+    ("hgemm_v14_tma_store",
+     ("fastest Hopper rung: persistent, warp-specialised wgmma + TMA, TMA-store epilogue "
+      "(sm_90a only)"), 0),
     ("hgemm_v09_raster", "fastest mma.sync rung: 128x256x64 tiles, 3-stage cp.async, L2-friendly order",
      1 << 21),
-    ("hgemm_v07_multistage", "fastest mma.sync rung for small outputs, and within 99 KiB of shared "
-     "memory (sm_86/89)", 0),
+    ("hgemm_v07_multistage",
+     "fastest mma.sync rung for small outputs, and within 99 KiB of shared memory (sm_86/89)", 0),
     ("hgemm_v05_reg_prefetch", "fastest tensor-core rung without cp.async (sm_75)", 0),
     ("hgemm_v01_mma", "tensor-core rung without 16-byte vector access", 0),
 ]
