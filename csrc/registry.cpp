@@ -75,6 +75,9 @@ const std::vector<KernelEntry>& kernel_table() {
       FASTGEMM_HOPPER_ROWS(hgemm_v14_tma_store, 14,
                            "epilogue through shared memory (stmatrix) and TMA stores; C read only "
                            "when beta != 0"),
+      FASTGEMM_HOPPER_ROWS(hgemm_v15_cluster_multicast, 15,
+                           "2-CTA clusters: the B tile split between the pair and multicast by "
+                           "TMA into both"),
 #undef FASTGEMM_HOPPER_ROWS
 #endif
   };

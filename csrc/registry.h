@@ -56,6 +56,7 @@ FASTGEMM_DECLARE_HGEMM(hgemm_v11_wide_tile)
 FASTGEMM_DECLARE_HGEMM(hgemm_v12_warp_specialized)
 FASTGEMM_DECLARE_HGEMM(hgemm_v13_persistent)
 FASTGEMM_DECLARE_HGEMM(hgemm_v14_tma_store)
+FASTGEMM_DECLARE_HGEMM(hgemm_v15_cluster_multicast)
 #endif
 #undef FASTGEMM_DECLARE_HGEMM
 

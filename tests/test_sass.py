@@ -293,8 +293,13 @@ EXPECTATIONS = {
     "wgmma": (_is_hopper, "in the sm_90a cubin, every instantiation has HGMMA (wgmma.mma_async)"),
     "tma": (_is_hopper, "in the sm_90a cubin, every instantiation has UTMALDG (TMA tensor loads)"),
     "tma_store": (
-        lambda k: _is_hopper(k) and "tma_store" in k.name,
-        "in the sm_90a cubin, every instantiation stores C with UTMASTG (TMA tensor stores)",
+        lambda k: _is_hopper(k) and k.version >= 14,
+        "from v14 (tma_store) on, every instantiation stores C with UTMASTG (TMA tensor stores)",
+    ),
+    "multicast": (
+        lambda k: _is_hopper(k) and k.version >= 15,
+        "from v15 (clusters) on, every instantiation loads with UTMALDG.MULTICAST and meets at "
+        "cluster barriers (UCGABAR)",
     ),
 }
 
@@ -502,6 +507,16 @@ def test_tma_stores(cubin, kernel):
     assert not without, f"{cubin}: no UTMASTG (TMA store) in {kernel.name} ({kernel.dtype}): {without}"
 
 
+@pytest.mark.parametrize("cubin, kernel", _cases("multicast"))
+def test_cluster_multicast(cubin, kernel):
+    without = [_short(fn, kernel.name) for fn, ops in _functions_of(cubin, kernel).items()
+               if not (any(_base(op) == "UTMALDG" and "MULTICAST" in op.split(".") for op in ops)
+                       and _has(ops, "UCGABAR_WAIT"))]
+    assert not without, (
+        f"{cubin}: no multicast TMA load or cluster barrier in {kernel.name} ({kernel.dtype}): {without}"
+    )
+
+
 @pytest.mark.parametrize("cubin, kernel", _cases("fma"))
 def test_ffma(cubin, kernel):
     fns = _functions_of(cubin, kernel)
@@ -609,6 +624,7 @@ def test_expectations_cover_the_hgemm_ladder(dtype):
     # Hopper rungs: wgmma and TMA loads (checked in the sm_90a cubin), none of the mma.sync ones.
     assert _of("wgmma", dtype) == _of("tma", dtype) == hopper
     assert all(k.version >= 10 for k in hopper), hopper
+    assert [k.version for k in _of("multicast", dtype)] == [k.version for k in hopper if k.version >= 15]
     turing = [k.name for k in _of("turing_mma", dtype)]
     if dtype == "float16":
         assert turing == [k.name for k in ladder if k.version <= 5]

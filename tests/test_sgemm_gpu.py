@@ -271,3 +271,38 @@ def test_64bit_offsets(cp, kernel, operand):
     cols = cp.asarray(sorted({0, 1, N // 2, N - 2, N - 1}))
     check_gemm(cp, A[rows], B[:, cols], C[rows][:, cols], 1.0, 0.0)
     check_gemm(cp, A[rows[-2:]], B[:, : min(N, 4096)], C[rows[-2:], : min(N, 4096)], 1.0, 0.0)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_copy_rows_any_alignment(cp, dtype):
+    # The row copy behind the padded path: every source/destination alignment (element offsets
+    # 0..7 into 16-byte lines, odd leading dimensions), row tails shorter than a 16-byte chunk,
+    # and nothing written past the last column of a destination row.
+    per16 = 16 // cp.dtype(dtype).itemsize
+    for rows, cols in [(1, 1), (3, 7), (5, per16), (17, 3 * per16 + 5), (65, 1031)]:
+        for src_off, dst_off in [(0, 0), (1, 0), (0, 3), (per16 - 1, 1)]:
+            rs, dst_ld = cols + 3, cols + 5
+            src = cp.arange(src_off + rows * rs, dtype=cp.float32).astype(dtype)
+            dst = cp.full(dst_off + rows * dst_ld, -1, dtype=dtype)
+            item = src.itemsize
+            fastgemm._C.copy_strided(item, src.data.ptr + src_off * item, rows, cols, rs, 1,
+                                     dst.data.ptr + dst_off * item, dst_ld, 0, 0)
+            got = dst[dst_off:].reshape(rows, dst_ld)
+            want = src[src_off:].reshape(rows, rs)[:, :cols]
+            assert bool((got[:, :cols] == want).all()), (rows, cols, src_off, dst_off)
+            assert bool((got[:, cols:] == -1).all()), (rows, cols, src_off, dst_off)
+            assert bool((dst[:dst_off] == -1).all())
+
+
+def test_auto_pads_with_beta_into_misaligned_c(cp):
+    # All three operands under-aligned and C read (beta != 0): A and B and C copied in, C copied
+    # back out into the caller's odd-strided view.
+    M, N, K = 1023, 1025, 1027
+    assert fastgemm.select(M, N, K, "float32", alignment=4).pad
+    A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
+    base = random_matrix(cp, M, N + 2, "float32")
+    C = base[:, 1:N + 1]
+    C0, edges = C.copy(), base[:, [0, N + 1]].copy()
+    fastgemm.sgemm(A, B, C, 0.75, -0.5)
+    check_gemm(cp, A, B, C, 0.75, -0.5, C0)
+    assert bool((base[:, [0, N + 1]] == edges).all())  # the copy-back stays inside the view

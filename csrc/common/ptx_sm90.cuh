@@ -38,6 +38,31 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t phase) {
       : "memory");
 }
 
+// --- thread-block clusters -------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// Every thread of every CTA of the cluster arrives and waits (release / acquire): barrier
+// initialisation before remote use, and no CTA leaves while a peer may still signal it.
+__device__ __forceinline__ void cluster_sync() {
+  __syncwarp();  // .aligned: the warp arrives converged
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
+                   : "memory");
+}
+// One arrival on the mbarrier at `bar`'s offset in the shared memory of cluster rank `cta`.
+// Default (CTA-scope) semantics: the consumers signal that their reads are done (wgmma.wait_group
+// has retired them), which publishes no writes; a cluster-scope release would put a GPU-wide
+// memory barrier (MEMBAR.ALL.GPU) in front of every arrival.
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+      "r"(cta)
+      : "memory");
+}
+
 // --- TMA: a 2-D box of a tensor map into shared memory, completing on an mbarrier ---------------
 // (c0, c1) are element coordinates: c0 along the contiguous dimension. Out-of-bounds elements
 // are written as zeros and still count towards the transaction bytes.
@@ -47,6 +72,19 @@ __device__ __forceinline__ void tma_load_2d(void* smem_dst, const void* tensor_m
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
       "[%0], [%1, {%2, %3}], [%4];\n" ::"r"(smem_addr(smem_dst)),
       "l"(tensor_map), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+      : "memory");
+}
+
+// The same box written to the same shared-memory offset of every CTA of the cluster in
+// `cta_mask` (bit r = cluster rank r); each destination's mbarrier at `bar`'s offset receives the
+// transaction bytes of its copy.
+__device__ __forceinline__ void tma_load_2d_multicast(void* smem_dst, const void* tensor_map,
+                                                      uint64_t* bar, int c0, int c1,
+                                                      uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(smem_dst)),
+      "l"(tensor_map), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(cta_mask)
       : "memory");
 }
 

@@ -123,6 +123,61 @@ __global__ void copy_strided_kernel(const W* src, int64_t rows, int64_t cols, in
   }
 }
 
+// Rows of contiguous elements (a padded, unaligned or aligned matrix) -> rows of dst. Warp w of
+// the x-grid owns 32 16-byte chunks of columns (32 * VEC elements) in every row it visits. Where
+// the destination row is 16-byte aligned, lane l moves chunk l: one 16-byte store, and one
+// 16-byte load where the source row is aligned too (scalar loads otherwise, which L1 merges).
+// Where it is not, lane l moves elements l, l + 32, ... of the warp's span, so that every warp
+// store covers 32 contiguous elements (one lane per 16-byte chunk would scatter each store
+// instruction over 512 bytes of partial sectors: ~1 TB/s instead of ~3 on an H200).
+template <typename W>
+__global__ void copy_rows_kernel(const W* src, int64_t rows, int64_t cols, int64_t rs, W* dst,
+                                 int64_t dst_ld) {
+  constexpr int VEC = 16 / sizeof(W);
+  const int lane = threadIdx.x % 32;
+  const int64_t span = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x - lane) * VEC;
+  if (span >= cols) return;
+  const int64_t j = span + lane * VEC;  // this lane's chunk in the aligned scheme
+  const int n = j >= cols ? 0 : cols - j < VEC ? static_cast<int>(cols - j) : VEC;
+  for (int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
+    const W* s = src + i * rs;
+    W* d = dst + i * dst_ld;
+    if (reinterpret_cast<uintptr_t>(d) % 16 == 0) {
+      alignas(16) W v[VEC];
+      if (n == VEC && reinterpret_cast<uintptr_t>(s) % 16 == 0) {
+        *reinterpret_cast<uint4*>(v) = *reinterpret_cast<const uint4*>(s + j);
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) v[k] = k < n ? s[j + k] : W(0);
+      }
+      if (n == VEC) {
+        *reinterpret_cast<uint4*>(d + j) = *reinterpret_cast<const uint4*>(v);
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+          if (k < n) d[j + k] = v[k];
+        }
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        const int64_t c = span + 32 * k + lane;
+        if (c < cols) d[c] = s[c];
+      }
+    }
+  }
+}
+
+template <typename W>
+void launch_copy_rows(const void* src, int64_t rows, int64_t cols, int64_t rs, void* dst,
+                      int64_t dst_ld, cudaStream_t stream) {
+  constexpr int VEC = 16 / sizeof(W), THREADS = 128;
+  const dim3 grid(static_cast<unsigned>(ceil_div(ceil_div(cols, VEC), THREADS)),
+                  static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
+  copy_rows_kernel<<<grid, THREADS, 0, stream>>>(static_cast<const W*>(src), rows, cols, rs,
+                                                  static_cast<W*>(dst), dst_ld);
+}
+
 unsigned elementwise_blocks(int64_t total) {
   return static_cast<unsigned>(std::min<int64_t>(ceil_div(total, 256), 65536));
 }
@@ -151,14 +206,25 @@ void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, i
                   int64_t cs, void* dst, int64_t dst_ld, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
   if (cs == 1 && (rs >= cols || rows == 1)) {
-    // Rows of contiguous elements (a padded or unaligned matrix): the copy engine's pitched copy
-    // runs at memory bandwidth, where the element-wise kernel below pays an index division per
-    // element.
-    const size_t src_pitch = static_cast<size_t>(rows == 1 ? cols : rs) * elem_bytes;
-    FASTGEMM_CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<size_t>(dst_ld) * elem_bytes, src,
-                                          src_pitch, static_cast<size_t>(cols) * elem_bytes,
-                                          static_cast<size_t>(rows), cudaMemcpyDeviceToDevice,
-                                          stream));
+    // Rows of contiguous elements (a padded or unaligned matrix): copied row by row in 16-byte
+    // chunks, ~3.1 TB/s for 4095x4099 fp16 on an H200. (The element-wise kernel below pays an
+    // index division per element; a pitched cudaMemcpy2DAsync, used before, left the padded
+    // 4095x4097x4099 fp16 GEMM at 1.9x cuBLAS, against 2.1x with this kernel.)
+    if (cols > int64_t(65535) * 128 * (16 / elem_bytes)) {
+      throw std::invalid_argument("copy_strided: rows of more than 2^26 elements");
+    }
+    switch (elem_bytes) {
+      case 2:
+        launch_copy_rows<uint16_t>(src, rows, cols, rows == 1 ? cols : rs, dst, dst_ld, stream);
+        break;
+      case 4:
+        launch_copy_rows<uint32_t>(src, rows, cols, rows == 1 ? cols : rs, dst, dst_ld, stream);
+        break;
+      default:
+        throw std::invalid_argument("copy_strided: unsupported element size " +
+                                    std::to_string(elem_bytes));
+    }
+    FASTGEMM_CHECK_LAUNCH("copy_rows_kernel");
     return;
   }
   const unsigned blocks = elementwise_blocks(rows * cols);

@@ -8,6 +8,7 @@
 #pragma once
 #include <cuda.h>
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -39,15 +40,30 @@ __device__ __forceinline__ uint64_t slice_desc(uint32_t tile, int offset, int kk
   return ptx::wgmma_desc_sw128(tile + offset + 16 * SW_ROW * kk, BOX_BYTES, SW_GROUP);
 }
 
-// One thread issues the TMA copies of a BMN x 64 tile (k0, x0) of an operand.
-template <int BMN, bool K_MAJOR>
+// One thread issues the TMA copies of part `part` (of PARTS) of a BMN x 64 tile (k0, x0): rows
+// x0 + part * BMN / PARTS on, written where they sit in the whole tile. With a `cta_mask` the
+// part is multicast to the same offset of every CTA in the mask (the cluster rungs split the
+// shared operand's tile between the CTAs, each loading one part for all of them).
+template <int BMN, bool K_MAJOR, int PARTS = 1>
 __device__ __forceinline__ void load_tile(unsigned char* dst, const CUtensorMap* map,
-                                          uint64_t* bar, int k0, int x0) {
-  if (K_MAJOR) {  // one box of 64 (k) x BMN rows
-    ptx::tma_load_2d(dst, map, bar, k0, x0);
-  } else {        // BMN / 64 boxes of 64 elements x 64 (k) rows
+                                          uint64_t* bar, int k0, int x0, int part = 0,
+                                          uint16_t cta_mask = 0) {
+  constexpr int ROWS = BMN / PARTS;
+  auto copy = [&](unsigned char* d, int c0, int c1) {
+    if (cta_mask) {
+      ptx::tma_load_2d_multicast(d, map, bar, c0, c1, cta_mask);
+    } else {
+      ptx::tma_load_2d(d, map, bar, c0, c1);
+    }
+  };
+  x0 += part * ROWS;
+  if (K_MAJOR) {  // one box of 64 (k) x ROWS rows (the tensor map's box)
+    copy(dst + part * ROWS * SW_ROW, k0, x0);
+  } else {        // ROWS / 64 boxes of 64 elements x 64 (k) rows
+    static_assert(ROWS % BOX == 0, "MN-major parts are whole 64-element boxes");
+    dst += part * (ROWS / BOX) * BOX_BYTES;
 #pragma unroll
-    for (int j = 0; j < BMN / BOX; ++j) ptx::tma_load_2d(dst + j * BOX_BYTES, map, bar, x0 + BOX * j, k0);
+    for (int j = 0; j < ROWS / BOX; ++j) copy(dst + j * BOX_BYTES, x0 + BOX * j, k0);
   }
 }
 
@@ -149,25 +165,35 @@ __device__ __forceinline__ void one_stage_gemm(const CUtensorMap* tma_a, const C
   }
 }
 
-// --- the producer/consumer ring of the warp-specialised rungs (v12-v14) --------------------------
+// --- the producer/consumer ring of the warp-specialised rungs (v12-v15) --------------------------
 // STAGES buffers of (A tile, B tile). full[s]: the stage's TMA copies have landed (one arrival
 // plus the transaction bytes); empty[s]: every consumer warpgroup is done reading it (CONSUMERS
 // arrivals). Producer and consumers walk the same sequence of k-tiles, counted by `it` across
 // output tiles: stage it % STAGES, and round it / STAGES gives the phase parity to wait for.
-template <int BM, int BN, int STAGES, int CONSUMERS, bool A_KMAJOR, bool B_KMAJOR>
+//
+// CLUSTER > 1: the CTAs of a cluster compute vertically stacked tiles (same n0) and share the B
+// tile. Each CTA's producer loads its own A tile and 1/CLUSTER of the B tile, multicast into every
+// CTA of the cluster, so a stage of one CTA is written by all of them: its `empty` barrier then
+// counts the consumers of the whole cluster (a stage is refilled only once every CTA has read
+// it), and a consumer releases a stage in every CTA. `full` still expects the whole stage's bytes,
+// which arrive from CLUSTER producers.
+template <int BM, int BN, int STAGES, int CONSUMERS, bool A_KMAJOR, bool B_KMAJOR,
+          int CLUSTER_ = 1>
 struct Ring {
+  static constexpr int CLUSTER = CLUSTER_;
   static constexpr int A_BYTES = tile_bytes<BM>(), STAGE_BYTES = A_BYTES + tile_bytes<BN>();
   static_assert(STAGE_BYTES % 1024 == 0, "stages must keep the 1024-byte swizzle alignment");
   unsigned char* stages;
   uint64_t* full;
   uint64_t* empty;
+  uint32_t rank = 0;  // this CTA's rank in its cluster
 
   // Thread 0 initialises the barriers; the caller then synchronises the block.
   __device__ __forceinline__ void init() const {
     if (threadIdx.x != 0) return;
     for (int s = 0; s < STAGES; ++s) {
       ptx::mbarrier_init(&full[s], 1);
-      ptx::mbarrier_init(&empty[s], CONSUMERS);
+      ptx::mbarrier_init(&empty[s], CONSUMERS * CLUSTER);
     }
     ptx::fence_barrier_init();
   }
@@ -182,7 +208,23 @@ struct Ring {
       unsigned char* As = stages + s * STAGE_BYTES;
       ptx::mbarrier_arrive_expect_tx(&full[s], STAGE_BYTES);
       load_tile<BM, A_KMAJOR>(As, tma_a, &full[s], t * BLOCK_K, m0);
-      load_tile<BN, B_KMAJOR>(As + A_BYTES, tma_b, &full[s], t * BLOCK_K, n0);
+      if (CLUSTER == 1) {
+        load_tile<BN, B_KMAJOR>(As + A_BYTES, tma_b, &full[s], t * BLOCK_K, n0);
+      } else {
+        load_tile<BN, B_KMAJOR, CLUSTER>(As + A_BYTES, tma_b, &full[s], t * BLOCK_K, n0, rank,
+                                         (1u << CLUSTER) - 1);
+      }
+    }
+  }
+
+  // A consumer warpgroup's leader: the warpgroup has finished reading stage s (in every CTA of
+  // the cluster, whose producers all write into it).
+  __device__ __forceinline__ void release(int s) const {
+    if (CLUSTER == 1) {
+      ptx::mbarrier_arrive(&empty[s]);
+    } else {
+#pragma unroll
+      for (int c = 0; c < CLUSTER; ++c) ptx::mbarrier_arrive_cluster(&empty[s], c);
     }
   }
 
@@ -207,13 +249,17 @@ struct Ring {
       }
       ptx::wgmma_commit();
       ptx::wgmma_wait<1>();
-      if (t > 0 && leader) ptx::mbarrier_arrive(&empty[(it - 1) % STAGES]);
+      if (t > 0 && leader) release((it - 1) % STAGES);
     }
     ptx::wgmma_wait<0>();
-    if (leader) ptx::mbarrier_arrive(&empty[(it - 1) % STAGES]);
+    if (leader) release((it - 1) % STAGES);
     ptx::fence_registers(acc);
   }
 };
+
+// Registers per thread after setmaxnreg: the producer warpgroup only issues copies, the consumer
+// warpgroups hold 128 fp32 accumulators each (384 threads: 40 + 2 x 232 <= 504 of the 512).
+constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 
 // Output tile `index` of a persistent block, in groups of GROUP_M tile rows walked column by column
 // (an L2-friendly order: a band of A rows stays resident while B streams past it).
@@ -227,21 +273,49 @@ __device__ __forceinline__ void grouped_tile(int index, int tiles_m, int tiles_n
   n0 = (in_group / rows) * BN;
 }
 
-// Host: one block per SM (at most one per output tile) for the persistent rungs.
-inline dim3 persistent_grid(const GemmArgs& a, int bm, int bn, const char* name) {
+// Host: the grid of a persistent rung: one block per SM (at most one per output tile), in whole
+// clusters of CLUSTER blocks stacked along M (a cluster tile is CLUSTER * bm rows).
+inline dim3 persistent_grid(const GemmArgs& a, int bm, int bn, const char* name, int cluster = 1) {
   int device = 0, sms = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   FASTGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const int64_t tiles = ceil_div(a.M, bm) * ceil_div(a.N, bn);
-  if (tiles > 2147483647) throw std::runtime_error(std::string(name) + ": too many output tiles");
-  return dim3(static_cast<unsigned>(tiles < sms ? tiles : sms));
+  const int64_t tiles = ceil_div(a.M, int64_t(bm) * cluster) * ceil_div(a.N, bn);
+  if (tiles > 2147483647 / cluster) {
+    throw std::runtime_error(std::string(name) + ": too many output tiles");
+  }
+  const int64_t clusters = tiles < sms / cluster ? tiles : sms / cluster;
+  return dim3(static_cast<unsigned>(clusters * cluster));
+}
+
+// Host: a persistent grid of clusters capped at the clusters the GPU can hold at once (a GPC
+// whose free SMs do not divide by the cluster size leaves some idle; a cluster beyond the cap
+// would wait for a second wave). Cached per device: the answer depends only on the kernel, its
+// shared memory and the GPU.
+template <int CLUSTER, typename Kernel>
+dim3 resident_clusters(Kernel kernel, dim3 grid, int threads, int smem) {
+  static std::atomic<int> cached[64] = {};
+  int device = 0;
+  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  int clusters = device < 64 ? cached[device].load(std::memory_order_relaxed) : 0;
+  if (clusters == 0) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem;
+    FASTGEMM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+    if (clusters < 1) throw std::runtime_error("no cluster of this kernel fits on the GPU");
+    if (device < 64) cached[device].store(clusters, std::memory_order_relaxed);
+  }
+  if (grid.x > unsigned(clusters * CLUSTER)) grid.x = clusters * CLUSTER;
+  return grid;
 }
 
 // Host: tensor maps for BM x 64 tiles of A and BN x 64 tiles of B in their layouts (and 64x64
 // boxes of C), and a launch of the instantiation for that layout pair. KernelFor(a_kmajor,
 // b_kmajor) returns the kernel; every Hopper kernel takes (tma_a, tma_b, tma_c, C, M, N, K, ldc,
-// alpha, beta).
-template <int BM, int BN, typename T, typename KernelFor>
+// alpha, beta). CLUSTER > 1: the kernel has __cluster_dims__(CLUSTER), each CTA loads 1/CLUSTER
+// of a K-major B tile (the box of B's map), and the grid is capped at the resident clusters.
+template <int BM, int BN, typename T, int CLUSTER = 1, typename KernelFor>
 void launch(const GemmArgs& a, const char* name, dim3 grid, int threads, int smem,
             KernelFor kernel_for) {
   const bool bf16 = std::is_same_v<T, __nv_bfloat16>;
@@ -253,13 +327,14 @@ void launch(const GemmArgs& a, const char* name, dim3 grid, int threads, int sme
   // Storage views: K-major A is M rows of K elements, MN-major A is K rows of M (B likewise).
   const CUtensorMap tma_a = a_kmajor ? make_tensor_map_2d(a.A, bf16, a.K, a.M, a.lda, BOX, BM)
                                      : make_tensor_map_2d(a.A, bf16, a.M, a.K, a.lda, BOX, BLOCK_K);
-  const CUtensorMap tma_b = b_kmajor ? make_tensor_map_2d(a.B, bf16, a.K, a.N, a.ldb, BOX, BN)
+  const CUtensorMap tma_b = b_kmajor ? make_tensor_map_2d(a.B, bf16, a.K, a.N, a.ldb, BOX, BN / CLUSTER)
                                      : make_tensor_map_2d(a.B, bf16, a.N, a.K, a.ldb, BOX, BLOCK_K);
   // C (row-major, M rows of N) in 64x64 boxes, for the rungs that store through TMA.
   const CUtensorMap tma_c = make_tensor_map_2d(a.C, bf16, a.N, a.M, a.ldc, BOX, BOX);
   with_kmajor(a, [&](auto ak, auto bk) {
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, smem);
+    if constexpr (CLUSTER > 1) grid = resident_clusters<CLUSTER>(kernel, grid, threads, smem);
     kernel<<<grid, threads, smem, a.stream>>>(tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M, a.N,
                                               a.K, a.ldc, a.alpha, a.beta);
   });

@@ -22,7 +22,6 @@ namespace {
 using namespace hopper;
 constexpr int BLOCK_M = 128, BLOCK_N = 256, STAGES = 4;
 constexpr int CONSUMERS = 2, THREADS = 128 * (CONSUMERS + 1);
-constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 template <bool AK, bool BK>
 using RingT = Ring<BLOCK_M, BLOCK_N, STAGES, CONSUMERS, AK, BK>;
 constexpr int STAGE_BYTES = RingT<true, true>::STAGE_BYTES;

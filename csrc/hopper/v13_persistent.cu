@@ -8,10 +8,11 @@
 // column by column (a 2048-row band of A stays in L2 while B streams past it once per band).
 // Why faster: no block launch and prologue per tile, epilogue overlapped with the next tile's
 // copies, and fewer L2 misses than the row-major order of v12's grid.
+// (hopper/persistent.cuh: persistent_gemm, shared with v14-v15.)
 // What limits it: each block still loads its own A and B tiles (neighbours on the same cluster
 // re-fetch the same data from L2), and the epilogue writes C straight from registers.
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B. sm_90a.
-#include "hopper/common.cuh"
+#include "hopper/persistent.cuh"
 #include "registry.h"
 
 namespace fastgemm {
@@ -20,7 +21,6 @@ namespace {
 using namespace hopper;
 constexpr int BLOCK_M = 128, BLOCK_N = 256, STAGES = 4, GROUP_M = 16;
 constexpr int CONSUMERS = 2, THREADS = 128 * (CONSUMERS + 1);
-constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 template <bool AK, bool BK>
 using RingT = Ring<BLOCK_M, BLOCK_N, STAGES, CONSUMERS, AK, BK>;
 constexpr int STAGE_BYTES = RingT<true, true>::STAGE_BYTES;
@@ -37,29 +37,10 @@ __global__ void __launch_bounds__(THREADS, 1)
   const RingT<A_KMAJOR, B_KMAJOR> ring{aligned_smem(smem_raw), full, empty};
   ring.init();
   __syncthreads();
-  const int wg = threadIdx.x / 128;
-  const int k_tiles = static_cast<int>((K + BLOCK_K - 1) / BLOCK_K);
-  const int tiles_m = static_cast<int>((M + BLOCK_M - 1) / BLOCK_M);
-  const int tiles_n = static_cast<int>((N + BLOCK_N - 1) / BLOCK_N);
-  int it = 0;  // the running k-tile counter, advanced alike by producer and consumers
-  if (wg == 0) {
-    ptx::setmaxnreg_dec<PRODUCER_REGS>();
-    if (threadIdx.x != 0) return;
-    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
-      int m0, n0;
-      grouped_tile<BLOCK_M, BLOCK_N, GROUP_M>(tile, tiles_m, tiles_n, m0, n0);
-      ring.produce(&tma_a, &tma_b, m0, n0, k_tiles, it);
-    }
-  } else {
-    ptx::setmaxnreg_inc<CONSUMER_REGS>();
-    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
-      int m0, n0;
-      grouped_tile<BLOCK_M, BLOCK_N, GROUP_M>(tile, tiles_m, tiles_n, m0, n0);
-      float acc[BLOCK_N / 2];
-      ring.template consume<T>(acc, wg - 1, k_tiles, it);
-      store_acc<BLOCK_N>(acc, C, ldc, M, N, m0 + 64 * (wg - 1), n0, alpha, beta);
-    }
-  }
+  persistent_gemm<T, BLOCK_M, BLOCK_N, GROUP_M>(
+      ring, &tma_a, &tma_b, M, N, K, [&](float(&acc)[BLOCK_N / 2], int64_t row0, int64_t col0, int) {
+        store_acc<BLOCK_N>(acc, C, ldc, M, N, row0, col0, alpha, beta);
+      });
 }
 
 template <typename T>

@@ -1,0 +1,135 @@
+// hopper/persistent.cuh — the persistent warp-specialised loop of v13-v15 and the stmatrix + TMA
+// store epilogue of v14-v15.
+#pragma once
+#include "hopper/common.cuh"
+
+namespace fastgemm::hopper {
+
+// A persistent block (or cluster of RingT::CLUSTER blocks stacked along M, sharing B) walks the
+// output tiles in grouped order: cluster c of the grid takes tiles c, c + #clusters, ... The
+// producer warpgroup gives its registers away and one thread streams every tile's k-tiles into
+// the ring, running ahead across tile boundaries; consumer warpgroup w (1, 2) multiplies rows
+// 64(w-1)..64w-1 of the block's tile and hands its accumulators to `epilogue(acc, row0, col0,
+// half)` — which runs while the producer already fills the ring with the next tile.
+template <typename T, int BM, int BN, int GROUP_M, typename RingT, typename Epilogue>
+__device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtensorMap* tma_a,
+                                                const CUtensorMap* tma_b, int64_t M, int64_t N,
+                                                int64_t K, Epilogue&& epilogue) {
+  constexpr int CLUSTER = RingT::CLUSTER;
+  const int wg = threadIdx.x / 128;
+  const int k_tiles = static_cast<int>((K + BLOCK_K - 1) / BLOCK_K);
+  const int tiles_m = static_cast<int>((M + BM * CLUSTER - 1) / (BM * CLUSTER));
+  const int tiles_n = static_cast<int>((N + BN - 1) / BN);
+  const int first = blockIdx.x / CLUSTER, step = gridDim.x / CLUSTER;
+  const int row_offset = static_cast<int>(ring.rank) * BM;  // this block's rows of the cluster tile
+  int it = 0;  // the running k-tile counter, advanced alike by producer and consumers
+  if (wg == 0) {
+    ptx::setmaxnreg_dec<PRODUCER_REGS>();
+    if (threadIdx.x == 0) {
+      for (int tile = first; tile < tiles_m * tiles_n; tile += step) {
+        int m0, n0;
+        grouped_tile<BM * CLUSTER, BN, GROUP_M>(tile, tiles_m, tiles_n, m0, n0);
+        ring.produce(tma_a, tma_b, m0 + row_offset, n0, k_tiles, it);
+      }
+    }
+  } else {
+    ptx::setmaxnreg_inc<CONSUMER_REGS>();
+    const int half = wg - 1;
+    for (int tile = first; tile < tiles_m * tiles_n; tile += step) {
+      int m0, n0;
+      grouped_tile<BM * CLUSTER, BN, GROUP_M>(tile, tiles_m, tiles_n, m0, n0);
+      float acc[BN / 2];
+      ring.template consume<T>(acc, half, k_tiles, it);
+      epilogue(acc, m0 + row_offset + 64 * half, n0, half);
+    }
+  }
+}
+
+// A consumer warpgroup's 64 x BN accumulators -> C through shared memory and TMA stores.
+// `out` holds BN / 64 boxes of 64 rows x 64 columns, each row 128 bytes with the 128-byte
+// swizzle (16-byte chunk c of row r stored at chunk c ^ (r % 8)), which is what the tensor map of
+// C expects and keeps every stmatrix conflict-free. alpha and beta are applied in fp32 and C is
+// read only when beta != 0. Named barrier 1 + half keeps the warpgroup together.
+template <int BN, typename T>
+__device__ __forceinline__ void store_tile(float (&acc)[BN / 2], unsigned char* out,
+                                           const CUtensorMap* tma_c, const T* C, int64_t ldc,
+                                           int64_t M, int64_t N, int64_t row0, int64_t col0,
+                                           float alpha, float beta, int half) {
+  using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const bool leader = threadIdx.x % 128 == 0;
+  // The buffer's previous tile must have been read out by its TMA store before it is rewritten.
+  if (leader) ptx::bulk_wait_read<0>();
+  ptx::named_barrier(1 + half, 128);
+  auto pack = [&](int j, int r) {  // two adjacent outputs of n8 block j, row half r, as T2 bits
+    float v0 = alpha * acc[4 * j + 2 * r], v1 = alpha * acc[4 * j + 2 * r + 1];
+    if (beta != 0.0f) {  // only now is C read
+      const int64_t row = row0 + warp * 16 + lane / 4 + 8 * r;
+      const int64_t col = col0 + 8 * j + 2 * (lane % 4);
+      if (row < M && col < N) v0 = fmaf(beta, float(C[row * ldc + col]), v0);
+      if (row < M && col + 1 < N) v1 = fmaf(beta, float(C[row * ldc + col + 1]), v1);
+    }
+    T2 t;
+    t.x = T(v0), t.y = T(v1);
+    return *reinterpret_cast<uint32_t*>(&t);
+  };
+  const uint32_t base = ptx::smem_addr(out);
+#pragma unroll
+  for (int j = 0; j < BN / 8; j += 2) {
+    // Matrices: rows 0-7 / 8-15 of n8 blocks j and j+1; lane l addresses row l % 8 of matrix l / 8.
+    const int row = warp * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
+    const int col = 8 * (j + lane / 16);
+    const int box = col / BOX, chunk = (col % BOX) / 8;
+    const uint32_t addr = base + box * (64 * SW_ROW) + row * SW_ROW + ((chunk ^ (row % 8)) * 16);
+    ptx::stmatrix_x4(addr, pack(j, 0), pack(j, 1), pack(j + 1, 0), pack(j + 1, 1));
+  }
+  ptx::fence_proxy_async_shared();  // the stmatrix writes, visible to the TMA unit ...
+  ptx::named_barrier(1 + half, 128);  // ... from every warp of the warpgroup
+  if (leader) {
+#pragma unroll
+    for (int b = 0; b < BN / BOX; ++b) {
+      ptx::tma_store_2d(tma_c, out + b * 64 * SW_ROW, static_cast<int>(col0) + BOX * b,
+                        static_cast<int>(row0));
+    }
+    ptx::bulk_commit();
+  }
+}
+
+// The whole kernel body of the TMA-store rungs (v14, v15): ring, persistent loop, store_tile
+// epilogue with one C buffer per consumer warpgroup after the ring's stages. The rung's
+// __global__ (its own name, its own cluster shape) only calls this.
+template <typename T, int BM, int BN, int STAGES, int GROUP_M, int CLUSTER, bool A_KMAJOR,
+          bool B_KMAJOR>
+__device__ __forceinline__ void tma_store_gemm(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
+                                               const CUtensorMap* tma_c, T* C, int64_t M,
+                                               int64_t N, int64_t K, int64_t ldc, float alpha,
+                                               float beta) {
+  using RingT = Ring<BM, BN, STAGES, 2, A_KMAJOR, B_KMAJOR, CLUSTER>;
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ uint64_t full[STAGES], empty[STAGES];
+  unsigned char* smem = aligned_smem(smem_raw);
+  const RingT ring{smem, full, empty, CLUSTER > 1 ? ptx::cluster_ctarank() : 0u};
+  ring.init();
+  // Every CTA's barriers are initialised before any CTA of the cluster signals them.
+  if constexpr (CLUSTER > 1) {
+    ptx::cluster_sync();
+  } else {
+    __syncthreads();
+  }
+  persistent_gemm<T, BM, BN, GROUP_M>(
+      ring, tma_a, tma_b, M, N, K, [&](float(&acc)[BN / 2], int64_t row0, int64_t col0, int half) {
+        unsigned char* out = smem + STAGES * RingT::STAGE_BYTES + half * (64 * BN * 2);
+        store_tile<BN, T>(acc, out, tma_c, C, ldc, M, N, row0, col0, alpha, beta, half);
+      });
+  if (threadIdx.x >= 128 && threadIdx.x % 128 == 0) ptx::bulk_wait<0>();  // the last stores landed
+  // No CTA leaves while a peer may still arrive on its `empty` barriers.
+  if constexpr (CLUSTER > 1) ptx::cluster_sync();
+}
+
+// Shared memory of tma_store_gemm: the ring, two 64 x BN C buffers, 1 KiB of alignment.
+template <int BM, int BN, int STAGES>
+constexpr int tma_store_smem() {
+  return STAGES * (tile_bytes<BM>() + tile_bytes<BN>()) + 2 * 64 * BN * 2 + 1024;
+}
+
+}  // namespace fastgemm::hopper
