@@ -78,6 +78,9 @@ const std::vector<KernelEntry>& kernel_table() {
       FASTGEMM_HOPPER_ROWS(hgemm_v15_cluster_multicast, 15,
                            "2-CTA clusters: the B tile split between the pair and multicast by "
                            "TMA into both"),
+      FASTGEMM_HOPPER_ROWS(hgemm_v16_deep_ring, 16,
+                           "4-stage ring (C stored in 8 KiB pieces), balanced persistent grid, "
+                           "single-CTA blocks"),
 #undef FASTGEMM_HOPPER_ROWS
 #endif
   };

@@ -315,7 +315,10 @@ dim3 resident_clusters(Kernel kernel, dim3 grid, int threads, int smem) {
 // b_kmajor) returns the kernel; every Hopper kernel takes (tma_a, tma_b, tma_c, C, M, N, K, ldc,
 // alpha, beta). CLUSTER > 1: the kernel has __cluster_dims__(CLUSTER), each CTA loads 1/CLUSTER
 // of a K-major B tile (the box of B's map), and the grid is capped at the resident clusters.
-template <int BM, int BN, typename T, int CLUSTER = 1, typename KernelFor>
+// BALANCE (persistent rungs): as few blocks as keep the number of tile rounds (a block per SM at
+// most): 512 tiles on 132 SMs take 4 rounds on 128 blocks as on 132, and the 4 idle SMs spare
+// the power budget that the busy ones' clocks share.
+template <int BM, int BN, typename T, int CLUSTER = 1, bool BALANCE = false, typename KernelFor>
 void launch(const GemmArgs& a, const char* name, dim3 grid, int threads, int smem,
             KernelFor kernel_for) {
   const bool bf16 = std::is_same_v<T, __nv_bfloat16>;
@@ -335,6 +338,11 @@ void launch(const GemmArgs& a, const char* name, dim3 grid, int threads, int sme
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, smem);
     if constexpr (CLUSTER > 1) grid = resident_clusters<CLUSTER>(kernel, grid, threads, smem);
+    if constexpr (BALANCE) {
+      const int64_t tiles = ceil_div(a.M, int64_t(BM) * CLUSTER) * ceil_div(a.N, BN);
+      const int64_t rounds = ceil_div(tiles, int64_t(grid.x / CLUSTER));
+      grid.x = static_cast<unsigned>(CLUSTER * ceil_div(tiles, rounds));
+    }
     kernel<<<grid, threads, smem, a.stream>>>(tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M, a.N,
                                               a.K, a.ldc, a.alpha, a.beta);
   });

@@ -45,22 +45,24 @@ __device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtenso
   }
 }
 
-// A consumer warpgroup's 64 x BN accumulators -> C through shared memory and TMA stores.
-// `out` holds BN / 64 boxes of 64 rows x 64 columns, each row 128 bytes with the 128-byte
-// swizzle (16-byte chunk c of row r stored at chunk c ^ (r % 8)), which is what the tensor map of
-// C expects and keeps every stmatrix conflict-free. alpha and beta are applied in fp32 and C is
-// read only when beta != 0. Named barrier 1 + half keeps the warpgroup together.
-template <int BN, typename T>
+// A consumer warpgroup's 64 x BN accumulators -> C through shared memory and TMA stores, in
+// pieces of PIECE 64x64 boxes (BN / 64 / PIECE pieces per tile) through a buffer of SLOTS pieces
+// at `out`. Each box is 64 rows of 128 bytes with the 128-byte swizzle (16-byte chunk c of row r
+// stored at chunk c ^ (r % 8)), which is what the tensor map of C expects and keeps every
+// stmatrix conflict-free. Each piece is one bulk group; a slot is rewritten only once the store
+// that last read it is done (at most SLOTS - 1 younger groups pending). alpha and beta are
+// applied in fp32 and C is read only when beta != 0. Named barrier 1 + half keeps the warpgroup
+// together.
+template <int BN, int PIECE, int SLOTS, typename T>
 __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], unsigned char* out,
                                            const CUtensorMap* tma_c, const T* C, int64_t ldc,
                                            int64_t M, int64_t N, int64_t row0, int64_t col0,
                                            float alpha, float beta, int half) {
   using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+  constexpr int PIECES = BN / BOX / PIECE;
+  static_assert(PIECES % SLOTS == 0, "every tile starts at slot 0");
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const bool leader = threadIdx.x % 128 == 0;
-  // The buffer's previous tile must have been read out by its TMA store before it is rewritten.
-  if (leader) ptx::bulk_wait_read<0>();
-  ptx::named_barrier(1 + half, 128);
   auto pack = [&](int j, int r) {  // two adjacent outputs of n8 block j, row half r, as T2 bits
     float v0 = alpha * acc[4 * j + 2 * r], v1 = alpha * acc[4 * j + 2 * r + 1];
     if (beta != 0.0f) {  // only now is C read
@@ -73,63 +75,76 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], unsigned char* 
     t.x = T(v0), t.y = T(v1);
     return *reinterpret_cast<uint32_t*>(&t);
   };
-  const uint32_t base = ptx::smem_addr(out);
 #pragma unroll
-  for (int j = 0; j < BN / 8; j += 2) {
-    // Matrices: rows 0-7 / 8-15 of n8 blocks j and j+1; lane l addresses row l % 8 of matrix l / 8.
-    const int row = warp * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
-    const int col = 8 * (j + lane / 16);
-    const int box = col / BOX, chunk = (col % BOX) / 8;
-    const uint32_t addr = base + box * (64 * SW_ROW) + row * SW_ROW + ((chunk ^ (row % 8)) * 16);
-    ptx::stmatrix_x4(addr, pack(j, 0), pack(j, 1), pack(j + 1, 0), pack(j + 1, 1));
-  }
-  ptx::fence_proxy_async_shared();  // the stmatrix writes, visible to the TMA unit ...
-  ptx::named_barrier(1 + half, 128);  // ... from every warp of the warpgroup
-  if (leader) {
+  for (int p = 0; p < PIECES; ++p) {
+    unsigned char* slot = out + (p % SLOTS) * PIECE * BOX_BYTES;
+    if (leader) ptx::bulk_wait_read<SLOTS - 1>();  // the slot's previous store has read it
+    ptx::named_barrier(1 + half, 128);
+    const uint32_t base = ptx::smem_addr(slot);
 #pragma unroll
-    for (int b = 0; b < BN / BOX; ++b) {
-      ptx::tma_store_2d(tma_c, out + b * 64 * SW_ROW, static_cast<int>(col0) + BOX * b,
-                        static_cast<int>(row0));
+    for (int j = p * PIECE * 8; j < (p + 1) * PIECE * 8; j += 2) {
+      // Matrices: rows 0-7 / 8-15 of n8 blocks j and j+1; lane l addresses row l % 8 of matrix
+      // l / 8.
+      const int row = warp * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
+      const int col = 8 * (j + lane / 16) - p * PIECE * BOX;
+      const int box = col / BOX, chunk = (col % BOX) / 8;
+      const uint32_t addr = base + box * BOX_BYTES + row * SW_ROW + ((chunk ^ (row % 8)) * 16);
+      ptx::stmatrix_x4(addr, pack(j, 0), pack(j, 1), pack(j + 1, 0), pack(j + 1, 1));
     }
-    ptx::bulk_commit();
+    ptx::fence_proxy_async_shared();    // the stmatrix writes, visible to the TMA unit ...
+    ptx::named_barrier(1 + half, 128);  // ... from every warp of the warpgroup
+    if (leader) {
+#pragma unroll
+      for (int b = 0; b < PIECE; ++b) {
+        ptx::tma_store_2d(tma_c, slot + b * BOX_BYTES,
+                          static_cast<int>(col0) + BOX * (p * PIECE + b), static_cast<int>(row0));
+      }
+      ptx::bulk_commit();
+    }
   }
 }
+
+// Shape of the TMA-store rungs: ring depth, grouped order, cluster size, and the epilogue's
+// C buffer per consumer warpgroup (SLOTS pieces of PIECE 64x64 boxes).
+template <int BM_, int BN_, int STAGES_, int GROUP_M_, int CLUSTER_, int PIECE_, int SLOTS_>
+struct TmaStoreShape {
+  static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, GROUP_M = GROUP_M_;
+  static constexpr int CLUSTER = CLUSTER_, PIECE = PIECE_, SLOTS = SLOTS_;
+  static constexpr int C_BYTES = SLOTS * PIECE * BOX_BYTES;  // per consumer warpgroup
+  // The ring, two C buffers, 1 KiB to align to the swizzle atom.
+  static constexpr int SMEM = STAGES * (tile_bytes<BM>() + tile_bytes<BN>()) + 2 * C_BYTES + 1024;
+};
 
 // The whole kernel body of the TMA-store rungs (v14, v15): ring, persistent loop, store_tile
 // epilogue with one C buffer per consumer warpgroup after the ring's stages. The rung's
 // __global__ (its own name, its own cluster shape) only calls this.
-template <typename T, int BM, int BN, int STAGES, int GROUP_M, int CLUSTER, bool A_KMAJOR,
-          bool B_KMAJOR>
+template <typename T, typename S, bool A_KMAJOR, bool B_KMAJOR>
 __device__ __forceinline__ void tma_store_gemm(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
                                                const CUtensorMap* tma_c, T* C, int64_t M,
                                                int64_t N, int64_t K, int64_t ldc, float alpha,
                                                float beta) {
-  using RingT = Ring<BM, BN, STAGES, 2, A_KMAJOR, B_KMAJOR, CLUSTER>;
+  using RingT = Ring<S::BM, S::BN, S::STAGES, 2, A_KMAJOR, B_KMAJOR, S::CLUSTER>;
   extern __shared__ unsigned char smem_raw[];
-  __shared__ uint64_t full[STAGES], empty[STAGES];
+  __shared__ uint64_t full[S::STAGES], empty[S::STAGES];
   unsigned char* smem = aligned_smem(smem_raw);
-  const RingT ring{smem, full, empty, CLUSTER > 1 ? ptx::cluster_ctarank() : 0u};
+  const RingT ring{smem, full, empty, S::CLUSTER > 1 ? ptx::cluster_ctarank() : 0u};
   ring.init();
   // Every CTA's barriers are initialised before any CTA of the cluster signals them.
-  if constexpr (CLUSTER > 1) {
+  if constexpr (S::CLUSTER > 1) {
     ptx::cluster_sync();
   } else {
     __syncthreads();
   }
-  persistent_gemm<T, BM, BN, GROUP_M>(
-      ring, tma_a, tma_b, M, N, K, [&](float(&acc)[BN / 2], int64_t row0, int64_t col0, int half) {
-        unsigned char* out = smem + STAGES * RingT::STAGE_BYTES + half * (64 * BN * 2);
-        store_tile<BN, T>(acc, out, tma_c, C, ldc, M, N, row0, col0, alpha, beta, half);
+  persistent_gemm<T, S::BM, S::BN, S::GROUP_M>(
+      ring, tma_a, tma_b, M, N, K,
+      [&](float(&acc)[S::BN / 2], int64_t row0, int64_t col0, int half) {
+        unsigned char* out = smem + S::STAGES * RingT::STAGE_BYTES + half * S::C_BYTES;
+        store_tile<S::BN, S::PIECE, S::SLOTS, T>(acc, out, tma_c, C, ldc, M, N, row0, col0, alpha,
+                                                 beta, half);
       });
   if (threadIdx.x >= 128 && threadIdx.x % 128 == 0) ptx::bulk_wait<0>();  // the last stores landed
   // No CTA leaves while a peer may still arrive on its `empty` barriers.
-  if constexpr (CLUSTER > 1) ptx::cluster_sync();
-}
-
-// Shared memory of tma_store_gemm: the ring, two 64 x BN C buffers, 1 KiB of alignment.
-template <int BM, int BN, int STAGES>
-constexpr int tma_store_smem() {
-  return STAGES * (tile_bytes<BM>() + tile_bytes<BN>()) + 2 * 64 * BN * 2 + 1024;
+  if constexpr (S::CLUSTER > 1) ptx::cluster_sync();
 }
 
 }  // namespace fastgemm::hopper

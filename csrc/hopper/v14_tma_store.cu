@@ -22,7 +22,8 @@ namespace {
 
 using namespace hopper;
 constexpr int BLOCK_M = 128, BLOCK_N = 256, STAGES = 3, GROUP_M = 16, THREADS = 384;
-constexpr int SMEM = tma_store_smem<BLOCK_M, BLOCK_N, STAGES>();
+using Shape = TmaStoreShape<BLOCK_M, BLOCK_N, STAGES, GROUP_M, 1, 4, 1>;
+constexpr int SMEM = Shape::SMEM;
 
 template <typename T, bool A_KMAJOR, bool B_KMAJOR>
 __global__ void __launch_bounds__(THREADS, 1)
@@ -30,7 +31,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                                const __grid_constant__ CUtensorMap tma_b,
                                const __grid_constant__ CUtensorMap tma_c, T* C, int64_t M,
                                int64_t N, int64_t K, int64_t ldc, float alpha, float beta) {
-  tma_store_gemm<T, BLOCK_M, BLOCK_N, STAGES, GROUP_M, 1, A_KMAJOR, B_KMAJOR>(
+  tma_store_gemm<T, Shape, A_KMAJOR, B_KMAJOR>(
       &tma_a, &tma_b, &tma_c, C, M, N, K, ldc, alpha, beta);
 }
 

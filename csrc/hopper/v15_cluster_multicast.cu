@@ -26,7 +26,8 @@ namespace {
 using namespace hopper;
 constexpr int BLOCK_M = 128, BLOCK_N = 256, STAGES = 3, CLUSTER = 2, THREADS = 384;
 constexpr int GROUP_M = 8;  // cluster tile rows per group: 2048 rows of A, as in v13-v14
-constexpr int SMEM = tma_store_smem<BLOCK_M, BLOCK_N, STAGES>();
+using Shape = TmaStoreShape<BLOCK_M, BLOCK_N, STAGES, GROUP_M, CLUSTER, 4, 1>;
+constexpr int SMEM = Shape::SMEM;
 
 template <typename T, bool A_KMAJOR, bool B_KMAJOR>
 __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
@@ -35,7 +36,7 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
                                        const __grid_constant__ CUtensorMap tma_c, T* C, int64_t M,
                                        int64_t N, int64_t K, int64_t ldc, float alpha,
                                        float beta) {
-  tma_store_gemm<T, BLOCK_M, BLOCK_N, STAGES, GROUP_M, CLUSTER, A_KMAJOR, B_KMAJOR>(
+  tma_store_gemm<T, Shape, A_KMAJOR, B_KMAJOR>(
       &tma_a, &tma_b, &tma_c, C, M, N, K, ldc, alpha, beta);
 }
 
