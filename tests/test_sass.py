@@ -298,8 +298,8 @@ EXPECTATIONS = {
     ),
     "multicast": (
         lambda k: _is_hopper(k) and "multicast" in k.name,
-        "the cluster rung: every instantiation loads with UTMALDG.MULTICAST and meets at cluster "
-        "barriers (UCGABAR)",
+        ("the cluster rung: every instantiation loads with UTMALDG.MULTICAST and meets at cluster "
+         "barriers (UCGABAR)"),
     ),
 }
 
