@@ -200,3 +200,26 @@ def test_cuda_graph_capture(torch, kernel, dtype):
     graph.replay()
     torch.cuda.synchronize()
     check(torch, A, B, C, 2.0, 0.0)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_other_device_than_current(torch, dtype):
+    # Operands on GPU 1 while GPU 0 is current: the launch (and the Hopper path's tensor maps,
+    # shared-memory attribute and cluster occupancy, all per device) must follow the operands.
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    M, N, K = 1000, 1032, 520
+    A = torch.randn(M, K, device="cuda:1").to(_dtype(torch, dtype))
+    B = torch.randn(K, N, device="cuda:1").to(_dtype(torch, dtype))
+    C = torch.full((M, N), float("nan"), device="cuda:1", dtype=A.dtype)
+    with torch.cuda.device(0):
+        fastgemm.hgemm(A, B, C)
+        for kernel in [k.name for k in fastgemm.kernels(dtype) if k.max_cc == 90]:
+            if fastgemm.dispatch.check_runnable(_info(kernel, dtype), fastgemm._device_cc(1), 16):
+                continue
+            D = torch.full((M, N), float("nan"), device="cuda:1", dtype=A.dtype)
+            fastgemm.hgemm(A, B, D, kernel=kernel)
+            torch.cuda.synchronize(1)
+            check(torch, A, B, D, 1.0, 0.0)
+    torch.cuda.synchronize(1)
+    check(torch, A, B, C, 1.0, 0.0)
