@@ -34,6 +34,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "common/epilogue.cuh"
 #include "common/gemm_args.h"
 #include "common/launch.cuh"
 #include "common/ptx.cuh"
@@ -488,22 +489,9 @@ struct Kernel {
           const int64_t row = m0 + warp_m * WM + i * 16 + g + 8 * h;
           const int64_t col = n0 + warp_n * WN + j * 8 + 2 * tq;
           if (row >= M) continue;
-          T* p = C + row * ldc + col;
-          float v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
-          if (Cfg::COPY != Copy::scalar && col + 1 < N) {  // 16-byte aligned rows: pairs
-            using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
-            T2* p2 = reinterpret_cast<T2*>(p);
-            if (beta != 0.0f) {
-              const T2 c = *p2;
-              v0 = fmaf(beta, float(c.x), v0), v1 = fmaf(beta, float(c.y), v1);
-            }
-            T2 out;
-            out.x = T(v0), out.y = T(v1);
-            *p2 = out;
-          } else {
-            if (col < N) p[0] = T(beta != 0.0f ? fmaf(beta, float(p[0]), v0) : v0);
-            if (col + 1 < N) p[1] = T(beta != 0.0f ? fmaf(beta, float(p[1]), v1) : v1);
-          }
+          // Rungs with 16-byte aligned rows store pairs; the scalar-copy rung any alignment.
+          store_pair(C + row * ldc + col, alpha * acc[i][j][2 * h], alpha * acc[i][j][2 * h + 1],
+                     beta, Cfg::COPY != Copy::scalar && col + 1 < N, N - col);
         }
   }
 };

@@ -13,6 +13,7 @@
 #include <string>
 #include <type_traits>
 
+#include "common/epilogue.cuh"
 #include "common/gemm_args.h"
 #include "common/launch.cuh"
 #include "common/ptx_sm90.cuh"
@@ -73,7 +74,6 @@ template <int N, typename T>
 __device__ __forceinline__ void store_acc(const float (&acc)[N / 2], T* C, int64_t ldc, int64_t M,
                                           int64_t Ncols, int64_t row0, int64_t col0, float alpha,
                                           float beta) {
-  using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
 #pragma unroll
   for (int j = 0; j < N / 8; ++j)
@@ -82,20 +82,8 @@ __device__ __forceinline__ void store_acc(const float (&acc)[N / 2], T* C, int64
       const int64_t row = row0 + warp * 16 + lane / 4 + 8 * r;
       const int64_t col = col0 + j * 8 + 2 * (lane % 4);
       if (row >= M || col >= Ncols) continue;
-      float v0 = alpha * acc[4 * j + 2 * r], v1 = alpha * acc[4 * j + 2 * r + 1];
-      T* p = C + row * ldc + col;
-      if (col + 1 < Ncols) {
-        T2* p2 = reinterpret_cast<T2*>(p);
-        if (beta != 0.0f) {
-          const T2 c = *p2;
-          v0 = fmaf(beta, float(c.x), v0), v1 = fmaf(beta, float(c.y), v1);
-        }
-        T2 out;
-        out.x = T(v0), out.y = T(v1);
-        *p2 = out;
-      } else {
-        p[0] = T(beta != 0.0f ? fmaf(beta, float(p[0]), v0) : v0);
-      }
+      store_pair(C + row * ldc + col, alpha * acc[4 * j + 2 * r], alpha * acc[4 * j + 2 * r + 1],
+                 beta, col + 1 < Ncols, Ncols - col);
     }
 }
 
@@ -351,10 +339,35 @@ void launch(const GemmArgs& a, const char* name, dim3 grid, int threads, int sme
 
 }  // namespace fastgemm::hopper
 
-// The rung's fp16/bf16 host entry points and its shared-memory figure for the kernel table.
-#define FASTGEMM_HOPPER_ENTRY_POINTS(NAME, SMEM)                                   \
-  namespace fastgemm {                                                             \
-  void NAME##_f16(const GemmArgs& a) { NAME##_launch<__half>(a); }                 \
-  void NAME##_bf16(const GemmArgs& a) { NAME##_launch<__nv_bfloat16>(a); }         \
-  int NAME##_smem() { return SMEM; }                                               \
+// The signature every Hopper kernel shares, one instantiation per element type and operand
+// layout; the rung's file adds its attributes and writes the body:
+//   FASTGEMM_HOPPER_KERNEL(hgemm_v12_warp_specialized, __launch_bounds__(THREADS, 1)) { ... }
+// The kernel keeps the rung's name (NAME_kernel), which the SASS tests and profilers look for.
+#define FASTGEMM_HOPPER_KERNEL(NAME, ATTRIBUTES)                                                \
+  template <typename T, bool A_KMAJOR, bool B_KMAJOR>                                           \
+  __global__ void ATTRIBUTES NAME##_kernel(                                                     \
+      const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_b,     \
+      const __grid_constant__ CUtensorMap tma_c, T* C, int64_t M, int64_t N, int64_t K,         \
+      int64_t ldc, float alpha, float beta)
+
+// The rung's host side, after its kernel: NAME_launch<T> launches NAME_kernel for the operands'
+// layouts on GRID (an expression of the GemmArgs `a` and the rung's `name`) with the file's
+// BLOCK_M, BLOCK_N, THREADS and SMEM, a cluster of CLUSTER CTAs and, if BALANCE, the balanced
+// persistent grid (hopper::launch); then the fp16/bf16 entry points of the kernel table and its
+// shared-memory figure.
+#define FASTGEMM_HOPPER_ENTRY_POINTS(NAME, GRID, CLUSTER, BALANCE)                              \
+  namespace fastgemm {                                                                          \
+  namespace {                                                                                   \
+  template <typename T>                                                                         \
+  void NAME##_launch(const GemmArgs& a) {                                                       \
+    constexpr const char* name = #NAME;                                                         \
+    hopper::launch<BLOCK_M, BLOCK_N, T, CLUSTER, BALANCE>(                                      \
+        a, name, GRID, THREADS, SMEM, [](auto ak, auto bk) {                                    \
+          return NAME##_kernel<T, decltype(ak)::value, decltype(bk)::value>;                    \
+        });                                                                                     \
+  }                                                                                             \
+  }                                                                                             \
+  void NAME##_f16(const GemmArgs& a) { NAME##_launch<__half>(a); }                              \
+  void NAME##_bf16(const GemmArgs& a) { NAME##_launch<__nv_bfloat16>(a); }                      \
+  int NAME##_smem() { return SMEM; }                                                            \
   }

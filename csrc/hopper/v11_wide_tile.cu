@@ -22,25 +22,12 @@ using namespace hopper;
 constexpr int BLOCK_M = 128, BLOCK_N = 256, WARPGROUPS = 2, THREADS = 128 * WARPGROUPS;
 constexpr int SMEM = tile_bytes<BLOCK_M>() + tile_bytes<BLOCK_N>() + 1024;
 
-template <typename T, bool A_KMAJOR, bool B_KMAJOR>
-__global__ void __launch_bounds__(THREADS)
-    hgemm_v11_wide_tile_kernel(const __grid_constant__ CUtensorMap tma_a,
-                  const __grid_constant__ CUtensorMap tma_b,
-                  const __grid_constant__ CUtensorMap /*tma_c*/, T* C, int64_t M, int64_t N,
-                  int64_t K, int64_t ldc, float alpha, float beta) {
+FASTGEMM_HOPPER_KERNEL(hgemm_v11_wide_tile, __launch_bounds__(THREADS)) {
   one_stage_gemm<T, BLOCK_M, BLOCK_N, WARPGROUPS, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, C, M, N, K,
                                                                    ldc, alpha, beta);
-}
-
-template <typename T>
-void hgemm_v11_wide_tile_launch(const GemmArgs& a) {
-  constexpr const char* name = "hgemm_v11_wide_tile";
-  hopper::launch<BLOCK_M, BLOCK_N, T>(a, name, tile_grid(a, BLOCK_M, BLOCK_N, name), THREADS, SMEM, [](auto ak, auto bk) {
-    return hgemm_v11_wide_tile_kernel<T, decltype(ak)::value, decltype(bk)::value>;
-  });
 }
 
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v11_wide_tile, SMEM)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v11_wide_tile, tile_grid(a, BLOCK_M, BLOCK_N, name), 1, false)

@@ -27,12 +27,7 @@ using RingT = Ring<BLOCK_M, BLOCK_N, STAGES, CONSUMERS, AK, BK>;
 constexpr int STAGE_BYTES = RingT<true, true>::STAGE_BYTES;
 constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
 
-template <typename T, bool A_KMAJOR, bool B_KMAJOR>
-__global__ void __launch_bounds__(THREADS, 1)
-    hgemm_v12_warp_specialized_kernel(const __grid_constant__ CUtensorMap tma_a,
-                  const __grid_constant__ CUtensorMap tma_b,
-                  const __grid_constant__ CUtensorMap /*tma_c*/, T* C, int64_t M, int64_t N,
-                  int64_t K, int64_t ldc, float alpha, float beta) {
+FASTGEMM_HOPPER_KERNEL(hgemm_v12_warp_specialized, __launch_bounds__(THREADS, 1)) {
   extern __shared__ unsigned char smem_raw[];
   __shared__ uint64_t full[STAGES], empty[STAGES];
   const RingT<A_KMAJOR, B_KMAJOR> ring{aligned_smem(smem_raw), full, empty};
@@ -52,15 +47,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   }
 }
 
-template <typename T>
-void hgemm_v12_warp_specialized_launch(const GemmArgs& a) {
-  constexpr const char* name = "hgemm_v12_warp_specialized";
-  hopper::launch<BLOCK_M, BLOCK_N, T>(a, name, tile_grid(a, BLOCK_M, BLOCK_N, name), THREADS, SMEM, [](auto ak, auto bk) {
-    return hgemm_v12_warp_specialized_kernel<T, decltype(ak)::value, decltype(bk)::value>;
-  });
-}
-
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v12_warp_specialized, SMEM)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v12_warp_specialized, tile_grid(a, BLOCK_M, BLOCK_N, name), 1, false)

@@ -25,26 +25,12 @@ constexpr int BLOCK_M = 128, BLOCK_N = 256, STAGES = 3, GROUP_M = 16, THREADS = 
 using Shape = TmaStoreShape<BLOCK_M, BLOCK_N, STAGES, GROUP_M, 1, 4, 1>;
 constexpr int SMEM = Shape::SMEM;
 
-template <typename T, bool A_KMAJOR, bool B_KMAJOR>
-__global__ void __launch_bounds__(THREADS, 1)
-    hgemm_v14_tma_store_kernel(const __grid_constant__ CUtensorMap tma_a,
-                               const __grid_constant__ CUtensorMap tma_b,
-                               const __grid_constant__ CUtensorMap tma_c, T* C, int64_t M,
-                               int64_t N, int64_t K, int64_t ldc, float alpha, float beta) {
+FASTGEMM_HOPPER_KERNEL(hgemm_v14_tma_store, __launch_bounds__(THREADS, 1)) {
   tma_store_gemm<T, Shape, A_KMAJOR, B_KMAJOR>(
       &tma_a, &tma_b, &tma_c, C, M, N, K, ldc, alpha, beta);
-}
-
-template <typename T>
-void hgemm_v14_tma_store_launch(const GemmArgs& a) {
-  constexpr const char* name = "hgemm_v14_tma_store";
-  const dim3 grid = persistent_grid(a, BLOCK_M, BLOCK_N, name);
-  hopper::launch<BLOCK_M, BLOCK_N, T>(a, name, grid, THREADS, SMEM, [](auto ak, auto bk) {
-    return hgemm_v14_tma_store_kernel<T, decltype(ak)::value, decltype(bk)::value>;
-  });
 }
 
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v14_tma_store, SMEM)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v14_tma_store, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1, false)

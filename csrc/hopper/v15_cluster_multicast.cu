@@ -29,27 +29,12 @@ constexpr int GROUP_M = 8;  // cluster tile rows per group: 2048 rows of A, as i
 using Shape = TmaStoreShape<BLOCK_M, BLOCK_N, STAGES, GROUP_M, CLUSTER, 4, 1>;
 constexpr int SMEM = Shape::SMEM;
 
-template <typename T, bool A_KMAJOR, bool B_KMAJOR>
-__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
-    hgemm_v15_cluster_multicast_kernel(const __grid_constant__ CUtensorMap tma_a,
-                                       const __grid_constant__ CUtensorMap tma_b,
-                                       const __grid_constant__ CUtensorMap tma_c, T* C, int64_t M,
-                                       int64_t N, int64_t K, int64_t ldc, float alpha,
-                                       float beta) {
+FASTGEMM_HOPPER_KERNEL(hgemm_v15_cluster_multicast, __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)) {
   tma_store_gemm<T, Shape, A_KMAJOR, B_KMAJOR>(
       &tma_a, &tma_b, &tma_c, C, M, N, K, ldc, alpha, beta);
-}
-
-template <typename T>
-void hgemm_v15_cluster_multicast_launch(const GemmArgs& a) {
-  constexpr const char* name = "hgemm_v15_cluster_multicast";
-  const dim3 grid = persistent_grid(a, BLOCK_M, BLOCK_N, name, CLUSTER);
-  hopper::launch<BLOCK_M, BLOCK_N, T, CLUSTER>(a, name, grid, THREADS, SMEM, [](auto ak, auto bk) {
-    return hgemm_v15_cluster_multicast_kernel<T, decltype(ak)::value, decltype(bk)::value>;
-  });
 }
 
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v15_cluster_multicast, SMEM)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v15_cluster_multicast, persistent_grid(a, BLOCK_M, BLOCK_N, name, CLUSTER), CLUSTER, false)

@@ -29,26 +29,12 @@ constexpr int C_PIECE = 1, C_SLOTS = 2;  // 64x64 boxes per store, pieces per C 
 using Shape = TmaStoreShape<BLOCK_M, BLOCK_N, STAGES, GROUP_M, 1, C_PIECE, C_SLOTS>;
 constexpr int SMEM = Shape::SMEM;
 
-template <typename T, bool A_KMAJOR, bool B_KMAJOR>
-__global__ void __launch_bounds__(THREADS, 1)
-    hgemm_v16_deep_ring_kernel(const __grid_constant__ CUtensorMap tma_a,
-                               const __grid_constant__ CUtensorMap tma_b,
-                               const __grid_constant__ CUtensorMap tma_c, T* C, int64_t M,
-                               int64_t N, int64_t K, int64_t ldc, float alpha, float beta) {
+FASTGEMM_HOPPER_KERNEL(hgemm_v16_deep_ring, __launch_bounds__(THREADS, 1)) {
   tma_store_gemm<T, Shape, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, &tma_c, C, M, N, K, ldc, alpha,
                                                beta);
-}
-
-template <typename T>
-void hgemm_v16_deep_ring_launch(const GemmArgs& a) {
-  constexpr const char* name = "hgemm_v16_deep_ring";
-  const dim3 grid = persistent_grid(a, BLOCK_M, BLOCK_N, name);
-  hopper::launch<BLOCK_M, BLOCK_N, T, 1, true>(a, name, grid, THREADS, SMEM, [](auto ak, auto bk) {
-    return hgemm_v16_deep_ring_kernel<T, decltype(ak)::value, decltype(bk)::value>;
-  });
 }
 
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v16_deep_ring, SMEM)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v16_deep_ring, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1, true)
