@@ -81,6 +81,9 @@ const std::vector<KernelEntry>& kernel_table() {
       FASTGEMM_HOPPER_ROWS(hgemm_v16_deep_ring, 16,
                            "4-stage ring (C stored in 8 KiB pieces), balanced persistent grid, "
                            "single-CTA blocks"),
+      FASTGEMM_HOPPER_ROWS(hgemm_v17_mma_sync_tma, 17,
+                           "mma.sync + ldmatrix math warps fed by TMA copies through a 4-stage "
+                           "mbarrier ring (no copy instructions in the math warps), persistent"),
 #undef FASTGEMM_HOPPER_ROWS
 #endif
   };

@@ -58,6 +58,7 @@ FASTGEMM_DECLARE_HGEMM(hgemm_v13_persistent)
 FASTGEMM_DECLARE_HGEMM(hgemm_v14_tma_store)
 FASTGEMM_DECLARE_HGEMM(hgemm_v15_cluster_multicast)
 FASTGEMM_DECLARE_HGEMM(hgemm_v16_deep_ring)
+FASTGEMM_DECLARE_HGEMM(hgemm_v17_mma_sync_tma)
 #endif
 #undef FASTGEMM_DECLARE_HGEMM
 

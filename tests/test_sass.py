@@ -261,6 +261,15 @@ def _is_mma_sync(k: fastgemm.KernelInfo) -> bool:
     return _is_half(k) and not _is_hopper(k)
 
 
+def _is_hopper_mma_sync(k: fastgemm.KernelInfo) -> bool:
+    """A Hopper rung whose math is mma.sync + ldmatrix (TMA copies), not wgmma."""
+    return _is_hopper(k) and "mma_sync" in k.name
+
+
+def _is_wgmma(k: fastgemm.KernelInfo) -> bool:
+    return _is_hopper(k) and not _is_hopper_mma_sync(k)
+
+
 def _uses_cp_async(k: fastgemm.KernelInfo) -> bool:
     if _is_hopper(k):
         return False
@@ -272,7 +281,10 @@ def _uses_cp_async(k: fastgemm.KernelInfo) -> bool:
 EXPECTATIONS = {
     # technique: (which kernels it applies to, what their SASS must show)
     "fma": (lambda k: k.dtype == "float32", "every instantiation has FFMA"),
-    "tensor_cores": (_is_mma_sync, "every instantiation has HMMA (mma.sync) and LDSM (ldmatrix)"),
+    "tensor_cores": (
+        lambda k: _is_mma_sync(k) or _is_hopper_mma_sync(k),
+        "every instantiation has HMMA (mma.sync) and LDSM (ldmatrix)",
+    ),
     "vector_loads": (
         lambda k: k.alignment == 16 and not _is_hopper(k),
         "every instantiation issues 128-bit global loads (LDG.*.128, or LDGSTS.*.128 for cp.async)",
@@ -290,11 +302,11 @@ EXPECTATIONS = {
         lambda k: _is_half(k) and _runs_on(k, 75),
         "in the sm_75 cubin: HMMA (m16n8k8 pairs) with register-staged copies, no LDGSTS",
     ),
-    "wgmma": (_is_hopper, "in the sm_90a cubin, every instantiation has HGMMA (wgmma.mma_async)"),
+    "wgmma": (_is_wgmma, "in the sm_90a cubin, every instantiation has HGMMA (wgmma.mma_async)"),
     "tma": (_is_hopper, "in the sm_90a cubin, every instantiation has UTMALDG (TMA tensor loads)"),
     "tma_store": (
-        lambda k: _is_hopper(k) and k.version >= 14,
-        "from v14 (tma_store) on, every instantiation stores C with UTMASTG (TMA tensor stores)",
+        lambda k: _is_wgmma(k) and k.version >= 14,
+        "wgmma rungs from v14 (tma_store) on: every instantiation stores C with UTMASTG (TMA stores)",
     ),
     "multicast": (
         lambda k: _is_hopper(k) and "multicast" in k.name,
@@ -617,12 +629,15 @@ def test_expectations_cover_the_hgemm_ladder(dtype):
     ladder = [k for k in fastgemm.kernels(dtype) if not _is_hopper(k)]
     hopper = [k for k in fastgemm.kernels(dtype) if _is_hopper(k)]
     assert [k.version for k in ladder] == list(range(1, 10))
-    assert _of("tensor_cores", dtype) == ladder
+    mma_sync_on_hopper = [k for k in hopper if _is_hopper_mma_sync(k)]
+    assert [k.version for k in mma_sync_on_hopper] == [17]
+    assert _of("tensor_cores", dtype) == ladder + mma_sync_on_hopper
     assert [k.version for k in _of("vector_loads", dtype)] == list(range(2, 10))
     assert [k.version for k in _of("cp_async", dtype)] == [6, 7, 8, 9]
     assert _of("no_spills", dtype) == ladder + hopper
-    # Hopper rungs: wgmma and TMA loads (checked in the sm_90a cubin), none of the mma.sync ones.
-    assert _of("wgmma", dtype) == _of("tma", dtype) == hopper
+    # Hopper rungs: TMA loads (checked in the sm_90a cubin); wgmma in all but the mma.sync one.
+    assert _of("tma", dtype) == hopper
+    assert _of("wgmma", dtype) == [k for k in hopper if k not in mma_sync_on_hopper]
     assert all(k.version >= 10 for k in hopper), hopper
     assert [k.version for k in _of("multicast", dtype)] == [15]
     turing = [k.name for k in _of("turing_mma", dtype)]

@@ -43,7 +43,10 @@
 namespace fastgemm::hgemm {
 
 enum class Copy { scalar, vec16, reg_prefetch, async };
-enum class Smem { plain, padded, swizzled };
+// tma_boxes: what a TMA copy with the 128-byte swizzle writes (hopper/common.cuh): rows of at
+// most 64 elements, a wider MN-major tile split into 64-element boxes of ROWS rows, one after
+// another, each swizzled like a 64-element row of `swizzled`.
+enum class Smem { plain, padded, swizzled, tma_boxes };
 
 // --- global operands -----------------------------------------------------------------------------
 // Element (k, x) of an operand seen as K x MN (x = m for A, n for B):
@@ -71,7 +74,9 @@ struct Tile {
   static constexpr int ROWS = K_MAJOR ? BMN : BK;
   static constexpr int COLS = K_MAJOR ? BK : BMN;  // elements per stored row
   static constexpr int CHUNKS = COLS / 8;          // 16-byte chunks per stored row
-  static constexpr int LD = SMEM == Smem::padded ? COLS + 8 : COLS;
+  static constexpr int LD = SMEM == Smem::padded                   ? COLS + 8
+                            : SMEM == Smem::tma_boxes && COLS > 64 ? 64  // one box's rows
+                                                                    : COLS;
   static constexpr int ELEMS = ROWS * LD;
   static constexpr bool K_MAJOR_TILE = K_MAJOR;
   static constexpr Smem SMEM_LAYOUT = SMEM;
@@ -79,6 +84,11 @@ struct Tile {
 
   // Element offset of chunk `chunk` of stored row `row`: the one place the layout is decided.
   __device__ __forceinline__ static int offset(int row, int chunk) {
+    if constexpr (SMEM == Smem::tma_boxes) {
+      constexpr int BOX_CHUNKS = LD / 8;
+      return (chunk / BOX_CHUNKS) * ROWS * LD + row * LD +
+             swizzle_chunk<BOX_CHUNKS>(row, chunk % BOX_CHUNKS) * 8;
+    }
     const int c = SMEM == Smem::swizzled ? swizzle_chunk<CHUNKS>(row, chunk) : chunk;
     return row * LD + c * 8;
   }
@@ -247,7 +257,8 @@ struct Kernel {
   static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "warp tiles are whole mma tiles");
   static_assert(Cfg::COPY != Copy::reg_prefetch || STAGES == 2, "register prefetch double-buffers");
   static_assert(Cfg::COPY != Copy::async || STAGES >= 2, "cp.async needs a ring of buffers");
-  static_assert(!Cfg::XOR_STEP || Cfg::SMEM == Smem::swizzled, "XOR stepping walks the swizzle");
+  static_assert(!Cfg::XOR_STEP || Cfg::SMEM == Smem::swizzled || Cfg::SMEM == Smem::tma_boxes,
+                "XOR stepping walks the swizzle");
 
   __device__ __forceinline__ static T* tile_a(T* smem, int stage) {
     return smem + stage * STAGE_ELEMS;

@@ -190,18 +190,23 @@ struct Ring {
   // every consumer released its previous round; the first round finds every stage free.
   __device__ __forceinline__ void produce(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
                                           int m0, int n0, int k_tiles, int& it) const {
-    for (int t = 0; t < k_tiles; ++t, ++it) {
-      const int s = it % STAGES;
-      if (it >= STAGES) ptx::mbarrier_wait(&empty[s], (it / STAGES - 1) & 1);
-      unsigned char* As = stages + s * STAGE_BYTES;
-      ptx::mbarrier_arrive_expect_tx(&full[s], STAGE_BYTES);
-      load_tile<BM, A_KMAJOR>(As, tma_a, &full[s], t * BLOCK_K, m0);
-      if (CLUSTER == 1) {
-        load_tile<BN, B_KMAJOR>(As + A_BYTES, tma_b, &full[s], t * BLOCK_K, n0);
-      } else {
-        load_tile<BN, B_KMAJOR, CLUSTER>(As + A_BYTES, tma_b, &full[s], t * BLOCK_K, n0, rank,
-                                         (1u << CLUSTER) - 1);
-      }
+    for (int t = 0; t < k_tiles; ++t, ++it) load_stage(tma_a, tma_b, m0, n0, t, it);
+  }
+
+  // Producer (one thread): k-tile t of output tile (m0, n0) into the ring's it-th slot, once
+  // every consumer released that stage's previous round.
+  __device__ __forceinline__ void load_stage(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
+                                             int m0, int n0, int t, int it) const {
+    const int s = it % STAGES;
+    if (it >= STAGES) ptx::mbarrier_wait(&empty[s], (it / STAGES - 1) & 1);
+    unsigned char* As = stages + s * STAGE_BYTES;
+    ptx::mbarrier_arrive_expect_tx(&full[s], STAGE_BYTES);
+    load_tile<BM, A_KMAJOR>(As, tma_a, &full[s], t * BLOCK_K, m0);
+    if (CLUSTER == 1) {
+      load_tile<BN, B_KMAJOR>(As + A_BYTES, tma_b, &full[s], t * BLOCK_K, n0);
+    } else {
+      load_tile<BN, B_KMAJOR, CLUSTER>(As + A_BYTES, tma_b, &full[s], t * BLOCK_K, n0, rank,
+                                       (1u << CLUSTER) - 1);
     }
   }
 

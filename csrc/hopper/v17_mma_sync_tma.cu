@@ -1,0 +1,116 @@
+// hgemm_v17_mma_sync_tma — the mma.sync ladder's last step on Hopper: consumer warps that only
+// ldmatrix and mma, fed by a TMA producer warpgroup through an mbarrier ring; persistent blocks.
+//
+// What changed since v09 (the best cp.async rung): the 8 math warps (2x4 warps of 64x64, as v09)
+// no longer copy. A producer warpgroup — one thread issuing TMA copies (128-byte swizzle) of
+// whole A and B tiles — streams them into a 4-stage ring, each stage completing on its `full`
+// mbarrier; a math warp releases a stage on its `empty` mbarrier once its last ldmatrix of the
+// stage has been consumed. No __syncthreads in the main loop. setmaxnreg gives the producer's
+// registers to the math warps (3 warps of a sub-partition's 4 would otherwise cap them at 168 and
+// spill). ldmatrix addresses walk the layout TMA writes (Smem::tma_boxes in hgemm/hgemm.cuh: the
+// XOR pattern of v04-v09 in 64-element boxes). Blocks are persistent (one per SM, grouped order of
+// 16 tile rows), so the producer fills the ring for the next tile while the math warps write C.
+// Why faster: in v09 every math warp also issues 12 cp.async and their address arithmetic per
+// k-tile, waits for its own copies and meets the others at a barrier. Measured on the H200 in one
+// run: 488 / 461 TFLOPS at 4096^3 / 8192^3 fp16 against v09's 387 / 376. Issuing the copies from
+// a math thread instead (no producer warps) was slower than v09 (369 / 371): that warp falls
+// behind each k-tile and paces the whole block through the ring.
+// What limits it: mma.sync's ceiling on Hopper (about 2/3 of wgmma's; the H200's power limit
+// holds the clock near 1.75 GHz), 32 ldmatrix.x4 per 128 mma per warp and k-tile, and C written
+// straight from registers while the tensor cores idle. Only for sm_90a (TMA, setmaxnreg).
+// Shapes: any M, N, K >= 1 (TMA zero-fills the edges); 16-byte aligned operands; both layouts.
+#include "hgemm/rungs.h"
+#include "hopper/common.cuh"
+#include "registry.h"
+
+namespace fastgemm {
+namespace {
+
+using namespace hopper;
+// v09's tiles, warps and fragment code on the TMA layout, 4 stages (its COPY and run() are unused).
+struct V17 : hgemm::V09 {
+  static constexpr hgemm::Smem SMEM = hgemm::Smem::tma_boxes;
+  static constexpr int STAGES = 4;
+};
+constexpr int BLOCK_M = V17::BLOCK_M, BLOCK_N = V17::BLOCK_N, STAGES = V17::STAGES;
+constexpr int GROUP_M = 16, MATH_WARPS = V17::WARPS_M * V17::WARPS_N;
+constexpr int THREADS = 32 * MATH_WARPS + 128;  // two math warpgroups + the producer warpgroup
+static_assert(V17::BLOCK_K == BLOCK_K, "a stage is one 64-deep TMA k-tile");
+template <bool AK, bool BK>
+using RingT = Ring<BLOCK_M, BLOCK_N, STAGES, MATH_WARPS, AK, BK>;
+constexpr int SMEM = STAGES * RingT<true, true>::STAGE_BYTES + 1024;
+
+FASTGEMM_HOPPER_KERNEL(hgemm_v17_mma_sync_tma, __launch_bounds__(THREADS, 1)) {
+  using Kern = hgemm::Kernel<V17, T, A_KMAJOR, B_KMAJOR>;
+  using Ring = RingT<A_KMAJOR, B_KMAJOR>;
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ uint64_t full[STAGES], empty[STAGES];
+  const Ring ring{aligned_smem(smem_raw), full, empty};
+  ring.init();
+  __syncthreads();
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int k_tiles = static_cast<int>((K + BLOCK_K - 1) / BLOCK_K);
+  const int tiles_m = static_cast<int>((M + BLOCK_M - 1) / BLOCK_M);
+  const int tiles_n = static_cast<int>((N + BLOCK_N - 1) / BLOCK_N);
+  int it = 0;  // the block's running k-tile: stage it % STAGES, phase (it / STAGES) & 1
+  if (warp >= MATH_WARPS) {  // the producer warpgroup: one thread streams every tile's k-tiles
+    ptx::setmaxnreg_dec<PRODUCER_REGS>();
+    if (threadIdx.x == 32 * MATH_WARPS) {
+      for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
+        int m0, n0;
+        grouped_tile<BLOCK_M, BLOCK_N, GROUP_M>(tile, tiles_m, tiles_n, m0, n0);
+        ring.produce(&tma_a, &tma_b, m0, n0, k_tiles, it);
+      }
+    }
+    return;
+  }
+  ptx::setmaxnreg_inc<CONSUMER_REGS>();
+
+  const int warp_m = warp / V17::WARPS_N, warp_n = warp % V17::WARPS_N;
+  auto frags = [&](int s) {
+    const T* As = reinterpret_cast<const T*>(ring.stages + s * Ring::STAGE_BYTES);
+    return typename Kern::Frags(As, As + Ring::A_BYTES / sizeof(T), warp_m, warp_n);
+  };
+  uint32_t a[2][Kern::MI][4], b[2][Kern::NI][2];  // fragments of k-steps kk and kk + 1
+  for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
+    int m0, n0;
+    grouped_tile<BLOCK_M, BLOCK_N, GROUP_M>(tile, tiles_m, tiles_n, m0, n0);
+    float acc[Kern::MI][Kern::NI][4];
+#pragma unroll
+    for (int i = 0; i < Kern::MI; ++i)
+#pragma unroll
+      for (int j = 0; j < Kern::NI; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+    if (k_tiles > 0) {
+      ptx::mbarrier_wait(&full[it % STAGES], (it / STAGES) & 1);
+      frags(it % STAGES).load(0, a[0], b[0]);
+    }
+    for (int t = 0; t < k_tiles; ++t, ++it) {
+      const int s = it % STAGES;
+      const auto cur = frags(s);
+#pragma unroll
+      for (int kk = 0; kk < Kern::KSTEPS; ++kk) {
+        if (kk + 1 < Kern::KSTEPS) {
+          cur.load(kk + 1, a[(kk + 1) % 2], b[(kk + 1) % 2]);
+        } else if (t + 1 < k_tiles) {  // the next k-tile's first fragments, from the next stage
+          ptx::mbarrier_wait(&full[(it + 1) % STAGES], ((it + 1) / STAGES) & 1);
+          frags((it + 1) % STAGES).load(0, a[(kk + 1) % 2], b[(kk + 1) % 2]);
+        }
+        Kern::mma_step(a[kk % 2], b[kk % 2], acc);
+      }
+      // The last mma of the stage has its operands: every ldmatrix of the warp from stage s is
+      // complete, and the warp gives the stage back.
+      __syncwarp();
+      if (lane == 0) ring.release(s);
+    }
+    Kern::epilogue(C, ldc, M, N, m0, n0, warp_m, warp_n, acc, alpha, beta);
+  }
+}
+
+}  // namespace
+}  // namespace fastgemm
+
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v17_mma_sync_tma, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1,
+                             true)
