@@ -23,7 +23,10 @@ For every shape, every candidate (cuBLAS, each runnable kernel of the dtype, and
 3. **Interleaving.** The timed rounds go round-robin over ``[cuBLAS, kernel_1, ..., kernel_n]``:
    round 1 of every candidate, then round 2 of every candidate, ... so clock and thermal drift hit
    all candidates alike, and every ratio to cuBLAS compares numbers from the same shape, process and
-   minutes.
+   minutes. Each round visits the candidates in a new (seeded) random order: on a power-limited GPU
+   the clock a kernel gets depends on how much power the kernel before it drew, and a fixed order
+   would hand every candidate the same neighbour in every round (measured on an H200: one Hopper
+   kernel at 686 and 727 TFLOPS in one run, behind a power-hungry and a light neighbour).
 4. **CUDA events.** Each round is bracketed by two ``cupy.cuda.Event`` records; its sample is the
    elapsed device time divided by ``reps``. Before each round a one-thread spin kernel holds the
    stream busy for longer than the host takes to enqueue the round, so the launches run
@@ -63,6 +66,7 @@ import json
 import math
 import os
 import platform
+import random
 import re
 import statistics
 import subprocess
@@ -895,8 +899,11 @@ def run_shape(ctx: Context, dtype: str, np_dtype: Any, shape: Shape, candidates:
     del ref
 
     max_rounds = max((t.rounds for t in trials if t.status == "ok"), default=0)
+    order_rng = random.Random(seed)
     for r in range(max_rounds):
-        for trial in trials:
+        order = list(trials)
+        order_rng.shuffle(order)  # no candidate keeps the same predecessor round after round
+        for trial in order:
             if trial.status != "ok" or r >= trial.rounds:
                 continue
             try:
