@@ -153,6 +153,18 @@ __device__ __forceinline__ void one_stage_gemm(const CUtensorMap* tma_a, const C
   }
 }
 
+// Output tile `index` of a persistent block, in groups of GROUP_M tile rows walked column by column
+// (an L2-friendly order: a band of A rows stays resident while B streams past it).
+template <int BM, int BN, int GROUP_M>
+__device__ __forceinline__ void grouped_tile(int index, int tiles_m, int tiles_n, int& m0, int& n0) {
+  const int per_group = GROUP_M * tiles_n, group = index / per_group;
+  const int first_m = group * GROUP_M;
+  const int rows = min(tiles_m - first_m, GROUP_M);
+  const int in_group = index % per_group;
+  m0 = (first_m + in_group % rows) * BM;
+  n0 = (in_group / rows) * BN;
+}
+
 // --- the producer/consumer ring of the warp-specialised rungs (v12-v15) --------------------------
 // STAGES buffers of (A tile, B tile). full[s]: the stage's TMA copies have landed (one arrival
 // plus the transaction bytes); empty[s]: every consumer warpgroup is done reading it (CONSUMERS
@@ -190,23 +202,32 @@ struct Ring {
   // every consumer released its previous round; the first round finds every stage free.
   __device__ __forceinline__ void produce(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
                                           int m0, int n0, int k_tiles, int& it) const {
-    for (int t = 0; t < k_tiles; ++t, ++it) load_stage(tma_a, tma_b, m0, n0, t, it);
+    for (int t = 0; t < k_tiles; ++t, ++it) {
+      const int s = it % STAGES;
+      if (it >= STAGES) ptx::mbarrier_wait(&empty[s], (it / STAGES - 1) & 1);
+      unsigned char* As = stages + s * STAGE_BYTES;
+      ptx::mbarrier_arrive_expect_tx(&full[s], STAGE_BYTES);
+      load_tile<BM, A_KMAJOR>(As, tma_a, &full[s], t * BLOCK_K, m0);
+      if (CLUSTER == 1) {
+        load_tile<BN, B_KMAJOR>(As + A_BYTES, tma_b, &full[s], t * BLOCK_K, n0);
+      } else {
+        load_tile<BN, B_KMAJOR, CLUSTER>(As + A_BYTES, tma_b, &full[s], t * BLOCK_K, n0, rank,
+                                         (1u << CLUSTER) - 1);
+      }
+    }
   }
 
-  // Producer (one thread): k-tile t of output tile (m0, n0) into the ring's it-th slot, once
-  // every consumer released that stage's previous round.
-  __device__ __forceinline__ void load_stage(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
-                                             int m0, int n0, int t, int it) const {
-    const int s = it % STAGES;
-    if (it >= STAGES) ptx::mbarrier_wait(&empty[s], (it / STAGES - 1) & 1);
-    unsigned char* As = stages + s * STAGE_BYTES;
-    ptx::mbarrier_arrive_expect_tx(&full[s], STAGE_BYTES);
-    load_tile<BM, A_KMAJOR>(As, tma_a, &full[s], t * BLOCK_K, m0);
-    if (CLUSTER == 1) {
-      load_tile<BN, B_KMAJOR>(As + A_BYTES, tma_b, &full[s], t * BLOCK_K, n0);
-    } else {
-      load_tile<BN, B_KMAJOR, CLUSTER>(As + A_BYTES, tma_b, &full[s], t * BLOCK_K, n0, rank,
-                                       (1u << CLUSTER) - 1);
+  // Producer (one thread) of a persistent block: the k-tiles of output tiles first, first + step,
+  // ... in grouped order (tiles of BM_TILE rows; this CTA's rows start row_offset into each).
+  template <int BM_TILE, int GROUP_M>
+  __device__ __forceinline__ void produce_tiles(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
+                                                int first, int step, int tiles_m, int tiles_n,
+                                                int k_tiles, int row_offset = 0) const {
+    int it = 0;
+    for (int tile = first; tile < tiles_m * tiles_n; tile += step) {
+      int m0, n0;
+      grouped_tile<BM_TILE, BN, GROUP_M>(tile, tiles_m, tiles_n, m0, n0);
+      produce(tma_a, tma_b, m0 + row_offset, n0, k_tiles, it);
     }
   }
 
@@ -253,18 +274,6 @@ struct Ring {
 // Registers per thread after setmaxnreg: the producer warpgroup only issues copies, the consumer
 // warpgroups hold 128 fp32 accumulators each (384 threads: 40 + 2 x 232 <= 504 of the 512).
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
-
-// Output tile `index` of a persistent block, in groups of GROUP_M tile rows walked column by column
-// (an L2-friendly order: a band of A rows stays resident while B streams past it).
-template <int BM, int BN, int GROUP_M>
-__device__ __forceinline__ void grouped_tile(int index, int tiles_m, int tiles_n, int& m0, int& n0) {
-  const int per_group = GROUP_M * tiles_n, group = index / per_group;
-  const int first_m = group * GROUP_M;
-  const int rows = min(tiles_m - first_m, GROUP_M);
-  const int in_group = index % per_group;
-  m0 = (first_m + in_group % rows) * BM;
-  n0 = (in_group / rows) * BN;
-}
 
 // Host: the grid of a persistent rung: one block per SM (at most one per output tile), in whole
 // clusters of CLUSTER blocks stacked along M (a cluster tile is CLUSTER * bm rows).

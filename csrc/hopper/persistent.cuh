@@ -22,19 +22,16 @@ __device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtenso
   const int tiles_n = static_cast<int>((N + BN - 1) / BN);
   const int first = blockIdx.x / CLUSTER, step = gridDim.x / CLUSTER;
   const int row_offset = static_cast<int>(ring.rank) * BM;  // this block's rows of the cluster tile
-  int it = 0;  // the running k-tile counter, advanced alike by producer and consumers
   if (wg == 0) {
     ptx::setmaxnreg_dec<PRODUCER_REGS>();
     if (threadIdx.x == 0) {
-      for (int tile = first; tile < tiles_m * tiles_n; tile += step) {
-        int m0, n0;
-        grouped_tile<BM * CLUSTER, BN, GROUP_M>(tile, tiles_m, tiles_n, m0, n0);
-        ring.produce(tma_a, tma_b, m0 + row_offset, n0, k_tiles, it);
-      }
+      ring.template produce_tiles<BM * CLUSTER, GROUP_M>(tma_a, tma_b, first, step, tiles_m,
+                                                         tiles_n, k_tiles, row_offset);
     }
   } else {
     ptx::setmaxnreg_inc<CONSUMER_REGS>();
     const int half = wg - 1;
+    int it = 0;  // the running k-tile counter, advanced alike by the producer (produce_tiles)
     for (int tile = first; tile < tiles_m * tiles_n; tile += step) {
       int m0, n0;
       grouped_tile<BM * CLUSTER, BN, GROUP_M>(tile, tiles_m, tiles_n, m0, n0);

@@ -53,15 +53,11 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v17_mma_sync_tma, __launch_bounds__(THREADS, 1)) {
   const int k_tiles = static_cast<int>((K + BLOCK_K - 1) / BLOCK_K);
   const int tiles_m = static_cast<int>((M + BLOCK_M - 1) / BLOCK_M);
   const int tiles_n = static_cast<int>((N + BLOCK_N - 1) / BLOCK_N);
-  int it = 0;  // the block's running k-tile: stage it % STAGES, phase (it / STAGES) & 1
   if (warp >= MATH_WARPS) {  // the producer warpgroup: one thread streams every tile's k-tiles
     ptx::setmaxnreg_dec<PRODUCER_REGS>();
     if (threadIdx.x == 32 * MATH_WARPS) {
-      for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
-        int m0, n0;
-        grouped_tile<BLOCK_M, BLOCK_N, GROUP_M>(tile, tiles_m, tiles_n, m0, n0);
-        ring.produce(&tma_a, &tma_b, m0, n0, k_tiles, it);
-      }
+      ring.template produce_tiles<BLOCK_M, GROUP_M>(&tma_a, &tma_b, blockIdx.x, gridDim.x, tiles_m,
+                                                    tiles_n, k_tiles);
     }
     return;
   }
@@ -73,6 +69,7 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v17_mma_sync_tma, __launch_bounds__(THREADS, 1)) {
     return typename Kern::Frags(As, As + Ring::A_BYTES / sizeof(T), warp_m, warp_n);
   };
   uint32_t a[2][Kern::MI][4], b[2][Kern::NI][2];  // fragments of k-steps kk and kk + 1
+  int it = 0;  // the block's running k-tile (as produce_tiles counts it): stage it % STAGES
   for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
     int m0, n0;
     grouped_tile<BLOCK_M, BLOCK_N, GROUP_M>(tile, tiles_m, tiles_n, m0, n0);
