@@ -164,28 +164,31 @@ __device__ __forceinline__ void setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
 }
 
-// D (64xN, fp32, N/2 registers per thread) += A (64x16) * B (16xN), both read from shared memory
-// through descriptors (always accumulating: zero D first). trans_a / trans_b select each
-// operand's major-ness (0 = K-major, 1 = M/N-major); they are immediates of the instruction, so
-// the four combinations are four asm bodies.
+// D (64xN, fp32, N/2 registers per thread) = A (64x16) * B (16xN) + (accumulate ? D : 0), both
+// operands read from shared memory through descriptors. With accumulate false (a tile's first
+// k-step) D's old contents are ignored, so nothing has to zero the accumulators first.
+// trans_a / trans_b select each operand's major-ness (0 = K-major, 1 = M/N-major); they are
+// immediates of the instruction, so the four combinations are four asm bodies.
 // Accumulator layout: warp w of the warpgroup owns rows 16w..16w+15; lane l holds, for each n8
 // block j, d[4j + 0..1] at row 16w + l/4, columns 8j + 2(l%4) + 0..1 and d[4j + 2..3] at row
 // 16w + l/4 + 8.
 template <int N, typename T>
 __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
-                                             int trans_a, int trans_b);
+                                             int trans_a, int trans_b, bool accumulate = true);
 
 // One specialisation per (N, element type); the operand lists of each N are spelled out once.
 #define FASTGEMM_WGMMA_BODY(N, PTXT, TA, TB)                                                   \
-  asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTXT "." PTXT " "            \
+  asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, %" FASTGEMM_WGMMA_SCALE_D##N ", 0;\n"      \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTXT "." PTXT " "            \
                "{" FASTGEMM_WGMMA_D##N "}, %" FASTGEMM_WGMMA_DESC_A##N ", %"                  \
-               FASTGEMM_WGMMA_DESC_B##N ", 1, 1, 1, " #TA ", " #TB ";\n"                       \
+               FASTGEMM_WGMMA_DESC_B##N ", acc, 1, 1, " #TA ", " #TB ";\n}\n"                 \
                : FASTGEMM_WGMMA_OUT##N                                                          \
-               : "l"(desc_a), "l"(desc_b))
+               : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)))
 #define FASTGEMM_WGMMA_SPECIALIZATION(N, T, PTXT)                                               \
   template <>                                                                                   \
   __device__ __forceinline__ void wgmma_m64k16<N, T>(float (&d)[N / 2], uint64_t desc_a,        \
-                                                     uint64_t desc_b, int trans_a, int trans_b) { \
+                                                     uint64_t desc_b, int trans_a, int trans_b,   \
+                                                     bool accumulate) {                           \
     if (trans_a) {                                                                              \
       if (trans_b) FASTGEMM_WGMMA_BODY(N, PTXT, 1, 1); else FASTGEMM_WGMMA_BODY(N, PTXT, 1, 0); \
     } else {                                                                                    \
@@ -196,10 +199,12 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 #define FASTGEMM_WGMMA_D128 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define FASTGEMM_WGMMA_DESC_A128 "64"
 #define FASTGEMM_WGMMA_DESC_B128 "65"
+#define FASTGEMM_WGMMA_SCALE_D128 "66"
 #define FASTGEMM_WGMMA_OUT128 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 #define FASTGEMM_WGMMA_D256 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 #define FASTGEMM_WGMMA_DESC_A256 "128"
 #define FASTGEMM_WGMMA_DESC_B256 "129"
+#define FASTGEMM_WGMMA_SCALE_D256 "130"
 #define FASTGEMM_WGMMA_OUT256 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 FASTGEMM_WGMMA_SPECIALIZATION(128, __half, "f16")
 FASTGEMM_WGMMA_SPECIALIZATION(128, __nv_bfloat16, "bf16")

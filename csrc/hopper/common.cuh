@@ -244,13 +244,12 @@ struct Ring {
 
   // Consumer warpgroup `slice` (its 64 rows of the tile): acc = the tile's product over k_tiles
   // k-tiles. One k-tile of wgmmas stays in flight (wait_group 1), so the previous stage is
-  // released while the tensor cores already work on the current one.
+  // released while the tensor cores already work on the current one. The tile's first wgmma
+  // ignores acc's old contents, so no zeroing pass separates two tiles.
   template <typename T>
   __device__ __forceinline__ void consume(float (&acc)[BN / 2], int slice, int k_tiles,
                                           int& it) const {
     const bool leader = threadIdx.x % 128 == 0;
-#pragma unroll
-    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
     for (int t = 0; t < k_tiles; ++t, ++it) {
       const int s = it % STAGES;
       ptx::mbarrier_wait(&full[s], (it / STAGES) & 1);
@@ -259,7 +258,8 @@ struct Ring {
 #pragma unroll
       for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
         ptx::wgmma_m64k16<BN, T>(acc, slice_desc<A_KMAJOR>(a_s, slice * BOX_BYTES, kk),
-                                 slice_desc<B_KMAJOR>(b_s, 0, kk), !A_KMAJOR, !B_KMAJOR);
+                                 slice_desc<B_KMAJOR>(b_s, 0, kk), !A_KMAJOR, !B_KMAJOR,
+                                 t > 0 || kk > 0);
       }
       ptx::wgmma_commit();
       ptx::wgmma_wait<1>();
