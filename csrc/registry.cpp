@@ -84,6 +84,12 @@ const std::vector<KernelEntry>& kernel_table() {
       FASTGEMM_HOPPER_ROWS(hgemm_v17_mma_sync_tma, 17,
                            "mma.sync + ldmatrix math warps fed by TMA copies through a 4-stage "
                            "mbarrier ring (no copy instructions in the math warps), persistent"),
+      FASTGEMM_HOPPER_ROWS(hgemm_v18_borrowed_stage, 18,
+                           "each warpgroup stores its 64x256 slab at once, one of them through "
+                           "its last ring stage (kept until the stores have read it)"),
+      FASTGEMM_HOPPER_ROWS(hgemm_v19_dependent_launch, 19,
+                           "v18 with programmatic dependent launch: the next kernel of the stream "
+                           "starts while this one finishes (griddepcontrol)"),
 #undef FASTGEMM_HOPPER_ROWS
 #endif
   };

@@ -59,6 +59,8 @@ FASTGEMM_DECLARE_HGEMM(hgemm_v14_tma_store)
 FASTGEMM_DECLARE_HGEMM(hgemm_v15_cluster_multicast)
 FASTGEMM_DECLARE_HGEMM(hgemm_v16_deep_ring)
 FASTGEMM_DECLARE_HGEMM(hgemm_v17_mma_sync_tma)
+FASTGEMM_DECLARE_HGEMM(hgemm_v18_borrowed_stage)
+FASTGEMM_DECLARE_HGEMM(hgemm_v19_dependent_launch)
 #endif
 #undef FASTGEMM_DECLARE_HGEMM
 

@@ -202,6 +202,45 @@ def test_cuda_graph_capture(torch, kernel, dtype):
     check(torch, A, B, C, 2.0, 0.0)
 
 
+@pytest.mark.parametrize("capture", [False, True], ids=["stream", "graph"])
+def test_dependent_launch_chain(torch, capture):
+    # Back-to-back GEMMs that read the previous one's output (read after write) and overwrite what
+    # the previous one reads (write after read): with programmatic dependent launch (v19) the next
+    # grid may start before the previous finishes, so this fails if any access precedes
+    # griddepcontrol.wait. 288 output tiles: persistent blocks run two or three each.
+    kernel = "hgemm_v19_dependent_launch"
+    _skip_if_not_runnable(kernel, "float16")
+    n = 3072
+    X = _random(torch, n, n, "float16") * 0.05
+    W = _random(torch, n, n, "float16") * 0.05
+    Y = torch.full((n, n), float("nan"), device="cuda", dtype=torch.float16)
+    Z = torch.full((n, n), float("nan"), device="cuda", dtype=torch.float16)
+
+    def chain():
+        fastgemm.hgemm(X, W, Y, kernel=kernel)  # Y = X W
+        fastgemm.hgemm(Y, W, X, 1.0, 0.5, kernel=kernel)  # X = Y W + X/2: RAW on Y, WAR on X
+        fastgemm.hgemm(X, W, Z, kernel=kernel)  # Z = X W: RAW on X
+
+    X0 = X.clone()
+    if capture:
+        fastgemm.hgemm(X, W, Y, kernel=kernel)  # warm-up outside the capture
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=s):
+            chain()
+        X.copy_(X0)
+        Y.fill_(float("nan"))
+        Z.fill_(float("nan"))
+        graph.replay()
+    else:
+        chain()
+    torch.cuda.synchronize()
+    check(torch, X0, W, Y, 1.0, 0.0)
+    check(torch, Y, W, X, 1.0, 0.5, X0)
+    check(torch, X, W, Z, 1.0, 0.0)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_other_device_than_current(torch, dtype):
     # Operands on GPU 1 while GPU 0 is current: the launch (and the Hopper path's tensor maps,

@@ -180,7 +180,7 @@ __device__ __forceinline__ void grouped_tile(int index, int tiles_m, int tiles_n
 template <int BM, int BN, int STAGES, int CONSUMERS, bool A_KMAJOR, bool B_KMAJOR,
           int CLUSTER_ = 1>
 struct Ring {
-  static constexpr int CLUSTER = CLUSTER_;
+  static constexpr int CLUSTER = CLUSTER_, DEPTH = STAGES;
   static constexpr int A_BYTES = tile_bytes<BM>(), STAGE_BYTES = A_BYTES + tile_bytes<BN>();
   static_assert(STAGE_BYTES % 1024 == 0, "stages must keep the 1024-byte swizzle alignment");
   unsigned char* stages;
@@ -245,10 +245,13 @@ struct Ring {
   // Consumer warpgroup `slice` (its 64 rows of the tile): acc = the tile's product over k_tiles
   // k-tiles. One k-tile of wgmmas stays in flight (wait_group 1), so the previous stage is
   // released while the tensor cores already work on the current one. The tile's first wgmma
-  // ignores acc's old contents, so no zeroing pass separates two tiles.
-  template <typename T>
-  __device__ __forceinline__ void consume(float (&acc)[BN / 2], int slice, int k_tiles,
-                                          int& it) const {
+  // ignores acc's old contents, so no zeroing pass separates two tiles. With keep_last the
+  // warpgroup keeps its last stage (v18 stores C through it), and its leader runs `on_first` once
+  // the tile's first k-tile is issued.
+  template <typename T, typename OnFirst = void (*)()>
+  __device__ __forceinline__ void consume(float (&acc)[BN / 2], int slice, int k_tiles, int& it,
+                                          bool keep_last = false,
+                                          OnFirst on_first = [] {}) const {
     const bool leader = threadIdx.x % 128 == 0;
     for (int t = 0; t < k_tiles; ++t, ++it) {
       const int s = it % STAGES;
@@ -264,9 +267,10 @@ struct Ring {
       ptx::wgmma_commit();
       ptx::wgmma_wait<1>();
       if (t > 0 && leader) release((it - 1) % STAGES);
+      if (t == 0 && leader) on_first();
     }
     ptx::wgmma_wait<0>();
-    if (leader) release((it - 1) % STAGES);
+    if (leader && !keep_last) release((it - 1) % STAGES);
     ptx::fence_registers(acc);
   }
 };
@@ -320,7 +324,8 @@ dim3 resident_clusters(Kernel kernel, dim3 grid, int threads, int smem) {
 // BALANCE (persistent rungs): as few blocks as keep the number of tile rounds (a block per SM at
 // most): 512 tiles on 132 SMs take 4 rounds on 128 blocks as on 132, and the 4 idle SMs spare
 // the power budget that the busy ones' clocks share.
-template <int BM, int BN, typename T, int CLUSTER = 1, bool BALANCE = false, typename KernelFor>
+template <int BM, int BN, typename T, int CLUSTER = 1, bool BALANCE = false, bool PDL = false,
+          typename KernelFor>
 void launch(const GemmArgs& a, const char* name, dim3 grid, int threads, int smem,
             KernelFor kernel_for) {
   const bool bf16 = std::is_same_v<T, __nv_bfloat16>;
@@ -345,8 +350,24 @@ void launch(const GemmArgs& a, const char* name, dim3 grid, int threads, int sme
       const int64_t rounds = ceil_div(tiles, int64_t(grid.x / CLUSTER));
       grid.x = static_cast<unsigned>(CLUSTER * ceil_div(tiles, rounds));
     }
-    kernel<<<grid, threads, smem, a.stream>>>(tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M, a.N,
-                                              a.K, a.ldc, a.alpha, a.beta);
+    if constexpr (PDL) {
+      cudaLaunchConfig_t config{};
+      config.gridDim = grid;
+      config.blockDim = dim3(threads);
+      config.dynamicSmemBytes = smem;
+      config.stream = a.stream;
+      cudaLaunchAttribute attribute[1];
+      attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attribute[0].val.programmaticStreamSerializationAllowed = 1;
+      config.attrs = attribute;
+      config.numAttrs = 1;
+      cuda_check(cudaLaunchKernelEx(&config, kernel, tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M,
+                                    a.N, a.K, a.ldc, a.alpha, a.beta),
+                 name);
+    } else {
+      kernel<<<grid, threads, smem, a.stream>>>(tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M,
+                                                a.N, a.K, a.ldc, a.alpha, a.beta);
+    }
   });
   cuda_check(cudaGetLastError(), name);
 }
@@ -368,14 +389,15 @@ void launch(const GemmArgs& a, const char* name, dim3 grid, int threads, int sme
 // layouts on GRID (an expression of the GemmArgs `a` and the rung's `name`) with the file's
 // BLOCK_M, BLOCK_N, THREADS and SMEM, a cluster of CLUSTER CTAs and, if BALANCE, the balanced
 // persistent grid (hopper::launch); then the fp16/bf16 entry points of the kernel table and its
-// shared-memory figure.
-#define FASTGEMM_HOPPER_ENTRY_POINTS(NAME, GRID, CLUSTER, BALANCE)                              \
+// shared-memory figure. PDL: launched with programmatic stream serialisation (the kernel calls
+// griddepcontrol.wait before it touches global memory).
+#define FASTGEMM_HOPPER_ENTRY_POINTS(NAME, GRID, CLUSTER, BALANCE, PDL)                              \
   namespace fastgemm {                                                                          \
   namespace {                                                                                   \
   template <typename T>                                                                         \
   void NAME##_launch(const GemmArgs& a) {                                                       \
     constexpr const char* name = #NAME;                                                         \
-    hopper::launch<BLOCK_M, BLOCK_N, T, CLUSTER, BALANCE>(                                      \
+    hopper::launch<BLOCK_M, BLOCK_N, T, CLUSTER, BALANCE, PDL>(                                      \
         a, name, GRID, THREADS, SMEM, [](auto ak, auto bk) {                                    \
           return NAME##_kernel<T, decltype(ak)::value, decltype(bk)::value>;                    \
         });                                                                                     \

@@ -10,8 +10,13 @@ namespace fastgemm::hopper {
 // producer warpgroup gives its registers away and one thread streams every tile's k-tiles into
 // the ring, running ahead across tile boundaries; consumer warpgroup w (1, 2) multiplies rows
 // 64(w-1)..64w-1 of the block's tile and hands its accumulators to `epilogue(acc, row0, col0,
-// half)` — which runs while the producer already fills the ring with the next tile.
-template <typename T, int BM, int BN, int GROUP_M, typename RingT, typename Epilogue>
+// half, stage)` — which runs while the producer already fills the ring with the next tile.
+// BORROW (v18): consumer warpgroup 2 keeps the stage of its tile's last k-tile (`stage`, else
+// null) for the epilogue to store C through, and gives it back to the producer once the next
+// tile's first k-tile is issued and the TMA stores have read it. PDL (v19): the producer lets the
+// next kernel of the stream launch once it has issued its last copy.
+template <typename T, int BM, int BN, int GROUP_M, bool BORROW, bool PDL, typename RingT,
+          typename Epilogue>
 __device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtensorMap* tma_a,
                                                 const CUtensorMap* tma_b, int64_t M, int64_t N,
                                                 int64_t K, Epilogue&& epilogue) {
@@ -27,17 +32,31 @@ __device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtenso
     if (threadIdx.x == 0) {
       ring.template produce_tiles<BM * CLUSTER, GROUP_M>(tma_a, tma_b, first, step, tiles_m,
                                                          tiles_n, k_tiles, row_offset);
+      if constexpr (PDL) ptx::griddepcontrol_launch_dependents();
     }
   } else {
     ptx::setmaxnreg_inc<CONSUMER_REGS>();
     const int half = wg - 1;
-    int it = 0;  // the running k-tile counter, advanced alike by the producer (produce_tiles)
+    const bool borrow = BORROW && half == 1;
+    int it = 0;     // the running k-tile counter, advanced alike by the producer (produce_tiles)
+    int held = -1;  // the stage borrowed for the previous tile's stores (leader of warpgroup 2)
     for (int tile = first; tile < tiles_m * tiles_n; tile += step) {
       int m0, n0;
       grouped_tile<BM * CLUSTER, BN, GROUP_M>(tile, tiles_m, tiles_n, m0, n0);
       float acc[BN / 2];
-      ring.template consume<T>(acc, half, k_tiles, it);
-      epilogue(acc, m0 + row_offset + 64 * half, n0, half);
+      ring.template consume<T>(acc, half, k_tiles, it, borrow, [&] {
+        if (held >= 0) {  // the stores issued a k-tile ago have read the stage: give it back
+          ptx::bulk_wait_read<0>();
+          ring.release(held);
+          held = -1;
+        }
+      });
+      unsigned char* stage = nullptr;
+      if (borrow) {
+        held = (it - 1) % RingT::DEPTH;
+        stage = ring.stages + held * RingT::STAGE_BYTES;
+      }
+      epilogue(acc, m0 + row_offset + 64 * half, n0, half, stage);
     }
   }
 }
@@ -102,17 +121,23 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], unsigned char* 
 }
 
 // Shape of the TMA-store rungs: ring depth, grouped order, cluster size, and the epilogue's
-// C buffer per consumer warpgroup (SLOTS pieces of PIECE 64x64 boxes).
-template <int BM_, int BN_, int STAGES_, int GROUP_M_, int CLUSTER_, int PIECE_, int SLOTS_>
+// C buffer per consumer warpgroup (SLOTS pieces of PIECE 64x64 boxes). BORROW: warpgroup 2
+// stores through its last ring stage, so only warpgroup 1 has a C buffer; PDL: programmatic
+// dependent launch (see persistent_gemm).
+template <int BM_, int BN_, int STAGES_, int GROUP_M_, int CLUSTER_, int PIECE_, int SLOTS_,
+          bool BORROW_ = false, bool PDL_ = false>
 struct TmaStoreShape {
   static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, GROUP_M = GROUP_M_;
   static constexpr int CLUSTER = CLUSTER_, PIECE = PIECE_, SLOTS = SLOTS_;
+  static constexpr bool BORROW = BORROW_, PDL = PDL_;
   static constexpr int C_BYTES = SLOTS * PIECE * BOX_BYTES;  // per consumer warpgroup
-  // The ring, two C buffers, 1 KiB to align to the swizzle atom.
-  static constexpr int SMEM = STAGES * (tile_bytes<BM>() + tile_bytes<BN>()) + 2 * C_BYTES + 1024;
+  static_assert(!BORROW || C_BYTES <= tile_bytes<BM>() + tile_bytes<BN>(), "C fits in a stage");
+  // The ring, the C buffers, 1 KiB to align to the swizzle atom.
+  static constexpr int SMEM =
+      STAGES * (tile_bytes<BM>() + tile_bytes<BN>()) + (BORROW ? 1 : 2) * C_BYTES + 1024;
 };
 
-// The whole kernel body of the TMA-store rungs (v14, v15): ring, persistent loop, store_tile
+// The whole kernel body of the TMA-store rungs (v14-v16, v18, v19): ring, persistent loop, store_tile
 // epilogue with one C buffer per consumer warpgroup after the ring's stages. The rung's
 // __global__ (its own name, its own cluster shape) only calls this.
 template <typename T, typename S, bool A_KMAJOR, bool B_KMAJOR>
@@ -132,10 +157,13 @@ __device__ __forceinline__ void tma_store_gemm(const CUtensorMap* tma_a, const C
   } else {
     __syncthreads();
   }
-  persistent_gemm<T, S::BM, S::BN, S::GROUP_M>(
+  // PDL: nothing global is read or written before the previous kernel is complete.
+  if constexpr (S::PDL) ptx::griddepcontrol_wait();
+  persistent_gemm<T, S::BM, S::BN, S::GROUP_M, S::BORROW, S::PDL>(
       ring, tma_a, tma_b, M, N, K,
-      [&](float(&acc)[S::BN / 2], int64_t row0, int64_t col0, int half) {
-        unsigned char* out = smem + S::STAGES * RingT::STAGE_BYTES + half * S::C_BYTES;
+      [&](float(&acc)[S::BN / 2], int64_t row0, int64_t col0, int half, unsigned char* stage) {
+        unsigned char* out =
+            stage ? stage : smem + S::STAGES * RingT::STAGE_BYTES + half * S::C_BYTES;
         store_tile<S::BN, S::PIECE, S::SLOTS, T>(acc, out, tma_c, C, ldc, M, N, row0, col0, alpha,
                                                  beta, half);
       });

@@ -33,4 +33,4 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v10_wgmma_tma, __launch_bounds__(THREADS)) {
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v10_wgmma_tma, tile_grid(a, BLOCK_M, BLOCK_N, name), 1, false)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v10_wgmma_tma, tile_grid(a, BLOCK_M, BLOCK_N, name), 1, false, false)

@@ -30,4 +30,4 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v11_wide_tile, __launch_bounds__(THREADS)) {
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v11_wide_tile, tile_grid(a, BLOCK_M, BLOCK_N, name), 1, false)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v11_wide_tile, tile_grid(a, BLOCK_M, BLOCK_N, name), 1, false, false)

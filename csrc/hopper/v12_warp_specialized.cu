@@ -50,4 +50,4 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v12_warp_specialized, __launch_bounds__(THREADS, 1)
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v12_warp_specialized, tile_grid(a, BLOCK_M, BLOCK_N, name), 1, false)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v12_warp_specialized, tile_grid(a, BLOCK_M, BLOCK_N, name), 1, false, false)

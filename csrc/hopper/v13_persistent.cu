@@ -32,8 +32,9 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v13_persistent, __launch_bounds__(THREADS, 1)) {
   const RingT<A_KMAJOR, B_KMAJOR> ring{aligned_smem(smem_raw), full, empty};
   ring.init();
   __syncthreads();
-  persistent_gemm<T, BLOCK_M, BLOCK_N, GROUP_M>(
-      ring, &tma_a, &tma_b, M, N, K, [&](float(&acc)[BLOCK_N / 2], int64_t row0, int64_t col0, int) {
+  persistent_gemm<T, BLOCK_M, BLOCK_N, GROUP_M, false, false>(
+      ring, &tma_a, &tma_b, M, N, K,
+      [&](float(&acc)[BLOCK_N / 2], int64_t row0, int64_t col0, int, unsigned char*) {
         store_acc<BLOCK_N>(acc, C, ldc, M, N, row0, col0, alpha, beta);
       });
 }
@@ -41,4 +42,4 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v13_persistent, __launch_bounds__(THREADS, 1)) {
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v13_persistent, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1, false)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v13_persistent, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1, false, false)

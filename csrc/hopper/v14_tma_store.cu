@@ -33,4 +33,4 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v14_tma_store, __launch_bounds__(THREADS, 1)) {
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v14_tma_store, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1, false)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v14_tma_store, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1, false, false)

@@ -37,4 +37,4 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v15_cluster_multicast, __cluster_dims__(CLUSTER, 1,
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v15_cluster_multicast, persistent_grid(a, BLOCK_M, BLOCK_N, name, CLUSTER), CLUSTER, false)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v15_cluster_multicast, persistent_grid(a, BLOCK_M, BLOCK_N, name, CLUSTER), CLUSTER, false, false)

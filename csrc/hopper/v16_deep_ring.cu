@@ -37,4 +37,4 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v16_deep_ring, __launch_bounds__(THREADS, 1)) {
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v16_deep_ring, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1, true)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v16_deep_ring, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1, true, false)

@@ -110,4 +110,4 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v17_mma_sync_tma, __launch_bounds__(THREADS, 1)) {
 }  // namespace fastgemm
 
 FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v17_mma_sync_tma, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1,
-                             true)
+                             true, false)
