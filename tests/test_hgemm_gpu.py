@@ -100,7 +100,9 @@ def test_shapes_beta0_poisoned(torch, kernel, dtype, shape):
 def test_layouts_alpha_beta(torch, kernel, dtype, layout):
     _skip_if_not_runnable(kernel, dtype)
     oa, ob, oc = layout
-    for M, N, K in [(120, 136, 72), (264, 392, 200)]:
+    # The last shape has 15 x 11 (128x256) output tiles: persistent blocks run several, with C
+    # read (beta != 0) while the next tile's copies land.
+    for M, N, K in [(120, 136, 72), (264, 392, 200), (1800, 2600, 72)]:
         A, B = _random(torch, M, K, dtype, oa), _random(torch, K, N, dtype, ob)
         C0 = _random(torch, M, N, dtype, oc)
         C = C0.clone(memory_format=torch.preserve_format)

@@ -12,8 +12,9 @@ namespace fastgemm::hopper {
 // 64(w-1)..64w-1 of the block's tile and hands its accumulators to `epilogue(acc, row0, col0,
 // half, stage)` — which runs while the producer already fills the ring with the next tile.
 // BORROW (v18): consumer warpgroup 2 keeps the stage of its tile's last k-tile (`stage`, else
-// null) for the epilogue to store C through, and gives it back to the producer once the next
-// tile's first k-tile is issued and the TMA stores have read it. PDL (v19): the producer lets the
+// null) for the epilogue to store C through, once warpgroup 1 has finished reading it too, and
+// gives it back to the producer once the next tile's first k-tile is issued and the TMA stores
+// have read it. PDL (v19): the producer lets the
 // next kernel of the stream launch once it has issued its last copy.
 template <typename T, int BM, int BN, int GROUP_M, bool BORROW, bool PDL, typename RingT,
           typename Epilogue>
@@ -52,6 +53,9 @@ __device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtenso
         }
       });
       unsigned char* stage = nullptr;
+      // Both warpgroups read every stage: warpgroup 2 overwrites its last one only once warpgroup
+      // 1 is done with it too (named barrier 3, both consumer warpgroups, once per tile).
+      if (BORROW) ptx::named_barrier(3, 256);
       if (borrow) {
         held = (it - 1) % RingT::DEPTH;
         stage = ring.stages + held * RingT::STAGE_BYTES;
