@@ -10,8 +10,9 @@
 // that by then is over). The slab goes out in two pieces of two boxes, nothing waits for a slot,
 // and the shared memory stays at v16's 224 KiB.
 // Why faster: the epilogue, during which the tensor cores idle, loses its waits for slot reuse and
-// half its barriers and store issues. H200: +1-2% over v16 at 8192^3 and 4096x14336x4096, level
-// at 2048^3 (one tile per block, where the final store latency dominates).
+// half its barriers and store issues. H200, final run: +3-4% over v16 at 4096x14336x4096, level
+// within noise at 4096^3 and 8192^3, -1.5% at 2048^3 (one tile per block: the slab's first store
+// starts later than v16's first box).
 // What limits it: the tensor cores still idle during the epilogue (both warpgroups finish a tile
 // together); the ring runs one stage short while warpgroup 2's stores drain; between kernels of a
 // stream the GPU waits for this grid to finish before it starts the next (v19).
