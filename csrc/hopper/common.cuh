@@ -350,24 +350,20 @@ void launch(const GemmArgs& a, const char* name, dim3 grid, int threads, int sme
       const int64_t rounds = ceil_div(tiles, int64_t(grid.x / CLUSTER));
       grid.x = static_cast<unsigned>(CLUSTER * ceil_div(tiles, rounds));
     }
-    if constexpr (PDL) {
-      cudaLaunchConfig_t config{};
-      config.gridDim = grid;
-      config.blockDim = dim3(threads);
-      config.dynamicSmemBytes = smem;
-      config.stream = a.stream;
-      cudaLaunchAttribute attribute[1];
-      attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attribute[0].val.programmaticStreamSerializationAllowed = 1;
-      config.attrs = attribute;
-      config.numAttrs = 1;
-      cuda_check(cudaLaunchKernelEx(&config, kernel, tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M,
-                                    a.N, a.K, a.ldc, a.alpha, a.beta),
-                 name);
-    } else {
-      kernel<<<grid, threads, smem, a.stream>>>(tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M,
-                                                a.N, a.K, a.ldc, a.alpha, a.beta);
-    }
+    // One launch path; PDL adds programmatic stream serialisation.
+    cudaLaunchAttribute pdl[1];
+    pdl[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    pdl[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem;
+    config.stream = a.stream;
+    config.attrs = pdl;
+    config.numAttrs = PDL ? 1 : 0;
+    cuda_check(cudaLaunchKernelEx(&config, kernel, tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M,
+                                  a.N, a.K, a.ldc, a.alpha, a.beta),
+               name);
   });
   cuda_check(cudaGetLastError(), name);
 }
