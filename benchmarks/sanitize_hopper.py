@@ -2,10 +2,11 @@
 
     compute-sanitizer --tool memcheck  python benchmarks/sanitize_hopper.py [name-filter] [--small]
     compute-sanitizer --tool racecheck python benchmarks/sanitize_hopper.py v12,v14 --small
-    compute-sanitizer --tool racecheck python benchmarks/sanitize_hopper.py v18,v19 --small --multi
+    compute-sanitizer --tool racecheck python benchmarks/sanitize_hopper.py v18,v19,v20 --small --multi
 
 CuPy's memory pool is off, so out-of-bounds accesses cannot hide inside pooled blocks; each result
-is checked against a float64 reference.
+is checked against a float64 reference. Every case runs with beta = 0.5 (C read) and beta = 0 (C
+NaN-filled and not read; v20 has a separate epilogue for it).
 """
 import sys
 
@@ -18,7 +19,7 @@ names = [k.name for k in fastgemm.kernels("float16") if k.max_cc == 90]
 if len(sys.argv) > 1:
     names = [n for n in names if any(p in n for p in sys.argv[1].split(","))]
 # (1800, 2600, 72) has more output tiles (15 x 11) than an H100/H200 has SMs, so persistent blocks
-# run several tiles (v18-v19 hand a borrowed ring stage back at the next tile); --multi adds it to
+# run several tiles (v18-v20 hand a borrowed ring stage back at the next tile); --multi adds it to
 # --small.
 shapes = [(200, 264, 136), (64, 64, 64)] if "--small" not in sys.argv else [(72, 136, 72)]
 if "--small" not in sys.argv or "--multi" in sys.argv:
@@ -31,11 +32,15 @@ for name in names:
                 B = cp.random.standard_normal((K, N), dtype=cp.float32).astype(cp.float16)
                 A = cp.asfortranarray(A) if oa == "F" else A
                 B = cp.asfortranarray(B) if ob == "F" else B
-                C = cp.random.standard_normal((M, N), dtype=cp.float32).astype(cp.float16)
-                C0 = C.copy()
-                fastgemm.hgemm(A, B, C, 1.0, 0.5, kernel=name)
-                ref = A.astype(cp.float64) @ B.astype(cp.float64) + 0.5 * C0.astype(cp.float64)
-                err = float(cp.abs(C.astype(cp.float64) - ref).max())
-                assert err < 0.05 * max(1.0, float(cp.abs(ref).max())), (name, M, N, K, oa, ob, err)
+                for beta in (0.5, 0.0):
+                    C = cp.random.standard_normal((M, N), dtype=cp.float32).astype(cp.float16)
+                    if beta == 0.0:
+                        C.fill(cp.nan)
+                    C0 = cp.nan_to_num(C)
+                    fastgemm.hgemm(A, B, C, 1.0, beta, kernel=name)
+                    ref = A.astype(cp.float64) @ B.astype(cp.float64) + beta * C0.astype(cp.float64)
+                    err = float(cp.abs(C.astype(cp.float64) - ref).max())
+                    assert err < 0.05 * max(1.0, float(cp.abs(ref).max())), (name, M, N, K, oa, ob,
+                                                                             beta, err)
 cp.cuda.Device().synchronize()
 print("ran", names)

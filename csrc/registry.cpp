@@ -90,6 +90,9 @@ const std::vector<KernelEntry>& kernel_table() {
       FASTGEMM_HOPPER_ROWS(hgemm_v19_dependent_launch, 19,
                            "v18 with programmatic dependent launch: the next kernel of the stream "
                            "starts while this one finishes (griddepcontrol)"),
+      FASTGEMM_HOPPER_ROWS(hgemm_v20_hoisted_beta, 20,
+                           "v19 with beta == 0 tested once per launch: a straight-line epilogue "
+                           "loop without a branch or C read per output pair"),
 #undef FASTGEMM_HOPPER_ROWS
 #endif
   };

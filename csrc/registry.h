@@ -61,6 +61,7 @@ FASTGEMM_DECLARE_HGEMM(hgemm_v16_deep_ring)
 FASTGEMM_DECLARE_HGEMM(hgemm_v17_mma_sync_tma)
 FASTGEMM_DECLARE_HGEMM(hgemm_v18_borrowed_stage)
 FASTGEMM_DECLARE_HGEMM(hgemm_v19_dependent_launch)
+FASTGEMM_DECLARE_HGEMM(hgemm_v20_hoisted_beta)
 #endif
 #undef FASTGEMM_DECLARE_HGEMM
 

@@ -72,8 +72,9 @@ __device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtenso
 // stmatrix conflict-free. Each piece is one bulk group; a slot is rewritten only once the store
 // that last read it is done (at most SLOTS - 1 younger groups pending). alpha and beta are
 // applied in fp32 and C is read only when beta != 0. Named barrier 1 + half keeps the warpgroup
-// together.
-template <int BN, int PIECE, int SLOTS, typename T>
+// together. BETA_ZERO (v20: the caller has tested beta == 0 once per launch): the loop holds no
+// test of beta and no code that reads C.
+template <int BN, int PIECE, int SLOTS, typename T, bool BETA_ZERO = false>
 __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], unsigned char* out,
                                            const CUtensorMap* tma_c, const T* C, int64_t ldc,
                                            int64_t M, int64_t N, int64_t row0, int64_t col0,
@@ -85,7 +86,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], unsigned char* 
   const bool leader = threadIdx.x % 128 == 0;
   auto pack = [&](int j, int r) {  // two adjacent outputs of n8 block j, row half r, as T2 bits
     float v0 = alpha * acc[4 * j + 2 * r], v1 = alpha * acc[4 * j + 2 * r + 1];
-    if (beta != 0.0f) {  // only now is C read
+    if (!BETA_ZERO && beta != 0.0f) {  // only now is C read
       const int64_t row = row0 + warp * 16 + lane / 4 + 8 * r;
       const int64_t col = col0 + 8 * j + 2 * (lane % 4);
       if (row < M && col < N) v0 = fmaf(beta, float(C[row * ldc + col]), v0);
@@ -127,13 +128,14 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], unsigned char* 
 // Shape of the TMA-store rungs: ring depth, grouped order, cluster size, and the epilogue's
 // C buffer per consumer warpgroup (SLOTS pieces of PIECE 64x64 boxes). BORROW: warpgroup 2
 // stores through its last ring stage, so only warpgroup 1 has a C buffer; PDL: programmatic
-// dependent launch (see persistent_gemm).
+// dependent launch (see persistent_gemm); HOIST: beta == 0 is tested once, outside the
+// epilogue's loop (store_tile's BETA_ZERO).
 template <int BM_, int BN_, int STAGES_, int GROUP_M_, int CLUSTER_, int PIECE_, int SLOTS_,
-          bool BORROW_ = false, bool PDL_ = false>
+          bool BORROW_ = false, bool PDL_ = false, bool HOIST_ = false>
 struct TmaStoreShape {
   static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, GROUP_M = GROUP_M_;
   static constexpr int CLUSTER = CLUSTER_, PIECE = PIECE_, SLOTS = SLOTS_;
-  static constexpr bool BORROW = BORROW_, PDL = PDL_;
+  static constexpr bool BORROW = BORROW_, PDL = PDL_, HOIST = HOIST_;
   static constexpr int C_BYTES = SLOTS * PIECE * BOX_BYTES;  // per consumer warpgroup
   static_assert(!BORROW || C_BYTES <= tile_bytes<BM>() + tile_bytes<BN>(), "C fits in a stage");
   // The ring, the C buffers, 1 KiB to align to the swizzle atom.
@@ -141,7 +143,7 @@ struct TmaStoreShape {
       STAGES * (tile_bytes<BM>() + tile_bytes<BN>()) + (BORROW ? 1 : 2) * C_BYTES + 1024;
 };
 
-// The whole kernel body of the TMA-store rungs (v14-v16, v18, v19): ring, persistent loop, store_tile
+// The whole kernel body of the TMA-store rungs (v14-v16, v18-v20): ring, persistent loop, store_tile
 // epilogue with one C buffer per consumer warpgroup after the ring's stages. The rung's
 // __global__ (its own name, its own cluster shape) only calls this.
 template <typename T, typename S, bool A_KMAJOR, bool B_KMAJOR>
@@ -168,8 +170,13 @@ __device__ __forceinline__ void tma_store_gemm(const CUtensorMap* tma_a, const C
       [&](float(&acc)[S::BN / 2], int64_t row0, int64_t col0, int half, unsigned char* stage) {
         unsigned char* out =
             stage ? stage : smem + S::STAGES * RingT::STAGE_BYTES + half * S::C_BYTES;
-        store_tile<S::BN, S::PIECE, S::SLOTS, T>(acc, out, tma_c, C, ldc, M, N, row0, col0, alpha,
-                                                 beta, half);
+        if (S::HOIST && beta == 0.0f) {
+          store_tile<S::BN, S::PIECE, S::SLOTS, T, true>(acc, out, tma_c, C, ldc, M, N, row0, col0,
+                                                         alpha, beta, half);
+        } else {
+          store_tile<S::BN, S::PIECE, S::SLOTS, T>(acc, out, tma_c, C, ldc, M, N, row0, col0,
+                                                   alpha, beta, half);
+        }
       });
   if (threadIdx.x >= 128 && threadIdx.x % 128 == 0) ptx::bulk_wait<0>();  // the last stores landed
   // No CTA leaves while a peer may still arrive on its `empty` barriers.

@@ -17,9 +17,10 @@ from .registry import KernelInfo, kernel_table
 __all__ = ["AUTO_RULES", "Selection", "alignment_of", "check_runnable", "select"]
 
 _HGEMM_RULES = [
-    ("hgemm_v19_dependent_launch",
+    ("hgemm_v20_hoisted_beta",
      ("fastest Hopper rung: persistent, warp-specialised wgmma + TMA, 4-stage ring, TMA-store "
-      "epilogue through a borrowed stage, programmatic dependent launch (sm_90a only)"), 0),
+      "epilogue through a borrowed stage (beta tested once), programmatic dependent launch "
+      "(sm_90a only)"), 0),
     ("hgemm_v09_raster", "fastest mma.sync rung: 128x256x64 tiles, 3-stage cp.async, L2-friendly order",
      1 << 21),
     ("hgemm_v07_multistage",
