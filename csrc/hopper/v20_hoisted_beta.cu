@@ -13,8 +13,9 @@
 // per tile. H200, fp16, against v19 in the same process, median of seven experiment runs (this
 // kernel, and a variant that also skips the multiply when alpha == 1, level with it): +1.9% at
 // 2048^3, +2.9% at 4096^3 (range -0.8% to +5%), +1.0% at 8192^3, +2.0% at 4096x14336x4096. Final
-// run: +1.6% / +1.3% / +0.7% at 2048^3 / 4096^3 / 8192^3 and -2.9% at 4096x14336x4096 (v19 high
-// there); 102.9% / 100.7% / 101.6% / 100.9% of cuBLAS.
+// run (all rungs): +1.9% / +1.2% / +0.9% at 2048^3 / 4096^3 / 8192^3 and -4.6% at
+// 4096x14336x4096 (v19 measured high there in both full runs); 103.0% / 101.0% / 101.6% / 99.7%
+// of cuBLAS.
 // What limits it: the epilogue itself (convert, stmatrix, one TMA store per piece) still runs
 // while the tensor cores idle. Deferring the stmatrix under the next tile's first k-tile (packed
 // outputs held in 64 registers; it fits in 215 registers without spills) measured 1-2% slower:
