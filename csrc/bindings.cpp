@@ -1,22 +1,21 @@
-// bindings.cpp — the only pybind11 file: exposes the kernel table, the launcher, the device
-// utilities and the DLPack capsule reader to fastgemm/_C. All argument policy (shapes, layouts,
-// streams, errors a user sees first) lives in Python; this layer re-checks what would otherwise
-// crash (compute capability, alignment) and turns CUDA errors into exceptions.
+// bindings.cpp — the pybind11 module fastgemm._C: the GEMM entry (entry.cpp), the kernel table,
+// the auto decision as select() explains it (plan.cpp), the array adapter as Python sees it
+// (operands.cpp), device utilities and the CPU tests' hooks. Policy lives in those files; this
+// one only converts.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <optional>
-
-#include <cstring>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common/dlpack_abi.h"
-#include "common/launch.cuh"
 #include "common/runtime.h"
 #include "common/swizzle.cuh"
+#include "entry.h"
+#include "operands.h"
+#include "plan.h"
 #include "registry.h"
 
 namespace py = pybind11;
@@ -24,112 +23,77 @@ using namespace fastgemm;
 
 namespace {
 
+py::object none_if(bool absent, py::object value) { return absent ? py::none() : value; }
+
 py::dict kernel_info(const KernelEntry& k) {
   py::dict d;
   d["name"] = k.name;
   d["dtype"] = k.dtype;
   d["version"] = k.version;
   d["min_cc"] = k.min_cc;
-  d["max_cc"] = k.max_cc ? py::object(py::int_(k.max_cc)) : py::object(py::none());
+  d["max_cc"] = none_if(k.max_cc == 0, py::int_(k.max_cc));
   d["alignment"] = k.alignment;
   d["techniques"] = k.techniques;
   d["smem_bytes"] = k.smem_bytes ? k.smem_bytes() : 0;
   return d;
 }
 
-void check_alignment(const KernelEntry& k, uintptr_t ptr, int64_t ld, int elem_bytes,
-                     const char* operand) {
-  const bool ok = ptr % k.alignment == 0 && (ld * elem_bytes) % k.alignment == 0;
-  if (!ok) {
-    std::ostringstream msg;
-    msg << k.name << " needs " << k.alignment << "-byte aligned rows; operand " << operand
-        << " has address 0x" << std::hex << ptr << std::dec << " and a leading dimension of " << ld
-        << " elements";
-    throw std::invalid_argument(msg.str());
-  }
-}
-
-void run_gemm(const std::string& name, const std::string& dtype, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t lda,
-              bool a_col_major, uintptr_t B, int64_t ldb, bool b_col_major, uintptr_t C,
-              int64_t ldc, float alpha, float beta, uintptr_t stream, int device) {
-  const KernelEntry& k = find_kernel(name, dtype);
-  const int cc = device_cc(device);
-  if (cc < k.min_cc || (k.max_cc && cc > k.max_cc)) {
-    std::ostringstream msg;
-    msg << k.name << " needs compute capability " << k.min_cc / 10 << "." << k.min_cc % 10;
-    if (k.max_cc) msg << " (and runs only up to " << k.max_cc / 10 << "." << k.max_cc % 10 << ")";
-    msg << "; this GPU is " << cc / 10 << "." << cc % 10;
-    throw std::runtime_error(msg.str());
-  }
-  const int elem = std::strcmp(k.dtype, "float32") == 0 ? 4 : 2;
-  check_alignment(k, A, lda, elem, "A");
-  check_alignment(k, B, ldb, elem, "B");
-  check_alignment(k, C, ldc, elem, "C");
-  GemmArgs args;
-  args.M = M, args.N = N, args.K = K;
-  args.A = reinterpret_cast<const void*>(A), args.lda = lda, args.a_col_major = a_col_major;
-  args.B = reinterpret_cast<const void*>(B), args.ldb = ldb, args.b_col_major = b_col_major;
-  args.C = reinterpret_cast<void*>(C), args.ldc = ldc;
-  args.alpha = alpha, args.beta = beta;
-  args.stream = reinterpret_cast<cudaStream_t>(stream);
-  py::gil_scoped_release release;
-  DeviceGuard guard(device);
-  k.launch(args);
-}
-
-// --- DLPack ------------------------------------------------------------------------------------
-
-py::dict describe(const dlpack::Tensor& t, bool readonly) {
+// The adapter's description of one object, for fastgemm._arrays.Matrix.
+py::dict describe(py::handle obj, const std::string& name, std::optional<int64_t> dlpack_stream) {
+  Operand m = read_operand(obj, name.c_str(), dlpack_stream);
   py::dict d;
-  d["ptr"] = reinterpret_cast<uintptr_t>(t.data) + t.byte_offset;
-  std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
-  d["shape"] = py::tuple(py::cast(shape));
-  if (t.strides) {
-    std::vector<int64_t> strides(t.strides, t.strides + t.ndim);
-    d["strides"] = py::tuple(py::cast(strides));
-  } else {
-    d["strides"] = py::none();
-  }
-  d["dtype_code"] = int(t.dtype.code);
-  d["dtype_bits"] = int(t.dtype.bits);
-  d["dtype_lanes"] = int(t.dtype.lanes);
-  d["device_type"] = t.device.device_type;
-  d["device_id"] = t.device.device_id;
-  d["readonly"] = readonly;
+  d["ptr"] = m.ptr;
+  d["shape"] = py::make_tuple(m.rows, m.cols);
+  d["strides"] = py::make_tuple(m.rs, m.cs);
+  d["dtype"] = m.dtype;
+  d["itemsize"] = m.itemsize;
+  d["device"] = none_if(m.device < 0, py::int_(m.device));
+  d["stream"] = none_if(!m.stream, py::int_(m.stream.value_or(0)));
+  d["readonly"] = m.readonly;
+  d["library"] = library_name(m.library);
+  d["keepalive"] = m.keepalive ? m.keepalive : py::none();
   return d;
 }
 
-// Takes ownership of a DLPack capsule: returns (description, keepalive). The producer's deleter
-// runs when `keepalive` is garbage-collected, i.e. after the consumer no longer needs the memory.
-py::tuple dlpack_take(py::capsule capsule) {
-  PyObject* cap = capsule.ptr();
-  if (PyCapsule_IsValid(cap, dlpack::kCapsuleVersioned)) {
-    auto* mt = static_cast<dlpack::ManagedTensorVersioned*>(
-        PyCapsule_GetPointer(cap, dlpack::kCapsuleVersioned));
-    if (mt->version.major != 1) {
-      throw std::invalid_argument("unsupported DLPack major version " +
-                                  std::to_string(mt->version.major));
-    }
-    PyCapsule_SetName(cap, dlpack::kUsedCapsuleVersioned);
-    py::dict info = describe(mt->dl_tensor, (mt->flags & dlpack::kFlagReadOnly) != 0);
-    py::capsule keep(mt, [](void* p) {
-      auto* m = static_cast<dlpack::ManagedTensorVersioned*>(p);
-      if (m->deleter) m->deleter(m);
-    });
-    return py::make_tuple(info, keep);
+DType dtype_or_type_error(const std::string& dtype) {
+  if (dtype == "float32" || dtype == "float16" || dtype == "bfloat16") return parse_dtype(dtype);
+  throw py::type_error("no kernels for dtype '" + dtype +
+                       "'; expected float32, float16 or bfloat16");
+}
+
+void require_gpu() {
+  if (device_count() == 0) {
+    throw std::runtime_error("fastgemm needs a CUDA GPU, and the CUDA runtime found none (" +
+                             runtime_status() + ")");
   }
-  if (PyCapsule_IsValid(cap, dlpack::kCapsule)) {
-    auto* mt = static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(cap, dlpack::kCapsule));
-    PyCapsule_SetName(cap, dlpack::kUsedCapsule);
-    py::dict info = describe(mt->dl_tensor, false);
-    py::capsule keep(mt, [](void* p) {
-      auto* m = static_cast<dlpack::ManagedTensor*>(p);
-      if (m->deleter) m->deleter(m);
-    });
-    return py::make_tuple(info, keep);
+}
+
+// What kernel="auto" runs for C[M,N] = A[M,K] @ B[K,N]: the current GPU's cached plan (the one a
+// call of this shape and alignment runs), or, with cc, the decision for that architecture.
+py::dict select_plan(int64_t M, int64_t N, int64_t K, const std::string& dtype_str,
+                std::optional<int> cc, std::optional<int> alignment) {
+  const DType dtype = dtype_or_type_error(dtype_str);
+  if (M < 0 || N < 0 || K < 0) {
+    throw py::value_error("negative problem size M=" + std::to_string(M) + ", N=" +
+                          std::to_string(N) + ", K=" + std::to_string(K));
   }
-  throw std::invalid_argument(
-      "not a DLPack capsule (expected an unused 'dltensor' or 'dltensor_versioned' capsule)");
+  const int size = dtype_size(dtype);
+  const int align = alignment ? *alignment
+                              : alignment_of({256, uint64_t(K * size), uint64_t(N * size)});
+  Plan plan;
+  if (cc) {
+    plan = decide(documented_target(*cc), dtype, M, N, K, align, align, align);
+  } else {
+    require_gpu();
+    plan = plan_for(PlanKey{current_device(), dtype, M, N, K, false, false, false, align, align,
+                            align});
+  }
+  py::dict d;
+  d["name"] = plan.kernel->name;
+  d["dtype"] = plan.kernel->dtype;
+  d["reason"] = plan.reason;
+  d["pad"] = plan.pad;
+  return d;
 }
 
 // A capsule as a producer would make it, for testing the reader without a GPU.
@@ -141,7 +105,8 @@ struct TestTensor {
 
 py::capsule dlpack_test_capsule(uintptr_t ptr, std::vector<int64_t> shape,
                                 std::optional<std::vector<int64_t>> strides, int code, int bits,
-                                int device_type, int device_id, bool versioned, bool readonly) {
+                                int device_type, int device_id, bool versioned, bool readonly,
+                                int lanes) {
   auto* t = new TestTensor;
   t->shape = std::move(shape);
   if (strides) t->strides = std::move(*strides);
@@ -149,7 +114,8 @@ py::capsule dlpack_test_capsule(uintptr_t ptr, std::vector<int64_t> shape,
   dl.data = reinterpret_cast<void*>(ptr);
   dl.device = {device_type, device_id};
   dl.ndim = static_cast<int32_t>(t->shape.size());
-  dl.dtype = {static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
+  dl.dtype = {static_cast<uint8_t>(code), static_cast<uint8_t>(bits),
+              static_cast<uint16_t>(lanes)};
   dl.shape = t->shape.data();
   dl.strides = strides ? t->strides.data() : nullptr;
   if (versioned) {
@@ -185,33 +151,75 @@ py::capsule dlpack_test_capsule(uintptr_t ptr, std::vector<int64_t> shape,
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
-  m.doc() = "fastgemm native module: kernel table, launchers and device utilities";
+  m.doc() = "fastgemm native module: the GEMM entry, kernel table, auto plans, device utilities";
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const DeviceAccessForbidden& e) {
+      PyErr_SetString(PyExc_AssertionError, e.what());
     } catch (const std::out_of_range& e) {
       PyErr_SetString(PyExc_KeyError, e.what());
     }
   });
 
+  // --- the GEMM entry ----------------------------------------------------------------------------
+  m.def("gemm", &gemm_call,
+        "gemm(fn, A, B, C, alpha, beta, kernel, stream) -> C: the entry of fastgemm.gemm (fn 0), "
+        "sgemm (1) and hgemm (2).");
+
+  // --- the kernel table and the auto decision ----------------------------------------------------
   m.def("kernels", [] {
     py::list out;
     for (const auto& k : kernel_table()) out.append(kernel_info(k));
     return out;
   }, "The kernel table as a list of dicts.");
-  m.def("gemm", &run_gemm, "Launch one registered kernel on canonical (row-major C) arguments.",
-        py::arg("name"), py::arg("dtype"), py::arg("M"), py::arg("N"), py::arg("K"), py::arg("A"), py::arg("lda"),
-        py::arg("a_col_major"), py::arg("B"), py::arg("ldb"), py::arg("b_col_major"),
-        py::arg("C"), py::arg("ldc"), py::arg("alpha"), py::arg("beta"), py::arg("stream"),
-        py::arg("device"));
-  m.def("scale", [](const std::string& dtype, uintptr_t C, int64_t M, int64_t N, int64_t ldc,
-                    float beta, uintptr_t stream, int device) {
-    const DType dt = parse_dtype(dtype);
-    py::gil_scoped_release release;
-    DeviceGuard guard(device);
-    scale_matrix(dt, reinterpret_cast<void*>(C), M, N, ldc, beta,
-                 reinterpret_cast<cudaStream_t>(stream));
-  }, "C = beta*C on a row-major matrix; beta == 0 writes zeros without reading C.");
+  m.def("select", &select_plan, py::arg("M"), py::arg("N"), py::arg("K"), py::arg("dtype"),
+        py::arg("cc") = py::none(), py::arg("alignment") = py::none(),
+        "The kernel auto runs (dict: name, dtype, reason, pad).");
+  m.def("check_runnable",
+        [](const std::string& name, int min_cc, int max_cc, int smem_bytes, int need_alignment,
+           int cc, int alignment) -> py::object {
+          const std::string problem = runnable_problem(name.c_str(), min_cc, max_cc, smem_bytes,
+                                                       need_alignment, documented_target(cc),
+                                                       alignment);
+          return none_if(problem.empty(), py::str(problem));
+        },
+        py::arg("name"), py::arg("min_cc"), py::arg("max_cc"), py::arg("smem_bytes"),
+        py::arg("need_alignment"), py::arg("cc"), py::arg("alignment"),
+        "Why a kernel with these needs cannot run on compute capability cc (None if it can).");
+  m.def("auto_rules", [] {
+    py::dict out;
+    for (DType d : {DType::f32, DType::f16, DType::bf16}) {
+      py::list rules;
+      for (const AutoRule& r : auto_rules(d)) rules.append(py::make_tuple(r.kernel, r.why, r.min_mn));
+      out[dtype_name(d)] = rules;
+    }
+    return out;
+  }, "The auto rules: dtype -> [(kernel, why, smallest M*N)], fastest first.");
+  m.attr("PAD_MIN_MACS") = kPadMinMacs;
+  m.def("documented_smem_per_block", [](int cc) { return documented_target(cc).smem_per_block; },
+        "Shared memory per block (bytes) that select(cc=...) assumes for an architecture.");
+  m.def("alignment_of",
+        [](const std::vector<uint64_t>& values, int cap) {
+          int a = cap;
+          for (uint64_t v : values) a = std::min(a, alignment_of({v}, cap));
+          return a;
+        },
+        py::arg("values"), py::arg("cap") = 16);
+  m.def("plan_cache_size", &plan_cache_size, "Number of cached auto plans.");
+
+  // --- the array adapter ---------------------------------------------------------------------------
+  m.def("describe", &describe, py::arg("obj"), py::arg("name"),
+        py::arg("dlpack_stream") = py::none(),
+        "How the GEMM entry reads one operand (a dict).");
+  m.def("layout", [](int64_t rows, int64_t cols, int64_t rs, int64_t cs, int itemsize) -> py::object {
+    const auto l = unit_stride_layout(rows, cols, rs, cs, itemsize);
+    return l ? py::object(py::make_tuple(l->col_major, l->ld)) : py::object(py::none());
+  }, "(column-major, leading dimension) of a matrix with unit stride along one dimension, or None.");
+  m.def("byte_span", [](uintptr_t ptr, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                        int itemsize) { return byte_span(ptr, rows, cols, rs, cs, itemsize); });
+
+  // --- device utilities ------------------------------------------------------------------------------
   m.def("copy_strided", [](int elem_bytes, uintptr_t src, int64_t rows, int64_t cols, int64_t rs,
                            int64_t cs, uintptr_t dst, int64_t dst_ld, uintptr_t stream,
                            int device) {
@@ -220,15 +228,6 @@ PYBIND11_MODULE(_C, m) {
     copy_strided(elem_bytes, reinterpret_cast<const void*>(src), rows, cols, rs, cs,
                  reinterpret_cast<void*>(dst), dst_ld, reinterpret_cast<cudaStream_t>(stream));
   }, "Copy a strided matrix into a row-major buffer with leading dimension dst_ld.");
-  m.def("stream_wait", [](uintptr_t producer, uintptr_t consumer, int device) {
-    DeviceGuard guard(device);
-    stream_wait(reinterpret_cast<cudaStream_t>(producer), reinterpret_cast<cudaStream_t>(consumer));
-  }, "Make `consumer` wait for the work queued on `producer` (an event, no device sync).");
-  py::class_<DeviceBuffer>(m, "DeviceBuffer")
-      .def(py::init<size_t, uintptr_t, int>(), py::arg("bytes"), py::arg("stream"),
-           py::arg("device"))
-      .def_property_readonly("ptr", &DeviceBuffer::ptr)
-      .def_property_readonly("bytes", &DeviceBuffer::bytes);
   m.def("device_count", &device_count);
   m.def("runtime_status", &runtime_status);
   m.def("device_cc", &device_cc);
@@ -236,11 +235,17 @@ PYBIND11_MODULE(_C, m) {
   m.def("current_device", &current_device);
   m.def("pointer_device", &pointer_device);
   m.def("runtime_version", &runtime_version);
-  m.def("dlpack_take", &dlpack_take,
-        "Consume a DLPack capsule: (description dict, keepalive that runs the deleter).");
+
+  // --- for the CPU tests ---------------------------------------------------------------------------
+  m.def("_set_runtime_hooks", [](bool forbid, int device_count, int pointer_device) {
+    runtime_hooks() = RuntimeHooks{forbid, device_count, pointer_device};
+  }, py::arg("forbid") = false, py::arg("device_count") = -1, py::arg("pointer_device") = -2,
+     "forbid: device queries raise AssertionError; device_count >= 0 / pointer_device >= -1: "
+     "answers that replace the runtime's. No arguments: back to the runtime.");
   m.def("_dlpack_test_capsule", &dlpack_test_capsule, py::arg("ptr"), py::arg("shape"),
         py::arg("strides"), py::arg("code"), py::arg("bits"), py::arg("device_type"),
-        py::arg("device_id"), py::arg("versioned") = true, py::arg("readonly") = false);
+        py::arg("device_id"), py::arg("versioned") = true, py::arg("readonly") = false,
+        py::arg("lanes") = 1);
   m.def("swizzle_chunk", &swizzle_chunk_dynamic, py::arg("chunks_per_row"), py::arg("row"),
         py::arg("chunk"),
         "The shared-memory swizzle of the tensor-core kernels: physical 16-byte chunk of logical "

@@ -1,7 +1,8 @@
 // registry.cpp — the one kernel table (see registry.h).
 #include "registry.h"
 
-#include <stdexcept>
+#include <cstring>
+#include <unordered_map>
 
 namespace fastgemm {
 
@@ -99,11 +100,29 @@ const std::vector<KernelEntry>& kernel_table() {
   return table;
 }
 
-const KernelEntry& find_kernel(const std::string& name, const std::string& dtype) {
-  for (const auto& k : kernel_table()) {
-    if (name == k.name && dtype == k.dtype) return k;
-  }
-  throw std::out_of_range("unknown kernel '" + name + "' for " + dtype);
+DType kernel_dtype(const KernelEntry& k) { return parse_dtype(k.dtype); }
+
+namespace {
+// name -> the entry of each dtype (index DType), built once from the table.
+struct ByName {
+  const KernelEntry* of[3] = {nullptr, nullptr, nullptr};
+};
+const std::unordered_map<std::string_view, ByName>& name_index() {
+  static const std::unordered_map<std::string_view, ByName> index = [] {
+    std::unordered_map<std::string_view, ByName> out;
+    for (const auto& k : kernel_table()) out[k.name].of[int(kernel_dtype(k))] = &k;
+    return out;
+  }();
+  return index;
 }
+}  // namespace
+
+const KernelEntry* find_kernel(std::string_view name, DType dtype) {
+  const auto& index = name_index();
+  const auto hit = index.find(name);
+  return hit == index.end() ? nullptr : hit->second.of[int(dtype)];
+}
+
+bool kernel_name_exists(std::string_view name) { return name_index().count(name) != 0; }
 
 }  // namespace fastgemm

@@ -2,9 +2,11 @@
 // registry.cpp. Python (kernels(), select(), tests, benchmarks) reads the table through _C.
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/gemm_args.h"
+#include "common/runtime.h"
 
 namespace fastgemm {
 
@@ -21,8 +23,11 @@ struct KernelEntry {
 };
 
 const std::vector<KernelEntry>& kernel_table();
-// The entry for (name, dtype); throws std::out_of_range. fp16 and bf16 rungs share their names.
-const KernelEntry& find_kernel(const std::string& name, const std::string& dtype);
+// The entry for (name, dtype), or nullptr: one hash lookup (fp16 and bf16 rungs share names).
+const KernelEntry* find_kernel(std::string_view name, DType dtype);
+// True when some entry, of any dtype, has this name.
+bool kernel_name_exists(std::string_view name);
+DType kernel_dtype(const KernelEntry& k);
 
 // --- SGEMM ladder (csrc/sgemm/) ----------------------------------------------------------------
 void sgemm_v01_naive(const GemmArgs&);

@@ -17,7 +17,7 @@ import pytest
 
 import fastgemm
 from fastgemm import dispatch
-from fastgemm._arrays import as_matrix
+from fastgemm._arrays import as_matrix, layout
 
 CCS = (75, 80, 86, 89, 90)
 DTYPES = ("float32", "float16", "bfloat16")
@@ -63,20 +63,17 @@ def operands(dtype="float32", m=M, n=N, k=K):
     )
 
 
-def no_gpu_work(monkeypatch):
-    """Make any GPU access from the Python layer fail loudly, to prove a check came first."""
-
-    def boom(*args, **kwargs):  # pragma: no cover - only runs if a check is misplaced
-        raise AssertionError("validation touched the GPU before rejecting the arguments")
-
-    for name in ("device_count", "device_cc", "current_device", "pointer_device", "gemm", "scale",
-                 "copy_strided", "stream_wait"):
-        monkeypatch.setattr(fastgemm._C, name, boom)
+@pytest.fixture
+def runtime_hooks():
+    """Set the C++ runtime hooks (fastgemm._C._set_runtime_hooks) for one test; reset afterwards."""
+    yield fastgemm._C._set_runtime_hooks
+    fastgemm._C._set_runtime_hooks()
 
 
 @pytest.fixture
-def cpu_only(monkeypatch):
-    no_gpu_work(monkeypatch)
+def cpu_only(runtime_hooks):
+    """Any device query from the C++ entry raises AssertionError: proves that a check came first."""
+    runtime_hooks(forbid=True)
 
 
 # --- import and module surface -----------------------------------------------------------------
@@ -522,19 +519,18 @@ def test_select_never_takes_a_hopper_rung_below_sm90():
     _never_hopper_below_sm90()
 
 
-def test_select_never_takes_a_hopper_rung_below_sm90_any_build(monkeypatch):
-    # As if every build had Hopper rungs, and the rules put one first: cc 8.x still never gets one.
-    fake = "hgemm_v99_fake_hopper"
-    rows = list(dispatch.kernel_table())
+def test_hopper_rules_never_run_below_sm90_any_build():
+    # As if every build had every rung the rules name: a Hopper-only kernel (cc 9.0 only) is never
+    # runnable on cc 8.x, whatever its alignment, so auto cannot pick one there.
     for dtype in HALF:
-        names = {k.name for k in rows if k.dtype == dtype}
-        rules = [(fake, "a fake Hopper rung", 0), *dispatch.AUTO_RULES[dtype]]
-        monkeypatch.setitem(dispatch.AUTO_RULES, dtype, rules)
-        rows += [fastgemm.KernelInfo(name, dtype, 99, HOPPER_CC, HOPPER_CC, 16, "fake", 1024)
-                 for name, _, _ in rules if name not in names]
-    monkeypatch.setattr(dispatch, "kernel_table", lambda: tuple(rows))
-    assert fastgemm.select(4096, 4096, 4096, "float16", cc=HOPPER_CC).kernel.name == fake
-    _never_hopper_below_sm90()
+        for name, _why, _min_mn in dispatch.AUTO_RULES[dtype]:
+            if not _hopper_rule_name(name):
+                continue
+            k = fastgemm.KernelInfo(name, dtype, 99, HOPPER_CC, HOPPER_CC, 16, "as built", 1024)
+            assert dispatch.check_runnable(k, HOPPER_CC, 16) is None
+            for cc in (75, 80, 86, 89, 100, 120):
+                for alignment in (2, 16, 256):
+                    assert dispatch.check_runnable(k, cc, alignment) is not None, (name, cc)
 
 
 # --- check_runnable and alignment_of -----------------------------------------------------------
@@ -725,13 +721,12 @@ def test_c_read_only(cpu_only, fn, dtype):
         fn(A, B, C)
 
 
-def test_read_only_inputs_are_fine(cpu_only, monkeypatch):
-    # Read-only A and B are accepted; the call gets as far as the GPU check (mocked away here).
+def test_read_only_inputs_are_fine(cpu_only):
+    # Read-only A and B are accepted: the call gets as far as the first device query.
     A = FakeCuda((M, K), ptr=PTR_A, readonly=True)
     B = FakeCuda((K, N), ptr=PTR_B, readonly=True)
     C = FakeCuda((M, N), ptr=PTR_C)
-    monkeypatch.setattr(fastgemm, "_require_gpu", _stop)
-    with pytest.raises(_Reached):
+    with pytest.raises(AssertionError, match=REACHED):
         fastgemm.sgemm(A, B, C)
 
 
@@ -761,12 +756,11 @@ def test_c_overlaps_b_partially(cpu_only, fn, dtype):
         fn(A, B, FakeCuda((M, N), dtype, ptr=last_row_of_b))
 
 
-def test_a_and_b_may_alias(cpu_only, monkeypatch):
+def test_a_and_b_may_alias(cpu_only):
     # A @ A: inputs may share memory; only the output must not alias them.
     A = FakeCuda((K, K), ptr=PTR_A)
     C = FakeCuda((K, K), ptr=PTR_C)
-    monkeypatch.setattr(fastgemm, "_require_gpu", _stop)
-    with pytest.raises(_Reached):
+    with pytest.raises(AssertionError, match=REACHED):
         fastgemm.sgemm(A, A, C)
 
 
@@ -840,21 +834,26 @@ def test_gemm_c_none_needs_beta_zero(cpu_only):
         fastgemm.gemm(A, B, beta=-0.5)
 
 
+REACHED = "validation touched the GPU before rejecting the arguments"
+
+
+class FakeDLPackC:
+    """A float32 DLPack producer on a given device (test capsules, never dereferenced)."""
+
+    def __init__(self, shape, device_id=0, ptr=PTR_C):
+        self.shape, self.device_id, self.ptr = shape, device_id, ptr
+
+    def __dlpack__(self, **kwargs):
+        return fastgemm._C._dlpack_test_capsule(self.ptr, list(self.shape), None, 2, 32, 2,
+                                                self.device_id)
+
+
 # --- valid fake arguments: the first GPU-dependent step fails ---------------------------------
 
 
-class _Reached(Exception):
-    pass
-
-
-def _stop(*args, **kwargs):
-    raise _Reached
-
-
-def test_validation_then_gpu_check(monkeypatch):
-    # With every check passed, the next step is the GPU check.
-    monkeypatch.setattr(fastgemm, "_require_gpu", _stop)
-    with pytest.raises(_Reached):
+def test_validation_then_gpu_check(cpu_only):
+    # With every check passed, the next step is the first device query.
+    with pytest.raises(AssertionError, match=REACHED):
         fastgemm.sgemm(*operands(), 2.0, 0.5, kernel="sgemm_v01_naive", stream=7)
 
 
@@ -882,18 +881,25 @@ def test_valid_fakes_fail_on_the_gpu_step(call):
         call()
 
 
-def test_valid_fakes_without_gpu(monkeypatch):
-    monkeypatch.setattr(fastgemm._C, "device_count", lambda: 0)
+def test_valid_fakes_without_gpu(runtime_hooks):
+    runtime_hooks(device_count=0)
     with pytest.raises(RuntimeError, match="fastgemm needs a CUDA GPU, and the CUDA runtime found none"):
         fastgemm.sgemm(*operands())
 
 
-def test_valid_fakes_not_device_memory(monkeypatch):
+def test_valid_fakes_not_device_memory(runtime_hooks):
     # As on a GPU machine, whatever this one has: the fake addresses are not device memory.
-    monkeypatch.setattr(fastgemm._C, "device_count", lambda: 1)
-    monkeypatch.setattr(fastgemm._C, "pointer_device", lambda ptr: -1)
-    with pytest.raises(RuntimeError, match="not in CUDA device memory"):
+    runtime_hooks(device_count=1, pointer_device=-1)
+    with pytest.raises(RuntimeError, match="FakeCuda operand is not in CUDA device memory"):
         fastgemm.sgemm(*operands())
+
+
+def test_operands_on_different_devices(runtime_hooks):
+    runtime_hooks(device_count=2, pointer_device=1)
+    A, B, _ = operands()
+    C = FakeDLPackC((M, N), device_id=0)
+    with pytest.raises(ValueError, match=r"operands are on different devices: \{'A': 1, 'B': 1, 'C': 0\}"):
+        fastgemm.sgemm(A, B, C)
 
 
 @pytest.mark.parametrize("m, n", [(0, N), (M, 0), (0, 0)])
@@ -944,7 +950,7 @@ def _matrix(shape, elem_strides=None, dtype="float32"):
     ],
 )
 def test_layout(shape, elem_strides, expected):
-    assert fastgemm._layout(_matrix(shape, elem_strides)) == expected
+    assert layout(_matrix(shape, elem_strides)) == expected
 
 
 @pytest.mark.parametrize(
@@ -955,7 +961,7 @@ def test_layout(shape, elem_strides, expected):
 def test_layout_addresses_every_element(shape, elem_strides):
     # Whatever layout _layout picks for a vector, it must address the same elements.
     m = _matrix(shape, elem_strides)
-    col, ld = fastgemm._layout(m)
+    col, ld = layout(m)
     rows, cols = shape
     assert ld >= (rows if col else cols)
     for i in range(rows):
@@ -966,6 +972,6 @@ def test_layout_addresses_every_element(shape, elem_strides):
 
 def test_layout_half_padding():
     # 16 bytes = 8 halves.
-    assert fastgemm._layout(_matrix((1, 5), (3, 1), "float16")) == (False, 8)
-    assert fastgemm._layout(_matrix((1, 9), (3, 1), "float16")) == (False, 16)
-    assert fastgemm._layout(_matrix((4, 8), (1, 4), "float16")) == (True, 4)
+    assert layout(_matrix((1, 5), (3, 1), "float16")) == (False, 8)
+    assert layout(_matrix((1, 9), (3, 1), "float16")) == (False, 16)
+    assert layout(_matrix((4, 8), (1, 4), "float16")) == (True, 4)

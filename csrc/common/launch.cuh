@@ -33,14 +33,13 @@ inline dim3 tile_grid(const GemmArgs& a, int block_m, int block_n, const char* n
   return dim3(static_cast<unsigned>(tiles_n), static_cast<unsigned>(tiles_m));
 }
 
-// Opt a kernel into more than 48 KiB of dynamic shared memory (once per process is enough, but the
-// call is cheap and idempotent).
+// Opt a kernel into more than 48 KiB of dynamic shared memory: once per kernel, size and device
+// (the attribute belongs to the device's context), so a repeated launch pays a lookup, not a
+// driver call.
+void set_smem_once(const void* kernel, int bytes);
 template <typename Kernel>
 inline void set_smem(Kernel kernel, int bytes) {
-  if (bytes > 48 * 1024) {
-    FASTGEMM_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  }
+  if (bytes > 48 * 1024) set_smem_once(reinterpret_cast<const void*>(kernel), bytes);
 }
 
 // --- layout dispatch -----------------------------------------------------------------------------

@@ -5,18 +5,39 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <tuple>
 #include <stdexcept>
 
 #include "common/launch.cuh"
 
 namespace fastgemm {
 
+RuntimeHooks& runtime_hooks() {
+  static RuntimeHooks hooks;
+  return hooks;
+}
+
+namespace {
+void check_hooks() {
+  if (runtime_hooks().forbid) throw DeviceAccessForbidden();
+}
+}  // namespace
+
 int device_count() {
+  check_hooks();
+  if (runtime_hooks().device_count >= 0) return runtime_hooks().device_count;
+  // A process never gains or loses devices: once the runtime has seen some, keep the count.
+  static std::atomic<int> seen{0};
+  if (const int n = seen.load(std::memory_order_relaxed)) return n;
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
     cudaGetLastError();  // clear the sticky "no driver" error
     return 0;
   }
+  seen.store(n, std::memory_order_relaxed);
   return n;
 }
 
@@ -30,12 +51,29 @@ std::string runtime_status() {
   return n > 0 ? "ok" : "no CUDA device";
 }
 
-int device_cc(int device) {
-  int major = 0, minor = 0;
-  FASTGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  FASTGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return 10 * major + minor;
+const DeviceProps& device_props(int device) {
+  check_hooks();
+  constexpr int kMaxDevices = 64;
+  static DeviceProps props[kMaxDevices];
+  static std::once_flag once[kMaxDevices];
+  if (device < 0 || device >= kMaxDevices) {
+    throw std::invalid_argument("device index " + std::to_string(device) + " is out of range");
+  }
+  std::call_once(once[device], [device] {
+    DeviceProps p;
+    int major = 0, minor = 0;
+    FASTGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    FASTGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    FASTGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&p.smem_per_block,
+                                               cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    FASTGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&p.sm_count, cudaDevAttrMultiProcessorCount, device));
+    p.cc = 10 * major + minor;
+    props[device] = p;
+  });
+  return props[device];
 }
+
+int device_cc(int device) { return device_props(device).cc; }
 
 std::string device_name(int device) {
   cudaDeviceProp prop{};
@@ -50,6 +88,8 @@ int current_device() {
 }
 
 int pointer_device(uintptr_t ptr) {
+  check_hooks();
+  if (runtime_hooks().pointer_device >= -1) return runtime_hooks().pointer_device;
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, reinterpret_cast<const void*>(ptr)) != cudaSuccess) {
     cudaGetLastError();
@@ -95,6 +135,15 @@ DType parse_dtype(const std::string& name) {
   if (name == "float16") return DType::f16;
   if (name == "bfloat16") return DType::bf16;
   throw std::invalid_argument("unsupported dtype '" + name + "'");
+}
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return "float32";
+    case DType::f16: return "float16";
+    case DType::bf16: return "bfloat16";
+  }
+  return "?";
 }
 
 namespace {
@@ -244,6 +293,19 @@ void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, i
                                   std::to_string(elem_bytes));
   }
   FASTGEMM_CHECK_LAUNCH("copy_strided_kernel");
+}
+
+void set_smem_once(const void* kernel, int bytes) {
+  int device = 0;
+  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex mutex;
+  static std::set<std::tuple<const void*, int, int>> done;
+  const auto key = std::make_tuple(kernel, bytes, device);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (done.count(key)) return;
+  FASTGEMM_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  done.insert(key);
 }
 
 void stream_wait(cudaStream_t producer, cudaStream_t consumer) {

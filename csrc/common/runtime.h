@@ -1,7 +1,9 @@
-// runtime.h — device utilities the Python layer needs around a GEMM launch: device queries,
-// a scoped device guard, stream-ordered temporaries, C = beta*C, strided copies, stream waits.
+// runtime.h — device utilities around a GEMM launch: device queries (cached per device), a
+// scoped device guard, stream-ordered temporaries, C = beta*C, strided copies, stream waits, and
+// the hooks the CPU tests use to prove that argument checks come before any device access.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include <cuda_runtime.h>
@@ -10,7 +12,15 @@ namespace fastgemm {
 
 int device_count();                 // 0 when there is no driver or no device (never throws)
 std::string runtime_status();       // why device_count() is 0, or "ok"
-int device_cc(int device);          // 10 * major + minor, e.g. 90
+
+// What launch decisions depend on, queried from the driver once per device and cached.
+struct DeviceProps {
+  int cc = 0;              // 10 * major + minor, e.g. 90
+  int smem_per_block = 0;  // bytes of shared memory a block may opt into
+  int sm_count = 0;
+};
+const DeviceProps& device_props(int device);
+int device_cc(int device);          // device_props(device).cc
 std::string device_name(int device);
 int current_device();
 int pointer_device(uintptr_t ptr);  // the device that owns ptr, or -1 for host/unregistered memory
@@ -45,8 +55,25 @@ class DeviceBuffer {
   int device_ = 0;
 };
 
-enum class DType { f32, f16, bf16 };
+enum class DType : uint8_t { f32, f16, bf16 };
 DType parse_dtype(const std::string& name);
+const char* dtype_name(DType dtype);  // "float32", "float16", "bfloat16"
+inline int dtype_size(DType dtype) { return dtype == DType::f32 ? 4 : 2; }
+
+// --- test hooks ----------------------------------------------------------------------------------
+// The CPU tests drive the C++ entry with fake arrays. `forbid` makes every device query above
+// throw DeviceAccessForbidden (so a test proves that its error came before any device access);
+// `device_count` >= 0 and `pointer_device` >= -1 replace what the runtime would answer.
+struct RuntimeHooks {
+  bool forbid = false;
+  int device_count = -1;
+  int pointer_device = -2;
+};
+RuntimeHooks& runtime_hooks();
+struct DeviceAccessForbidden : std::logic_error {
+  DeviceAccessForbidden()
+      : std::logic_error("validation touched the GPU before rejecting the arguments") {}
+};
 
 // C (M x N, row-major, ldc) = beta * C; beta == 0 writes zeros without reading C.
 void scale_matrix(DType dtype, void* C, int64_t M, int64_t N, int64_t ldc, float beta,

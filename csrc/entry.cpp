@@ -1,0 +1,443 @@
+// entry.cpp — see entry.h.
+#include "entry.h"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/launch.cuh"
+#include "common/runtime.h"
+#include "operands.h"
+#include "plan.h"
+#include "registry.h"
+
+namespace py = pybind11;
+
+namespace fastgemm {
+
+namespace {
+
+constexpr std::array<DType, 3> kDTypes = {DType::f32, DType::f16, DType::bf16};
+
+py::object steal(PyObject* p) {
+  if (p == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(p);
+}
+
+// numbers.Real / numbers.Integral, for NumPy scalars and other registered number types.
+bool is_instance_of_numbers(py::handle v, const char* abc) {
+  static PyObject* numbers = PyImport_ImportModule("numbers");
+  if (numbers == nullptr) throw py::error_already_set();
+  py::object cls = steal(PyObject_GetAttrString(numbers, abc));
+  const int r = PyObject_IsInstance(v.ptr(), cls.ptr());
+  if (r < 0) throw py::error_already_set();
+  return r == 1;
+}
+
+float scalar(py::handle v, const char* name) {
+  PyObject* p = v.ptr();
+  if (PyFloat_CheckExact(p)) return static_cast<float>(PyFloat_AS_DOUBLE(p));
+  if (PyLong_CheckExact(p)) {
+    const double d = PyLong_AsDouble(p);
+    if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    return static_cast<float>(d);
+  }
+  if (PyBool_Check(p) || !is_instance_of_numbers(v, "Real")) {
+    throw py::type_error(std::string(name) + " must be a real number, got " +
+                         py::str(py::type::handle_of(v).attr("__name__")).cast<std::string>());
+  }
+  const double d = PyFloat_AsDouble(p);
+  if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+  return static_cast<float>(d);
+}
+
+int64_t to_int64(py::handle v) {
+  py::object index = steal(PyNumber_Index(v.ptr()));
+  long long x = PyLong_AsLongLong(index.ptr());
+  if (x == -1 && PyErr_Occurred()) {  // cudaStream_t values above 2^63 read as unsigned
+    PyErr_Clear();
+    const unsigned long long u = PyLong_AsUnsignedLongLong(index.ptr());
+    if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw py::error_already_set();
+    x = static_cast<long long>(u);
+  }
+  return x;
+}
+
+// An int cudaStream_t from an int, a cupy.cuda.Stream (.ptr) or a torch.cuda.Stream
+// (.cuda_stream); nullopt for None.
+std::optional<int64_t> stream_handle(py::handle s) {
+  if (s.is_none()) return std::nullopt;
+  constexpr const char* kWhat = "stream must be an int, a cupy.cuda.Stream or a torch.cuda.Stream";
+  if (PyBool_Check(s.ptr())) throw py::type_error(kWhat);
+  if (PyLong_Check(s.ptr()) || is_instance_of_numbers(s, "Integral")) return to_int64(s);
+  for (const char* attr : {"cuda_stream", "ptr"}) {
+    PyObject* h = PyObject_GetAttrString(s.ptr(), attr);
+    if (h == nullptr) {
+      PyErr_Clear();
+      continue;
+    }
+    py::object handle = py::reinterpret_steal<py::object>(h);
+    if (PyLong_Check(h) || is_instance_of_numbers(handle, "Integral")) return to_int64(handle);
+  }
+  throw py::type_error(std::string(kWhat) + ", got " +
+                       py::str(py::type::handle_of(s).attr("__name__")).cast<std::string>());
+}
+
+// The current stream of the calling thread, as the library that made the arrays sees it.
+// PyTorch: torch._C._cuda_getCurrentRawStream(device), the call torch's own generated code
+// (Inductor's kernel launchers) makes for the raw cudaStream_t; the public
+// torch.cuda.current_stream(device).cuda_stream where a build lacks it. CuPy:
+// cupy.cuda.get_current_stream(device).ptr. Both are thread-local, as the libraries define them.
+int64_t torch_current_stream(int device) {
+  static PyObject* raw = [] {
+    PyObject* mod = PyImport_ImportModule("torch._C");
+    PyObject* fn = mod ? PyObject_GetAttrString(mod, "_cuda_getCurrentRawStream") : nullptr;
+    Py_XDECREF(mod);
+    if (fn == nullptr) PyErr_Clear();
+    return fn;  // kept for the life of the process
+  }();
+  if (raw != nullptr) return to_int64(steal(PyObject_CallFunction(raw, "i", device)));
+  py::object cuda = py::module_::import("torch").attr("cuda");
+  return to_int64(cuda.attr("current_stream")(device).attr("cuda_stream"));
+}
+
+int64_t cupy_current_stream(int device) {
+  static PyObject* get = [] {
+    PyObject* mod = PyImport_ImportModule("cupy.cuda");
+    PyObject* fn = mod ? PyObject_GetAttrString(mod, "get_current_stream") : nullptr;
+    Py_XDECREF(mod);
+    return fn;
+  }();
+  if (get == nullptr) throw py::error_already_set();
+  py::object stream = steal(PyObject_CallFunction(get, "i", device));
+  return to_int64(stream.attr("ptr"));
+}
+
+std::string join_dtypes(const std::vector<const char*>& names, const char* sep) {
+  std::string out;
+  for (const char* n : names) out += (out.empty() ? "" : sep) + std::string(n);
+  return out;
+}
+
+bool is_one_of(const std::string& dtype, const std::vector<const char*>& allowed) {
+  for (const char* a : allowed) {
+    if (dtype == a) return true;
+  }
+  return false;
+}
+
+// A matrix as a kernel reads it: address, leading dimension, column-major flag.
+struct Mat {
+  uintptr_t ptr;
+  int64_t ld;
+  bool col;
+};
+
+// A row-major temporary with 16-byte aligned rows, freed stream-ordered (cudaFreeAsync) when
+// the call's launches are queued; captured into a CUDA graph, its allocation and release become
+// the graph's own memory nodes.
+struct Scratch {
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  int64_t itemsize;
+  cudaStream_t stream;
+  int device;
+  Mat make(int64_t rows, int64_t cols) {
+    const int64_t per16 = 16 / itemsize;
+    const int64_t ld = (cols + per16 - 1) / per16 * per16;
+    buffers.push_back(std::make_unique<DeviceBuffer>(size_t(rows * ld * itemsize),
+                                                     reinterpret_cast<uintptr_t>(stream), device));
+    return Mat{buffers.back()->ptr(), ld, false};
+  }
+  // A row-major copy (aligned rows) of a rows x cols matrix with element strides (rs, cs).
+  Mat copy(uintptr_t src, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+    const Mat dst = make(rows, cols);
+    copy_strided(int(itemsize), reinterpret_cast<const void*>(src), rows, cols, rs, cs,
+                 reinterpret_cast<void*>(dst.ptr), dst.ld, stream);
+    return dst;
+  }
+};
+
+int alignment(const Mat& m, int64_t itemsize) {
+  return alignment_of({uint64_t(m.ptr), uint64_t(m.ld * itemsize)});
+}
+
+struct Strided {
+  uintptr_t ptr;
+  int64_t rows, cols, rs, cs;
+};
+
+// Everything a launch needs, decided with the GIL held; executed without it.
+struct Job {
+  const KernelEntry* kernel;
+  bool pad;
+  int device;
+  cudaStream_t stream;
+  std::vector<cudaStream_t> waits;
+  int64_t itemsize;
+  int64_t M, N, K;  // after the swap
+  float alpha, beta;
+  Mat a, b, c;      // before the swap (a, b: unset where a strided copy replaces them)
+  bool swap;
+  std::optional<Strided> copy_a, copy_b;
+};
+
+void execute(Job& job) {
+  DeviceGuard guard(job.device);
+  for (cudaStream_t w : job.waits) stream_wait(w, job.stream);
+  Scratch scratch{{}, job.itemsize, job.stream, job.device};
+  Mat pa = job.a, pb = job.b, pc = job.c;
+  if (job.copy_a) pa = scratch.copy(job.copy_a->ptr, job.copy_a->rows, job.copy_a->cols,
+                                    job.copy_a->rs, job.copy_a->cs);
+  if (job.copy_b) pb = scratch.copy(job.copy_b->ptr, job.copy_b->rows, job.copy_b->cols,
+                                    job.copy_b->rs, job.copy_b->cs);
+  if (job.swap) {
+    const Mat a2{pb.ptr, pb.ld, !pb.col}, b2{pa.ptr, pa.ld, !pa.col};
+    pa = a2, pb = b2;
+  }
+  const int64_t M = job.M, N = job.N, K = job.K, size = job.itemsize;
+  const KernelEntry& k = *job.kernel;
+  GemmArgs args;
+  args.M = M, args.N = N, args.K = K;
+  args.alpha = job.alpha, args.beta = job.beta;
+  args.stream = job.stream;
+  auto run = [&](const Mat& ma, const Mat& mb, const Mat& mc) {
+    args.A = reinterpret_cast<const void*>(ma.ptr), args.lda = ma.ld, args.a_col_major = ma.col;
+    args.B = reinterpret_cast<const void*>(mb.ptr), args.ldb = mb.ld, args.b_col_major = mb.col;
+    args.C = reinterpret_cast<void*>(mc.ptr), args.ldc = mc.ld;
+    k.launch(args);
+  };
+  if (job.pad) {  // under-aligned operands go through aligned temporaries, in their layouts
+    auto aligned = [&](const Mat& m, int64_t rows, int64_t cols) {
+      if (alignment(m, size) >= k.alignment) return m;
+      Mat copy = m.col ? scratch.copy(m.ptr, cols, rows, m.ld, 1) : scratch.copy(m.ptr, rows, cols, m.ld, 1);
+      copy.col = m.col;
+      return copy;
+    };
+    pa = aligned(pa, M, K);
+    pb = aligned(pb, K, N);
+    if (alignment(pc, size) < k.alignment) {
+      // beta = 0 never reads C: the work buffer then needs no copy of it.
+      const Mat work = job.beta != 0.0f ? scratch.copy(pc.ptr, M, N, pc.ld, 1) : scratch.make(M, N);
+      run(pa, pb, work);
+      copy_strided(int(size), reinterpret_cast<const void*>(work.ptr), M, N, work.ld, 1,
+                   reinterpret_cast<void*>(pc.ptr), pc.ld, job.stream);
+      return;
+    }
+  }
+  run(pa, pb, pc);
+}
+
+}  // namespace
+
+py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::handle alpha,
+                     py::handle beta, py::handle kernel, py::handle stream) {
+  GemmFn fn = static_cast<GemmFn>(fn_id);
+  // --- arguments, in the order a user reads them ------------------------------------------------
+  const float alpha_f = scalar(alpha, "alpha"), beta_f = scalar(beta, "beta");
+  if (!PyUnicode_Check(kernel.ptr())) {
+    throw py::type_error("kernel must be a str ('auto' or a name from kernels()), got " +
+                         std::string(py::repr(kernel)));
+  }
+  Py_ssize_t kernel_len = 0;
+  const char* kernel_chars = PyUnicode_AsUTF8AndSize(kernel.ptr(), &kernel_len);
+  if (kernel_chars == nullptr) throw py::error_already_set();
+  const std::string_view kernel_name(kernel_chars, size_t(kernel_len));
+  const bool automatic = kernel_name == "auto";
+  const std::optional<int64_t> explicit_stream = stream_handle(stream);
+  // DLPack producers order their pending work before this consumer stream (1: legacy default).
+  const int64_t dlpack_stream = explicit_stream && *explicit_stream != 0 ? *explicit_stream : 1;
+
+  const Operand a = read_operand(A, "A", dlpack_stream);
+  if (fn == GemmFn::gemm) {
+    if (a.dtype == "float32") {
+      fn = GemmFn::sgemm;
+    } else if (a.dtype == "float16" || a.dtype == "bfloat16") {
+      fn = GemmFn::hgemm;
+    } else {
+      throw py::type_error("gemm supports float32, float16 and bfloat16; A is " + a.dtype);
+    }
+  }
+  const Operand b = read_operand(B, "B", dlpack_stream);
+  const Operand c = read_operand(C, "C", dlpack_stream);
+  const char* fname = fn == GemmFn::sgemm ? "sgemm" : "hgemm";
+  const std::vector<const char*> allowed =
+      fn == GemmFn::sgemm ? std::vector<const char*>{"float32"}
+                          : std::vector<const char*>{"float16", "bfloat16"};
+
+  // --- types, shapes, layouts: all checked before anything touches the GPU --------------------
+  for (const auto& [nm, m] : {std::pair{"A", &a}, std::pair{"B", &b}, std::pair{"C", &c}}) {
+    if (!is_one_of(m->dtype, allowed)) {
+      std::string hint;
+      if (m->dtype == "float16" || m->dtype == "bfloat16") hint = " (use hgemm)";
+      if (m->dtype == "float32" && fn == GemmFn::hgemm) hint = " (use sgemm)";
+      throw py::type_error(std::string(fname) + " needs " + join_dtypes(allowed, " or ") +
+                           " operands; " + nm + " is " + m->dtype + hint);
+    }
+  }
+  if (a.dtype != b.dtype || a.dtype != c.dtype) {
+    throw py::type_error(std::string(fname) + ": A, B and C must share one dtype; got " + a.dtype +
+                         ", " + b.dtype + ", " + c.dtype);
+  }
+  const DType dtype = parse_dtype(c.dtype);
+  const int64_t M = a.rows, K = a.cols, N = b.cols;
+  if (b.rows != K) {
+    throw py::value_error(std::string(fname) + ": inner dimensions differ: A is " +
+                          std::to_string(M) + "x" + std::to_string(K) + ", B is " +
+                          std::to_string(b.rows) + "x" + std::to_string(N));
+  }
+  if (c.rows != M || c.cols != N) {
+    throw py::value_error(std::string(fname) + ": C must be " + std::to_string(M) + "x" +
+                          std::to_string(N) + " for A " + std::to_string(M) + "x" +
+                          std::to_string(K) + " @ B " + std::to_string(K) + "x" +
+                          std::to_string(N) + "; C is " + std::to_string(c.rows) + "x" +
+                          std::to_string(c.cols));
+  }
+  if (c.readonly) throw py::value_error(std::string(fname) + ": C is read-only");
+  const std::optional<Layout> c_layout = unit_stride_layout(c.rows, c.cols, c.rs, c.cs, c.itemsize);
+  if (!c_layout) {
+    throw py::value_error(std::string(fname) +
+                          ": C must be row- or column-major with unit stride; its strides are " +
+                          tuple_repr({c.rs, c.cs}) + " elements");
+  }
+  for (const auto& [nm, m] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
+    if (c.size() && m->size() && overlaps(c, *m)) {
+      throw py::value_error(std::string(fname) + ": C overlaps " + nm +
+                            "; the output must not alias an input");
+    }
+  }
+  const KernelEntry* named = nullptr;
+  if (!automatic) {
+    named = find_kernel(kernel_name, dtype);
+    if (named == nullptr) {
+      if (!kernel_name_exists(kernel_name)) {
+        std::string list;
+        for (const auto& k : kernel_table()) {
+          if (kernel_dtype(k) == dtype) list += (list.empty() ? "" : ", ") + std::string(k.name);
+        }
+        throw py::value_error("unknown kernel " + std::string(py::repr(kernel)) + "; " +
+                              c.dtype + " kernels: " + (list.empty() ? "none" : list));
+      }
+      std::vector<const char*> kinds;
+      for (DType d : kDTypes) {
+        if (find_kernel(kernel_name, d)) kinds.push_back(dtype_name(d));
+      }
+      throw py::value_error("kernel " + std::string(py::repr(kernel)) + " is a " +
+                            join_dtypes(kinds, " or ") + " kernel; operands are " + c.dtype);
+    }
+  }
+
+  // --- the GPU from here on ---------------------------------------------------------------------
+  if (device_count() == 0) {
+    throw std::runtime_error("fastgemm needs a CUDA GPU, and the CUDA runtime found none (" +
+                             runtime_status() + ")");
+  }
+  py::object result = py::reinterpret_borrow<py::object>(C);
+  if (M == 0 || N == 0) return result;
+  // Empty operands (A and B when K == 0) may own no memory at all (CuPy gives them address 0).
+  int devices[3] = {-1, -1, -1};
+  const std::pair<const Operand*, py::handle> ops[3] = {{&a, A}, {&b, B}, {&c, C}};
+  for (int i = 0; i < 3; ++i) {
+    const Operand& m = *ops[i].first;
+    if (!m.size()) continue;
+    devices[i] = m.device >= 0 ? m.device : pointer_device(m.ptr);
+    if (devices[i] < 0) {
+      std::ostringstream msg;
+      msg << py::str(py::type::handle_of(ops[i].second).attr("__name__")).cast<std::string>()
+          << " operand is not in CUDA device memory (address 0x" << std::hex << m.ptr << ")";
+      throw std::runtime_error(msg.str());
+    }
+  }
+  const int device = devices[2];
+  if ((devices[0] >= 0 && devices[0] != device) || (devices[1] >= 0 && devices[1] != device)) {
+    std::string list;
+    for (int i = 0; i < 3; ++i) {
+      if (devices[i] < 0) continue;
+      list += (list.empty() ? "'" : ", '") + std::string(1, "ABC"[i]) + "': " +
+              std::to_string(devices[i]);
+    }
+    throw py::value_error(std::string(fname) + ": operands are on different devices: {" + list + "}");
+  }
+  int64_t launch_stream = 0;
+  if (explicit_stream) {
+    launch_stream = *explicit_stream;
+  } else if (a.library == Library::torch || b.library == Library::torch ||
+             c.library == Library::torch) {
+    launch_stream = torch_current_stream(device);
+  } else if (a.library == Library::cupy || b.library == Library::cupy ||
+             c.library == Library::cupy) {
+    launch_stream = cupy_current_stream(device);
+  }
+  const auto cuda_stream = reinterpret_cast<cudaStream_t>(launch_stream);
+  // CAI v3 producer streams: the launch waits on an event recorded there, never a device sync.
+  std::vector<cudaStream_t> waits;
+  for (const Operand* m : {&a, &b, &c}) {
+    if (m->stream && *m->stream != launch_stream) {
+      waits.push_back(reinterpret_cast<cudaStream_t>(*m->stream));
+    }
+  }
+  const int64_t size = c.itemsize;
+
+  if (K == 0 || alpha_f == 0.0f) {  // C = beta * C without reading A or B
+    {
+      py::gil_scoped_release release;
+      DeviceGuard guard(device);
+      for (cudaStream_t w : waits) stream_wait(w, cuda_stream);
+      scale_matrix(dtype, reinterpret_cast<void*>(c.ptr), c_layout->col_major ? N : M,
+                   c_layout->col_major ? M : N, c_layout->ld, beta_f, cuda_stream);
+    }
+    return result;
+  }
+
+  // Canonical operands: A or B with arbitrary strides is copied (row-major, aligned rows); an
+  // F-ordered C is handled as C^T = B^T A^T with a row-major C^T (operands swapped, layouts
+  // flipped).
+  std::optional<Layout> a_layout = unit_stride_layout(a.rows, a.cols, a.rs, a.cs, a.itemsize);
+  std::optional<Layout> b_layout = unit_stride_layout(b.rows, b.cols, b.rs, b.cs, b.itemsize);
+  auto canonical = [](const Operand& m, const std::optional<Layout>& l) {
+    // A strided operand's copy: a fresh 16-byte aligned row-major buffer (pointer filled later).
+    return l ? Mat{m.ptr, l->ld, l->col_major} : Mat{0, 0, false};
+  };
+  const Mat pa = canonical(a, a_layout), pb = canonical(b, b_layout);
+  const Mat pc{c.ptr, c_layout->ld, false};
+  const bool swap = c_layout->col_major;
+  const int align_a = a_layout ? alignment(pa, size) : 16;
+  const int align_b = b_layout ? alignment(pb, size) : 16;
+  const int align_c = alignment(pc, size);
+  // After the swap: (M, N) exchanged, A' = B^T, B' = A^T.
+  const int64_t Mk = swap ? N : M, Nk = swap ? M : N;
+  const int align_ak = swap ? align_b : align_a, align_bk = swap ? align_a : align_b;
+  const bool a_col_k = swap ? !pb.col : pa.col, b_col_k = swap ? !pa.col : pb.col;
+
+  const KernelEntry* k = named;
+  bool pad = false;
+  if (automatic) {
+    const PlanKey key{device, dtype, Mk, Nk, K, a_col_k, b_col_k, beta_f != 0.0f,
+                      align_ak, align_bk, align_c};
+    const Plan& plan = plan_for(key);
+    k = plan.kernel;
+    pad = plan.pad;
+  } else {
+    const std::string problem = runnable_problem(
+        *k, device_target(device), std::min(align_ak, std::min(align_bk, align_c)));
+    if (!problem.empty()) throw std::runtime_error(problem);
+  }
+
+  // --- launch: no Python from here, so other threads run meanwhile ------------------------------
+  Job job{k, pad, device, cuda_stream, std::move(waits), size, Mk, Nk, K, alpha_f, beta_f,
+          pa, pb, pc, swap};
+  if (!a_layout) job.copy_a = Strided{a.ptr, a.rows, a.cols, a.rs, a.cs};
+  if (!b_layout) job.copy_b = Strided{b.ptr, b.rows, b.cols, b.rs, b.cs};
+  {
+    py::gil_scoped_release release;
+    execute(job);
+  }
+  return result;
+}
+
+}  // namespace fastgemm

@@ -1,0 +1,211 @@
+// plan.cpp — see plan.h.
+#include "plan.h"
+
+#include <algorithm>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace fastgemm {
+
+namespace {
+
+// Shared memory a block may opt into, by compute capability (CUDA programming guide, "technical
+// specifications"). Only for answering about an architecture without its GPU; a real device's
+// figure is queried (device_props).
+int documented_smem_per_block(int cc) {
+  switch (cc) {
+    case 75: return 65536;
+    case 80: case 87: return 166912;
+    case 86: case 89: case 120: case 121: return 101376;
+    case 90: case 100: case 103: return 232448;
+    default: return 101376;  // unknown: the smallest modern figure
+  }
+}
+
+std::string fmt_cc(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
+
+// The HGEMM rules serve fp16 and bf16 alike. Fastest first; min_mn keeps large tiles off outputs
+// too small to fill the GPU with them (hgemm_v09's 128x256 tiles: below ~2M outputs, fewer blocks
+// than SMs).
+const std::vector<AutoRule> kHgemmRules = {
+    {"hgemm_v20_hoisted_beta",
+     "fastest Hopper rung: persistent, warp-specialised wgmma + TMA, 4-stage ring, TMA-store "
+     "epilogue through a borrowed stage (beta tested once), programmatic dependent launch "
+     "(sm_90a only)",
+     0},
+    {"hgemm_v09_raster", "fastest mma.sync rung: 128x256x64 tiles, 3-stage cp.async, L2-friendly order",
+     int64_t(1) << 21},
+    {"hgemm_v07_multistage",
+     "fastest mma.sync rung for small outputs, and within 99 KiB of shared memory (sm_86/89)", 0},
+    {"hgemm_v05_reg_prefetch", "fastest tensor-core rung without cp.async (sm_75)", 0},
+    {"hgemm_v01_mma", "tensor-core rung without 16-byte vector access", 0},
+};
+const std::vector<AutoRule> kSgemmRules = {
+    {"sgemm_v09_cp_async", "fastest SGEMM rung: warp tiles, double-buffered cp.async copies", 0},
+    {"sgemm_v08_warptile", "fastest SGEMM rung without cp.async (pre-sm_80 GPUs)", 0},
+    {"sgemm_v05_blocktile_2d", "fastest SGEMM rung without 16-byte vector access", 0},
+};
+
+// M*N*K >= threshold without overflowing int64.
+bool macs_at_least(int64_t M, int64_t N, int64_t K, int64_t threshold) {
+  return static_cast<unsigned __int128>(M) * static_cast<unsigned __int128>(N) *
+             static_cast<unsigned __int128>(K) >=
+         static_cast<unsigned __int128>(threshold);
+}
+
+}  // namespace
+
+Target device_target(int device) {
+  const DeviceProps& p = device_props(device);
+  return Target{p.cc, p.smem_per_block};
+}
+
+Target documented_target(int cc) { return Target{cc, documented_smem_per_block(cc)}; }
+
+const std::vector<AutoRule>& auto_rules(DType dtype) {
+  return dtype == DType::f32 ? kSgemmRules : kHgemmRules;
+}
+
+int alignment_of(std::initializer_list<uint64_t> values, int cap) {
+  uint64_t bits = 0;
+  for (uint64_t v : values) bits |= v;  // lowest set bit of the OR = lowest over the values
+  if (bits == 0) return cap;
+  const uint64_t low = bits & (~bits + 1);
+  return low >= uint64_t(cap) ? cap : static_cast<int>(low);
+}
+
+std::string runnable_problem(const char* name, int min_cc, int max_cc, int smem_bytes,
+                             int need_alignment, const Target& t, int alignment) {
+  if (t.cc < min_cc) {
+    return std::string(name) + " needs compute capability " + fmt_cc(min_cc) + "; this GPU is " +
+           fmt_cc(t.cc);
+  }
+  if (max_cc && t.cc > max_cc) {
+    return std::string(name) + " runs only on compute capability " + fmt_cc(min_cc) +
+           (max_cc == min_cc ? "" : "-" + fmt_cc(max_cc)) + "; this GPU is " + fmt_cc(t.cc);
+  }
+  if (smem_bytes > t.smem_per_block) {
+    return std::string(name) + " needs " + std::to_string(smem_bytes) +
+           " bytes of shared memory per block; compute capability " + fmt_cc(t.cc) + " allows " +
+           std::to_string(t.smem_per_block);
+  }
+  if (alignment % need_alignment != 0) {
+    return std::string(name) + " needs " + std::to_string(need_alignment) +
+           "-byte aligned operands (base addresses and leading dimensions); these are only " +
+           std::to_string(alignment) + "-byte aligned";
+  }
+  return {};
+}
+
+std::string runnable_problem(const KernelEntry& k, const Target& t, int alignment) {
+  return runnable_problem(k.name, k.min_cc, k.max_cc, k.smem_bytes ? k.smem_bytes() : 0,
+                          k.alignment, t, alignment);
+}
+
+Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int align_a,
+            int align_b, int align_c) {
+  const int alignment = std::min(align_a, std::min(align_b, align_c));
+  std::vector<std::string> skipped;
+  auto joined = [&skipped] {
+    std::string out;
+    for (const auto& s : skipped) out += (out.empty() ? "" : "; ") + s;
+    return out;
+  };
+  bool fastest_for_cc = true;  // the first rule this GPU can run at all
+  for (const AutoRule& rule : auto_rules(dtype)) {
+    const KernelEntry* k = find_kernel(rule.kernel, dtype);
+    if (k == nullptr) {
+      skipped.push_back(std::string(rule.kernel) + " is not in this build");
+      continue;
+    }
+    if (!macs_at_least(M, N, 1, rule.min_mn)) {
+      skipped.push_back(std::string(rule.kernel) + " is for outputs of at least " +
+                        std::to_string(rule.min_mn) + " elements");
+      continue;
+    }
+    std::string problem = runnable_problem(*k, t, alignment);
+    if (problem.empty()) {
+      const std::string note = skipped.empty() ? "" : " (" + joined() + ")";
+      return Plan{k, false,
+                  std::string(rule.why) + "; runs on cc " + fmt_cc(t.cc) + " with " +
+                      std::to_string(alignment) + "-byte alignment" + note};
+    }
+    if (fastest_for_cc && runnable_problem(*k, t, k->alignment).empty()) {
+      fastest_for_cc = false;
+      if (macs_at_least(M, N, K, kPadMinMacs)) {
+        return Plan{k, true,
+                    std::string(rule.why) + "; operands are only " + std::to_string(alignment) +
+                        "-byte aligned, so they are copied into " + std::to_string(k->alignment) +
+                        "-byte aligned temporaries first (M*N*K >= " + std::to_string(kPadMinMacs) +
+                        ": the O(n^2) copy costs less than a slower kernel)"};
+      }
+    }
+    skipped.push_back(std::move(problem));
+  }
+  throw std::runtime_error(std::string("no ") + dtype_name(dtype) +
+                           " kernel runs on compute capability " + fmt_cc(t.cc) +
+                           (skipped.empty() ? " in this build" : ": " + joined()));
+}
+
+bool PlanKey::operator==(const PlanKey& o) const {
+  return device == o.device && dtype == o.dtype && M == o.M && N == o.N && K == o.K &&
+         a_col == o.a_col && b_col == o.b_col && beta_nonzero == o.beta_nonzero &&
+         align_a == o.align_a && align_b == o.align_b && align_c == o.align_c;
+}
+
+namespace {
+
+struct PlanKeyHash {
+  size_t operator()(const PlanKey& k) const {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    mix(uint64_t(k.M));
+    mix(uint64_t(k.N));
+    mix(uint64_t(k.K));
+    mix(uint64_t(k.device) << 32 | uint64_t(k.dtype) << 24 | uint64_t(k.a_col) << 18 |
+        uint64_t(k.b_col) << 17 | uint64_t(k.beta_nonzero) << 16);
+    mix(uint64_t(uint32_t(k.align_a)) << 32 | uint64_t(uint32_t(k.align_b)));
+    mix(uint64_t(uint32_t(k.align_c)));
+    return static_cast<size_t>(h);
+  }
+};
+
+constexpr size_t kPlanCacheEntries = 16384;
+
+std::mutex& cache_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::unordered_map<PlanKey, Plan, PlanKeyHash>& cache() {
+  static std::unordered_map<PlanKey, Plan, PlanKeyHash> c;
+  return c;
+}
+
+}  // namespace
+
+const Plan& plan_for(const PlanKey& key) {
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex());
+    const auto hit = cache().find(key);
+    if (hit != cache().end()) return hit->second;
+  }
+  Plan plan = decide(device_target(key.device), key.dtype, key.M, key.N, key.K, key.align_a,
+                     key.align_b, key.align_c);
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  if (cache().size() < kPlanCacheEntries) {
+    // Entries are never erased, so references into the map stay valid (rehashing keeps them).
+    return cache().emplace(key, std::move(plan)).first->second;
+  }
+  // A full cache keeps its entries; this plan lives until this thread's next uncached call.
+  thread_local Plan overflow;
+  overflow = std::move(plan);
+  return overflow;
+}
+
+size_t plan_cache_size() {
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  return cache().size();
+}
+
+}  // namespace fastgemm

@@ -1,0 +1,72 @@
+// plan.h — what kernel="auto" runs, decided once per problem class and cached.
+//
+// The rules are data (auto_rules(): per dtype, candidate kernels fastest first); decide() walks
+// them for a problem on a target GPU; plan_for() caches that decision under everything it depends
+// on (device, dtype, M, N, K, operand layouts, per-operand alignment, beta != 0), so a repeated
+// call does one hash lookup. select() in Python reads the same decide(), reason included, so the
+// explanation cannot drift from what runs. runnable_problem() is the one "can this kernel run
+// here" check, for auto and for a kernel the caller names.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/runtime.h"
+#include "registry.h"
+
+namespace fastgemm {
+
+// The GPU a decision is made for: a real device's queried properties, or (select(cc=...)
+// without that GPU) the documented limits of an architecture.
+struct Target {
+  int cc = 0;
+  int smem_per_block = 0;
+};
+Target device_target(int device);
+Target documented_target(int cc);
+
+struct AutoRule {
+  const char* kernel;  // a name in the kernel table (a build may lack it: then it is skipped)
+  const char* why;     // why it is preferred where it applies
+  int64_t min_mn;      // smallest M*N output it is preferred for
+};
+const std::vector<AutoRule>& auto_rules(DType dtype);
+
+// Operands whose rows are not aligned enough for the fastest kernel are copied into padded,
+// aligned temporaries when the problem is at least this many multiply-adds.
+constexpr int64_t kPadMinMacs = int64_t(1) << 27;
+
+// Bytes to which all `values` (addresses, byte strides) are aligned: the largest power of two
+// dividing them all, at most `cap` (cap when every value is 0).
+int alignment_of(std::initializer_list<uint64_t> values, int cap = 16);
+
+// Why a kernel with these needs cannot run on `t` with operands aligned to `alignment` bytes;
+// empty when it can.
+std::string runnable_problem(const char* name, int min_cc, int max_cc, int smem_bytes,
+                             int need_alignment, const Target& t, int alignment);
+std::string runnable_problem(const KernelEntry& k, const Target& t, int alignment);
+
+struct Plan {
+  const KernelEntry* kernel = nullptr;
+  bool pad = false;  // copy operands aligned below kernel->alignment into aligned temporaries
+  std::string reason;
+};
+
+// The auto rules walked for C[M,N] = A[M,K] @ B[K,N] with per-operand alignments (bytes).
+// Throws std::runtime_error when no kernel of the dtype runs on the target.
+Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int align_a,
+            int align_b, int align_c);
+
+struct PlanKey {
+  int device;
+  DType dtype;
+  int64_t M, N, K;
+  bool a_col, b_col, beta_nonzero;
+  int align_a, align_b, align_c;  // bytes
+  bool operator==(const PlanKey& o) const;
+};
+// decide() for a real device, cached: the pointer stays valid for the life of the process.
+const Plan& plan_for(const PlanKey& key);
+size_t plan_cache_size();
+
+}  // namespace fastgemm

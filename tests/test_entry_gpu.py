@@ -1,0 +1,188 @@
+"""GPU tests of the C++ entry around the kernels: threads, CUDA graphs, the plan cache, streams.
+
+Marker ``gpu``: skipped without a GPU, failing instead under ``FASTGEMM_REQUIRE_GPU=1``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from conftest import require
+
+import fastgemm
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture
+def torch():
+    t = require("torch")
+    if not t.cuda.is_available():
+        pytest.fail("torch cannot see the GPU")
+    return t
+
+
+@pytest.fixture
+def cp():
+    return require("cupy")
+
+
+def _rel_err(torch, C, A, B, alpha=1.0, beta=0.0, C0=None):
+    ref = alpha * (A.double() @ B.double())
+    if C0 is not None:
+        ref += beta * C0.double()
+    return float((C.double() - ref).norm() / max(float(ref.norm()), 1e-30))
+
+
+TOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}
+
+
+def test_threads_on_their_own_streams(torch, cp):
+    # 8 threads x 200 calls, each thread on its own stream (torch's thread-local current stream,
+    # an explicit stream=, or CuPy's current stream), fp16, bf16 and fp32, beta = 0 and != 0; every
+    # output checked. The launches run without the GIL, so the threads' calls interleave.
+    n_threads, calls = 8, 200
+    results: list = [None] * n_threads
+    errors: list = []
+    barrier = threading.Barrier(n_threads, timeout=120)
+
+    def work(t: int) -> None:
+        try:
+            dtype = ["float16", "bfloat16", "float32", "float16"][t % 4]
+            tdt = getattr(torch, dtype)
+            gen = torch.Generator(device="cuda").manual_seed(t)
+            M, N, K = 64 + 8 * t, 96, 40 + 8 * t
+            A = torch.randn(M, K, device="cuda", generator=gen).to(tdt)
+            B = torch.randn(K, N, device="cuda", generator=gen).to(tdt)
+            C0 = torch.randn(M, N, device="cuda", generator=gen).to(tdt)
+            outs = [C0.clone() if i % 2 else torch.full_like(C0, float("nan")) for i in range(calls)]
+            torch.cuda.synchronize()
+            fn = fastgemm.sgemm if dtype == "float32" else fastgemm.hgemm
+            barrier.wait()
+            if t % 4 == 3:  # CuPy arrays (views of the same memory) on CuPy's current stream
+                cA, cB = cp.asarray(A), cp.asarray(B)
+                couts = [cp.asarray(o) for o in outs]
+                cs = cp.cuda.Stream(non_blocking=True)
+                with cs:
+                    for i in range(calls):
+                        fn(cA, cB, couts[i], 1.0 + i, 0.5 * (i % 2))
+                cs.synchronize()
+            else:  # torch: the thread's current stream, or the same stream passed as stream=
+                s = torch.cuda.Stream()
+                with torch.cuda.stream(s):
+                    for i in range(calls):
+                        if t % 2:
+                            fn(A, B, outs[i], 1.0 + i, 0.5 * (i % 2))
+                        else:
+                            fn(A, B, outs[i], 1.0 + i, 0.5 * (i % 2), stream=s)
+                s.synchronize()
+            worst = max(
+                _rel_err(torch, outs[i], A, B, 1.0 + i, 0.5 * (i % 2), C0 if i % 2 else None)
+                for i in range(calls)
+            )
+            results[t] = (dtype, worst)
+        except Exception as exc:  # noqa: BLE001 - reported below with the thread's index
+            errors.append((t, repr(exc)))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    for t, (dtype, worst) in enumerate(results):
+        assert worst < TOL[dtype], (t, dtype, worst)
+
+
+def _padded_shape(dtype: str) -> tuple[int, int, int]:
+    # Odd extents: 2- or 4-byte aligned rows; enough multiply-adds for auto to pad.
+    M = N = K = 515 if dtype != "float32" else 513
+    assert M * N * K >= fastgemm.dispatch.PAD_MIN_MACS
+    return M, N, K
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_torch_graph_capture_padded_path(torch, dtype, beta):
+    # The padded path inside torch.cuda.graph: its temporaries are stream-ordered allocations,
+    # which the capture turns into the graph's own memory nodes (allocated and freed on each
+    # replay), so replays read the operands as they are at replay time.
+    M, N, K = _padded_shape(dtype)
+    sel = fastgemm.select(M, N, K, dtype, alignment=2 if dtype != "float32" else 4)
+    assert sel.pad, sel
+    tdt = getattr(torch, dtype)
+    A = torch.randn(M, K, device="cuda").to(tdt)
+    B = torch.randn(K, N, device="cuda").to(tdt)
+    C0 = torch.randn(M, N, device="cuda").to(tdt)
+    C = C0.clone()
+    fn = fastgemm.sgemm if dtype == "float32" else fastgemm.hgemm
+    fn(A, B, C, 1.0, beta)  # warm-up outside the capture
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=s):
+        fn(A, B, C, 2.0, beta)
+    for _ in range(2):  # new inputs each replay
+        A.copy_(torch.randn(M, K, device="cuda").to(tdt))
+        C.copy_(C0)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert _rel_err(torch, C, A, B, 2.0, beta, C0) < TOL[dtype]
+
+
+@pytest.mark.parametrize("shape", [(256, 384, 128), (513, 513, 513)], ids=["aligned", "padded"])
+def test_cupy_stream_capture(cp, torch, shape):
+    M, N, K = shape
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        A = cp.random.standard_normal((M, K), dtype=cp.float32)
+        B = cp.random.standard_normal((K, N), dtype=cp.float32)
+        C = cp.full((M, N), cp.nan, dtype=cp.float32)
+        fastgemm.sgemm(A, B, C)  # warm-up
+        s.synchronize()
+        s.begin_capture()
+        fastgemm.sgemm(A, B, C, 1.5, 0.0)
+        graph = s.end_capture()
+        A[...] = cp.random.standard_normal((M, K), dtype=cp.float32)
+        C.fill(cp.nan)
+        graph.launch(s)
+    s.synchronize()
+    tA, tB, tC = (torch.as_tensor(x, device="cuda") for x in (A, B, C))
+    assert _rel_err(torch, tC, tA, tB, 1.5) < TOL["float32"]
+
+
+def test_plan_cache_is_what_select_explains(torch):
+    # select() without cc reads the plan that a call of the same problem class runs: after it, a
+    # call on fresh row-major operands (beta = 0) adds no plan; a second call adds none either.
+    M, N, K = 1000 + fastgemm._C.plan_cache_size(), 776, 520  # a shape no earlier test used
+    sel = fastgemm.select(M, N, K, "float16")
+    n = fastgemm._C.plan_cache_size()
+    A = torch.randn(M, K, device="cuda").half()
+    B = torch.randn(K, N, device="cuda").half()
+    C = torch.empty(M, N, device="cuda", dtype=torch.float16)
+    fastgemm.hgemm(A, B, C)
+    fastgemm.hgemm(A, B, C)
+    assert fastgemm._C.plan_cache_size() == n, sel
+    fastgemm.hgemm(A, B, C, 1.0, 0.5)  # beta != 0 is its own problem class
+    assert fastgemm._C.plan_cache_size() == n + 1
+    torch.cuda.synchronize()
+    assert _rel_err(torch, C, A, B, 1.5, 0.0) < 1e-2  # C = AB + 0.5 AB
+
+
+def test_default_stream_is_torch_current_stream(torch):
+    # Without stream=, a torch call runs on torch's current stream of this thread: work queued
+    # there before the call (a long copy into A) is ordered before the GEMM.
+    M = N = K = 2048
+    A = torch.zeros(M, K, device="cuda", dtype=torch.float16)
+    B = torch.randn(K, N, device="cuda").half()
+    C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    src = torch.randn(M, K, device="cuda").half()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(50_000_000)  # ~tens of ms of GPU time on s before the copy
+        A.copy_(src)
+        fastgemm.hgemm(A, B, C)
+    s.synchronize()
+    assert _rel_err(torch, C, src, B) < 2e-3
