@@ -11,7 +11,20 @@ For each dtype among the JSON files, the text between
 
 is replaced by one captioned table per file of that dtype (in the order given): one row per rung,
 one column per shape ("TFLOPS (% of cuBLAS)"), a "% of peak" column for the largest shape, and the
-cuBLAS row last. Missing markers are an error and nothing is written.
+cuBLAS row last. The caption's "Timing:" line says what the numbers measure: device time, or
+end-to-end time for a run with ``--timing end-to-end``; a ``--timing both`` run gets an extra "e2e"
+column after each shape's device-time column. Missing markers are an error and nothing is written.
+
+Results of ``python -m fastgemm.bench --overhead`` (``overhead-<gpu>.json``, ``meta.mode ==
+"overhead"``) go between
+
+    <!-- overhead_results -->
+    <!-- /overhead_results -->
+
+as one captioned table per file: one row per case, per library the host microseconds per call
+(median over the batches) and the ratio to that library's ``matmul(A, B, out=C)``. A README
+without these two markers keeps its other blocks updated; the overhead table is then reported as
+not written and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -25,6 +38,13 @@ from typing import Any
 
 CUBLAS = "cuBLAS"
 AUTO = "auto"
+OVERHEAD_START, OVERHEAD_END = "<!-- overhead_results -->", "<!-- /overhead_results -->"
+LIBRARIES = (("torch", "torch"), ("cupy", "CuPy"))  # (record value, column name), column order
+TIMING_NOTE = {
+    "device": "device time (CUDA events around back-to-back launches; host cost hidden)",
+    "end-to-end": "end-to-end (host clock from synchronize to synchronize around back-to-back "
+                  "calls from Python: call cost and launch gaps included)",
+}
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -56,6 +76,13 @@ def load(path: Path) -> dict:
     results = data["results"]
     if not results:
         raise UpdateError(f"{path}: no results")
+    if data["meta"].get("mode") == "overhead":
+        for r in results:
+            missing = [k for k in ("case", "label", "library", "status", "host_us_median") if k not in r]
+            if missing:
+                raise UpdateError(f"{path}: an overhead result lacks {', '.join(missing)}")
+        data["kind"] = "overhead"
+        return data
     for r in results:
         missing = [k for k in ("kernel", "M", "N", "K", "tflops", "ok") if k not in r]
         if missing:
@@ -64,6 +91,7 @@ def load(path: Path) -> dict:
     if not dtype:
         raise UpdateError(f"{path}: no dtype in meta or results")
     data["dtype"] = dtype
+    data["kind"] = "shapes"
     return data
 
 
@@ -88,19 +116,24 @@ def _row_keys(results: list[dict]) -> list[tuple]:
     return sorted(keys, key=order)
 
 
-def _cell(r: dict | None, baseline: bool) -> str:
+def _status(r: dict) -> str:
+    return r.get("status") or ("ok" if r.get("ok") else "error")
+
+
+def _cell(r: dict | None, baseline: bool, prefix: str = "") -> str:
+    """'TFLOPS (xx% of cuBLAS)' from the record's {prefix}tflops and {prefix}pct_cublas."""
     if r is None:
         return "—"
-    status = r.get("status") or ("ok" if r.get("ok") else "error")
+    status = _status(r)
     if status == "wrong":
         return "WRONG"
     if status == "n/a":
         return "n/a"
-    if status != "ok" or r.get("tflops") is None:
+    if status != "ok" or r.get(prefix + "tflops") is None:
         return "error"
-    text = fmt_tflops(r["tflops"])
-    if not baseline and r.get("pct_cublas") is not None:
-        text += f" ({r['pct_cublas']:.0f}%)"
+    text = fmt_tflops(r[prefix + "tflops"])
+    if not baseline and r.get(prefix + "pct_cublas") is not None:
+        text += f" ({r[prefix + 'pct_cublas']:.0f}%)"
     return text
 
 
@@ -108,11 +141,29 @@ def _escape(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def caption(meta: dict) -> str:
+def timing_columns(data: dict) -> list[str]:
+    """Record-key prefixes of the timings a shape table shows, in column order: "" (device time)
+    unless the run was end-to-end only, then "e2e_" where end-to-end figures exist."""
+    device = (data["meta"].get("timing") or "device") != "end-to-end"
+    e2e = any(r.get("e2e_ms") is not None for r in data["results"])
+    return ([""] if device else []) + (["e2e_"] if e2e or not device else [])
+
+
+def timing_line(prefixes: Sequence[str]) -> str:
+    if len(prefixes) > 1:
+        return f"Timing: {TIMING_NOTE['device']}; e2e columns: {TIMING_NOTE['end-to-end']}."
+    return f"Timing: {TIMING_NOTE['end-to-end' if prefixes[0] else 'device']}."
+
+
+def _run_line(meta: dict) -> str:
     date = str(meta.get("date", "?"))[:10]
     return (f"Measured on {meta.get('gpu', '?')} (cc {meta.get('compute_capability', '?')}), "
-            f"CUDA {meta.get('cuda_runtime', '?')}, cuBLAS {meta.get('cublas_version', '?')}, {date}; "
-            f"median of {meta.get('rounds', '?')} rounds; TFLOPS and % of cuBLAS (same process).")
+            f"CUDA {meta.get('cuda_runtime', '?')}, cuBLAS {meta.get('cublas_version', '?')}, {date}")
+
+
+def caption(meta: dict, prefixes: Sequence[str] = ("",)) -> str:
+    return (f"{_run_line(meta)}; median of {meta.get('rounds', '?')} rounds; TFLOPS and % of cuBLAS "
+            f"(same process).\n{timing_line(prefixes)}")
 
 
 def markdown_table(data: dict, techniques: dict | None = None) -> str:
@@ -124,10 +175,13 @@ def markdown_table(data: dict, techniques: dict | None = None) -> str:
     index = {(r["kernel"], r["M"], r["N"], r["K"]): r for r in results}
     peak = meta.get("peak_tflops")
     peak_note = f", peak {fmt_tflops(peak)} TFLOPS" if peak else ""
-    headers = (["rung", "kernel", "technique"] + [shape_header(*s) for s in shapes]
-               + [f"% of peak ({shape_header(*largest)}{peak_note})"])
+    prefixes = timing_columns(data)
+    e2e_label = " e2e" if prefixes[0] else ""  # the "% of peak" column shows the first timing
+    headers = (["rung", "kernel", "technique"]
+               + [shape_header(*s) + (" e2e" if p else "") for s in shapes for p in prefixes]
+               + [f"% of peak ({shape_header(*largest)}{e2e_label}{peak_note})"])
     lines = ["| " + " | ".join(headers) + " |",
-             "|" + "|".join(["---:", "---", "---"] + ["---:"] * (len(shapes) + 1)) + "|"]
+             "|" + "|".join(["---:", "---", "---"] + ["---:"] * (len(headers) - 3)) + "|"]
     for name, version in _row_keys(results):
         rows = [r for r in results if r["kernel"] == name]
         if name == CUBLAS:
@@ -141,17 +195,67 @@ def markdown_table(data: dict, techniques: dict | None = None) -> str:
             rung, shown = (str(version) if version is not None else "?"), f"`{name}`"
             stored = next((r.get("techniques") for r in rows if r.get("techniques")), "")
             tech = techniques.get(name) or stored
-        cells = [_cell(index.get((name, *s)), name == CUBLAS) for s in shapes]
+        cells = [_cell(index.get((name, *s)), name == CUBLAS, p) for s in shapes for p in prefixes]
         big = index.get((name, *largest))
-        pct_peak = big.get("pct_peak") if big else None
+        pct_peak = big.get(prefixes[0] + "pct_peak") if big else None
         cells.append(f"{pct_peak:.0f}%" if pct_peak is not None else "n/a")
         lines.append("| " + " | ".join([rung, shown, _escape(tech), *cells]) + " |")
-    return caption(meta) + "\n\n" + "\n".join(lines)
+    return caption(meta, prefixes) + "\n\n" + "\n".join(lines)
 
 
-def replace_block(text: str, dtype: str, body: str) -> tuple[str, str]:
-    """(new text, old block) with the block between dtype's markers replaced by body."""
-    start, end = f"<!-- bench:{dtype}:start -->", f"<!-- bench:{dtype}:end -->"
+def fmt_us(x: float) -> str:
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def _overhead_cells(r: dict | None) -> list[str]:
+    """[µs per call, ratio to the peer] of one (case, library) record."""
+    if r is None:
+        return ["—", "—"]
+    status = _status(r)
+    if status != "ok" or r.get("host_us_median") is None:
+        return ["WRONG" if status == "wrong" else "error", "—"]
+    ratio = r.get("ratio_to_peer")
+    return [fmt_us(r["host_us_median"]), f"{ratio:.2f}x" if ratio is not None else "—"]
+
+
+def overhead_caption(meta: dict) -> str:
+    M, N, K = meta.get("shape") or ("?", "?", "?")
+    versions = [f"{name} {meta[key]}" for name, key in (("torch", "torch_version"),
+                                                        ("CuPy", "cupy_version")) if meta.get(key)]
+    versions.append(f"fastgemm {meta.get('fastgemm_version', '?')}")
+    text = (f"{_run_line(meta)}, {', '.join(versions)}. Host µs per call from Python, {M}x{N}x{K}: "
+            f"median of {meta.get('batches', '?')} batches of {meta.get('calls_per_batch', '?')} "
+            "back-to-back calls (no synchronisation inside a batch, so the GPU never holds the host "
+            "up); ratio to the same library's `matmul(A, B, out=C)` of the same dtype.")
+    for name, why in (meta.get("skipped_libraries") or {}).items():
+        text += f" {name}: not measured ({_escape(why)})."
+    return text
+
+
+def overhead_markdown(data: dict) -> str:
+    """Caption and table for one overhead results file: one row per case, per library µs/call and
+    the ratio to the peer."""
+    meta, results = data["meta"], data["results"]
+    libs = [(key, shown) for key, shown in LIBRARIES if any(r["library"] == key for r in results)]
+    index = {(r["case"], r["library"]): r for r in results}
+    labels: dict = {}
+    for r in results:
+        labels.setdefault(r["case"], r["label"])
+    headers = ["case"]
+    for key, shown in libs:
+        headers += [f"{shown} µs/call", f"vs {key}.matmul"]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(["---"] + ["---:"] * (len(headers) - 1)) + "|"]
+    for case, label in labels.items():
+        cells = [c for key, _ in libs for c in _overhead_cells(index.get((case, key)))]
+        lines.append("| " + " | ".join([_escape(label), *cells]) + " |")
+    return overhead_caption(meta) + "\n\n" + "\n".join(lines)
+
+
+def replace_block(text: str, dtype: str, body: str, markers: tuple[str, str] | None = None
+                  ) -> tuple[str, str]:
+    """(new text, old block) with the block between dtype's markers (or `markers`, a (start, end)
+    pair) replaced by body."""
+    start, end = markers or (f"<!-- bench:{dtype}:start -->", f"<!-- bench:{dtype}:end -->")
     n_start, n_end = text.count(start), text.count(end)
     if n_start != 1 or n_end != 1:
         raise UpdateError(f"README needs exactly one '{start}' and one '{end}' "
@@ -162,34 +266,54 @@ def replace_block(text: str, dtype: str, body: str) -> tuple[str, str]:
     return text[:i] + "\n" + body + "\n" + text[j:], text[i:j]
 
 
+def _change(old: str, body: str) -> str:
+    old_lines = len(old.strip().splitlines()) if old.strip() else 0
+    return "unchanged" if old.strip() == body.strip() else f"{old_lines} line(s) -> {len(body.splitlines())}"
+
+
 def update(readme: Path, json_paths: Sequence[Path], dry_run: bool = False, out: Any = None) -> int:
+    """Rewrite the README blocks for these results files; 0, or 1 when overhead results were given
+    but the README has no overhead markers (the other blocks are written all the same)."""
     out = out or sys.stdout
     by_dtype: dict = {}
+    overhead: list = []
     for path in json_paths:
         data = load(path)
-        by_dtype.setdefault(data["dtype"], []).append((path, data))
+        if data["kind"] == "overhead":
+            overhead.append((path, data))
+        else:
+            by_dtype.setdefault(data["dtype"], []).append((path, data))
     try:
         text = readme.read_text()
     except OSError as exc:
         raise UpdateError(f"cannot read {readme}: {exc}") from None
-    techniques = technique_lookup()
+    techniques = technique_lookup() if by_dtype else {}
     new = text
     report = []
+    status = 0
     for dtype, items in by_dtype.items():
         body = "\n\n".join(markdown_table(data, techniques) for _, data in items)
         new, old = replace_block(new, dtype, body)
-        old_lines = len(old.strip().splitlines()) if old.strip() else 0
         sources = ", ".join(str(p) for p, _ in items)
-        new_lines = len(body.splitlines())
-        state = "unchanged" if old.strip() == body.strip() else f"{old_lines} line(s) -> {new_lines}"
-        report.append(f"{readme}: bench:{dtype}: {state} (from {sources})")
+        report.append(f"{readme}: bench:{dtype}: {_change(old, body)} (from {sources})")
+    if overhead:
+        sources = ", ".join(str(p) for p, _ in overhead)
+        if OVERHEAD_START not in new and OVERHEAD_END not in new:
+            report.append(f"{readme}: overhead_results: NOT WRITTEN: the README has no "
+                          f"'{OVERHEAD_START}' ... '{OVERHEAD_END}' markers; put the two lines where "
+                          f"the host-overhead table belongs and run this again (from {sources})")
+            status = 1
+        else:
+            body = "\n\n".join(overhead_markdown(data) for _, data in overhead)
+            new, old = replace_block(new, "overhead", body, (OVERHEAD_START, OVERHEAD_END))
+            report.append(f"{readme}: overhead_results: {_change(old, body)} (from {sources})")
     if dry_run:
         print(new, file=out)
     elif new != text:
         readme.write_text(new)
     for line in report:
-        print(line, file=sys.stderr if dry_run else out)
-    return 0
+        print(line, file=sys.stderr if dry_run or "NOT WRITTEN" in line else out)
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:

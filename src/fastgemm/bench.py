@@ -3,6 +3,8 @@
     python -m fastgemm.bench                       # float32 ladder at 1024^3 .. 8192^3
     python -m fastgemm.bench --quick               # 1024^3 and 2048^3, 3 rounds
     python -m fastgemm.bench --dtype float32,float16 --shapes 4095x4097x4099 --kernels 'v0[5-9]'
+    python -m fastgemm.bench --dtype float16 --sizes 1024 --include-auto --timing both
+    python -m fastgemm.bench --overhead            # host microseconds per call from Python
 
 Method
 ------
@@ -36,6 +38,20 @@ For every shape, every candidate (cuBLAS, each runnable kernel of the dtype, and
    independently random input sets (together at least 3x L2) are made and consecutive launches
    cycle through them, so each launch starts from a cold L2 as it would in a real workload.
 
+Timing (``--timing device|end-to-end|both``)
+--------------------------------------------
+``device`` (the default) is step 4: what the GPU spends per launch, with the host's cost hidden.
+``end-to-end`` times what a user's loop sees instead: no spin; the device is synchronised,
+``t0 = time.perf_counter()``, ``reps`` calls are made back to back as a user makes them (rotating
+the input sets as in step 5), the device is synchronised again, and the sample is
+``(time.perf_counter() - t0) / reps`` -- Python call cost, launch gaps and the closing
+synchronisation included. ``both`` runs, at every visit of a candidate in the interleaved rounds,
+a device round and an end-to-end round back to back. Result records always carry both sets of
+fields: ``ms``, ``tflops``, ``pct_cublas``, ``pct_peak`` are device time (null when not measured)
+and ``e2e_ms``, ``e2e_tflops``, ``e2e_pct_cublas``, ``e2e_pct_peak`` end-to-end; ``meta.timing``
+says which ran. cuBLAS's end-to-end figure is a call through CuPy's thin ``cublas.gemmEx`` binding,
+not through ``cupy.matmul`` (``--overhead`` compares the user-level calls).
+
 TFLOPS = 2*M*N*K / t. "% of cuBLAS" divides by cuBLAS's median from the same shape in the same run;
 "% of peak" divides by the GPU's peak (datasheet table by GPU name, else SMs x FP32 lanes x 2 x clock
 for float32; "n/a" when unknown).
@@ -50,8 +66,36 @@ not 16-byte aligned, which the vectorised rungs refuse (reported as ERROR) and w
 cuBLAS down. ``--pad`` pads the rows to 16 bytes for every candidate alike instead.
 
 Outputs, under ``--out`` (default ``results/``), per dtype: ``<dtype>-<gpu-slug>.json`` (``meta`` and
-``results``), ``.csv`` (the results) and ``.png`` (TFLOPS by rung, one line per shape, cuBLAS dashed).
+``results``), ``.csv`` (the results; the timing columns headed ``device_ms``, ``device_tflops``, ...
+and ``e2e_ms``, ...) and ``.png`` (TFLOPS by rung, one line per shape, cuBLAS dashed).
 ``benchmarks/update_readme.py`` turns the JSON into the README tables.
+
+Host cost per call (``--overhead``)
+-----------------------------------
+``python -m fastgemm.bench --overhead`` measures instead, and exits after it, what one call from
+Python costs the host, in microseconds, on a problem small enough (``--overhead-shape``, default
+64x64x64) that the GPU never holds the host up. Cases, each with torch tensors and with CuPy arrays
+(a library that cannot be imported is skipped and named in the output): ``hgemm`` fp16 with
+``kernel="auto"`` on C-contiguous operands and beta = 0; the same with beta = 0.5; the same on
+F-ordered (column-major) A, B and C; the rung ``fastgemm.select(M, N, K, "float16")`` names, forced
+with ``kernel=``; the same four for ``sgemm`` float32; and, as peers in the same process,
+``torch.matmul(A, B, out=C)`` and ``cupy.matmul(A, B, out=C)`` in fp16 and fp32.
+
+1. **Check.** Each case is called once (C poisoned with NaN when beta = 0) and compared with a
+   float64 NumPy product of the same inputs; a relative Frobenius error above 5e-2 (fp16) or 1e-2
+   (fp32) marks it WRONG, an exception ERROR, and it is not timed.
+2. **Warm-up.** ~200 calls per case.
+3. **Batches.** For each of R batches (``--overhead-batches``, default 30): synchronise the device,
+   ``t0 = time.perf_counter()``, n back-to-back calls with no synchronisation inside
+   (``--overhead-calls``, default 200), ``t1 = time.perf_counter()``; the sample is
+   ``(t1 - t0) / n``. n stays well below the CUDA launch-queue depth (~1000 pending launches), so
+   the host never waits for the GPU and the sample is host time. Batches are interleaved: batch b
+   of every case, then batch b+1, ..., each round in a new seeded random order, so drift hits all
+   cases alike.
+4. **Report.** Median and min over the batches per case, and the ratio of the median to the same
+   library's ``matmul(out=)`` of the same dtype. Outputs: ``overhead-<gpu-slug>.json`` (``meta``
+   and one record per case and library) and ``.csv``; ``benchmarks/update_readme.py`` renders the
+   JSON between ``<!-- overhead_results -->`` and ``<!-- /overhead_results -->``.
 
 Exit status: 0 all measured and correct; 1 a candidate was WRONG or failed; 2 no usable GPU (or bad
 arguments); 130 interrupted.
@@ -62,12 +106,14 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as _dt
+import functools
 import json
 import math
 import os
 import platform
 import random
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -98,6 +144,21 @@ ROW_ALIGN_BYTES = 16  # leading dimensions are padded to this (the widest alignm
 SLOW_CHECK_MS = 1000.0  # a check launch slower than this doubles as the timing probe
 PREFILL_MAX_S = 0.25  # longest spin before one round
 GPU_WARMUP_S = 1.0  # cuBLAS work before the first shape, so clocks have ramped up
+TIMINGS = ("device", "end-to-end", "both")
+TIMING_SHORT = {"device": "device", "end-to-end": "e2e"}
+TIMING_PREFIX = {"device": "", "end-to-end": "e2e_"}  # of the result record keys
+TIMING_NOTE = {
+    "device": "device time (CUDA events around back-to-back launches behind a spin: host cost hidden)",
+    "end-to-end": "end-to-end (host clock from synchronize to synchronize around back-to-back calls: "
+                  "Python call cost and launch gaps included)",
+}
+# --overhead
+OVERHEAD_SHAPE = "64x64x64"
+OVERHEAD_BATCHES = 30
+OVERHEAD_CALLS = 200
+OVERHEAD_WARMUP_CALLS = 200
+OVERHEAD_MAX_CALLS = 1000  # a batch must stay below the CUDA launch-queue depth (~1000 launches)
+OVERHEAD_TOLERANCE = {"float16": 5e-2, "float32": 1e-2}  # loose: catches wrong results, not rounding
 
 Shape = tuple  # (M, N, K)
 
@@ -220,7 +281,24 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-prefill", action="store_true",
                         help="do not spin the stream before a round (then host launch overhead "
                         "can show in short kernels' times)")
+    parser.add_argument("--timing", choices=TIMINGS,
+                        help="device: CUDA events around launches kept back to back by a spin "
+                        "(default); end-to-end: host clock from synchronize to synchronize around "
+                        "back-to-back calls, host cost included; both: each, in the same rounds")
+    over = parser.add_argument_group(
+        "host cost per call (--overhead; uses --device, --seed and --out, ignores the rest)")
+    over.add_argument("--overhead", action="store_true",
+                      help="measure the host cost of one call from Python (fastgemm.hgemm/sgemm "
+                      "and torch/cupy matmul, torch tensors and CuPy arrays) instead, then exit")
+    over.add_argument("--overhead-shape", metavar="MxNxK",
+                      help=f"problem size (default {OVERHEAD_SHAPE})")
+    over.add_argument("--overhead-batches", type=int, metavar="R",
+                      help=f"timed batches per case (default {OVERHEAD_BATCHES})")
+    over.add_argument("--overhead-calls", type=int, metavar="N",
+                      help=f"back-to-back calls per batch (default {OVERHEAD_CALLS}, at most "
+                      f"{OVERHEAD_MAX_CALLS}: a batch must not fill the CUDA launch queue)")
     args = parser.parse_args(argv)
+    _check_overhead_args(parser, args)
 
     dtypes = [d.strip() for d in args.dtype.split(",") if d.strip()]
     bad = [d for d in dtypes if d not in DTYPES]
@@ -244,6 +322,37 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     except re.error as exc:
         parser.error(f"--kernels: bad regular expression: {exc}")
     return args
+
+
+def _check_overhead_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Validate --overhead* and --timing (parser.error, exit status 2, on a bad value); fills in
+    the defaults and args.overhead_mnk."""
+    given = [f"--{name.replace('_', '-')}" for name in ("overhead_shape", "overhead_batches",
+                                                         "overhead_calls")
+             if getattr(args, name) is not None]
+    if not args.overhead:
+        if given:
+            parser.error(f"{', '.join(given)} need(s) --overhead")
+        args.timing = args.timing or "device"
+        return
+    if args.timing is not None:
+        parser.error("--timing applies to the shape benchmark, not to --overhead")
+    text = args.overhead_shape if args.overhead_shape is not None else OVERHEAD_SHAPE
+    try:
+        shapes = parse_shapes(None, text) if text.strip() else []
+    except ValueError as exc:
+        parser.error(str(exc).replace("--shapes", "--overhead-shape"))
+    if len(shapes) != 1:
+        parser.error(f"--overhead-shape: '{text}' is not one MxNxK")
+    args.overhead_mnk = shapes[0]
+    if args.overhead_batches is None:
+        args.overhead_batches = OVERHEAD_BATCHES
+    if args.overhead_calls is None:
+        args.overhead_calls = OVERHEAD_CALLS
+    if args.overhead_batches < 1:
+        parser.error("--overhead-batches must be >= 1")
+    if not 1 <= args.overhead_calls <= OVERHEAD_MAX_CALLS:
+        parser.error(f"--overhead-calls must be between 1 and {OVERHEAD_MAX_CALLS}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -359,26 +468,68 @@ def describe_device(cp: Any, index: int, fastgemm: Any) -> Device:
     cublas_v = _try(lambda: int(cp.cuda.cublas.getVersion(cp.cuda.device.get_cublas_handle())))
     runtime_v = _try(lambda: int(cp.cuda.runtime.runtimeGetVersion()))
     driver_v = _try(lambda: int(cp.cuda.runtime.driverGetVersion()))
+    dev.meta = _device_meta(dev, fastgemm, _version_str(runtime_v, "cuda"),
+                            _version_str(driver_v, "cuda"), cublas_v, getattr(cp, "__version__", None))
+    return dev
+
+
+def describe_device_torch(torch: Any, index: int, fastgemm: Any) -> Device:
+    """describe_device() through torch, for --overhead in a process without CuPy (the CUDA
+    version is torch's; the cuBLAS version is not known)."""
+    props = torch.cuda.get_device_properties(index)
+    cc = int(props.major) * 10 + int(props.minor)
+    dev = Device(index=index, name=str(props.name), cc=cc, sm_count=int(props.multi_processor_count),
+                 l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0), clock_khz=None)
+    dev.meta = _device_meta(dev, fastgemm, torch.version.cuda, None, None, None)
+    return dev
+
+
+def _device_meta(dev: Device, fastgemm: Any, cuda_runtime: str | None, cuda_driver_api: str | None,
+                 cublas_v: int | None, cupy_version: str | None) -> dict:
     fg_version = getattr(fastgemm, "__version__", None)
     if fg_version is None:
         fg_version = _try(lambda: __import__("importlib.metadata").metadata.version("fastgemm"))
-    dev.meta = {
-        "gpu": name,
-        "device_index": index,
-        "compute_capability": f"{cc // 10}.{cc % 10}",
+    return {
+        "gpu": dev.name,
+        "device_index": dev.index,
+        "compute_capability": f"{dev.cc // 10}.{dev.cc % 10}",
         "sm_count": dev.sm_count,
         "l2_cache_bytes": dev.l2_bytes,
-        "clock_khz": clock_khz,
-        "cuda_runtime": _version_str(runtime_v, "cuda"),
-        "cuda_driver_api": _version_str(driver_v, "cuda"),
+        "clock_khz": dev.clock_khz,
+        "cuda_runtime": cuda_runtime,
+        "cuda_driver_api": cuda_driver_api,
         "driver_version": _nvidia_smi_driver(),
         "cublas_version": _version_str(cublas_v, "cublas"),
         "cublas_version_int": cublas_v,
-        "cupy_version": getattr(cp, "__version__", None),
+        "cupy_version": cupy_version,
         "fastgemm_version": fg_version or "unknown",
         "python": platform.python_version(),
     }
-    return dev
+
+
+def git_commit() -> str | None:
+    """HEAD of the git checkout holding this file, else of the working directory; None if neither
+    is one (or git is missing)."""
+    for where in (Path(__file__).resolve().parent, Path.cwd()):
+        try:
+            out = subprocess.run(["git", "-C", str(where), "rev-parse", "HEAD"], capture_output=True,
+                                 text=True, timeout=15, check=True).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if re.fullmatch(r"[0-9a-f]{40,64}", out):
+            return out
+    return None
+
+
+def run_meta(device: Device, args: argparse.Namespace) -> dict:
+    """The meta every output file starts with: the device, date, command line and git commit."""
+    meta = dict(device.meta)
+    meta.update({
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": shlex.join(["python", "-m", "fastgemm.bench", *args.argv]),
+        "git_commit": git_commit(),
+    })
+    return meta
 
 
 # ----------------------------------------------------------------------------------------------
@@ -638,7 +789,8 @@ class Trial:
     host_s: float = 2e-4  # host seconds to enqueue one launch (updated as we go)
     rounds: int = 0
     reps: int = 0
-    samples: list = field(default_factory=list)  # per round: ms per launch
+    samples: list = field(default_factory=list)  # per round: device ms per launch
+    e2e_samples: list = field(default_factory=list)  # per round: end-to-end ms per call
     next_set: int = 0
     host_limited_rounds: int = 0
     selected: str | None = None  # AUTO: the rung select() names
@@ -647,6 +799,10 @@ class Trial:
     @property
     def ms(self) -> float | None:
         return statistics.median(self.samples) if self.samples else None
+
+    @property
+    def e2e_ms(self) -> float | None:
+        return statistics.median(self.e2e_samples) if self.e2e_samples else None
 
     @property
     def label(self) -> str:
@@ -714,6 +870,21 @@ def time_kernel(cp: Any, trial: Trial, sets: list[InputSet], reps: int, prefill:
         trial.host_limited_rounds += 1
     trial.host_s = max(host / reps, 0.5 * trial.host_s)
     return elapsed_ms / reps
+
+
+def time_end_to_end(cp: Any, trial: Trial, sets: list[InputSet], reps: int) -> float:
+    """One end-to-end round: synchronise, `reps` back-to-back calls as a user makes them (rotating
+    over the input sets, no spin), synchronise; returns host milliseconds per call."""
+    device = cp.cuda.Device()
+    n, first = len(sets), trial.next_set
+    device.synchronize()
+    t0 = time.perf_counter()
+    for i in range(reps):
+        trial.launch(sets[(first + i) % n])
+    device.synchronize()
+    elapsed = time.perf_counter() - t0
+    trial.next_set = (first + reps) % n
+    return elapsed * 1e3 / reps
 
 
 def probe(cp: Any, trial: Trial, sets: list[InputSet], prefill: Prefill, check_ms: float | None) -> float:
@@ -907,59 +1078,77 @@ def run_shape(ctx: Context, dtype: str, np_dtype: Any, shape: Shape, candidates:
             if trial.status != "ok" or r >= trial.rounds:
                 continue
             try:
-                trial.samples.append(time_kernel(cp, trial, sets, trial.reps, ctx.prefill))
+                if args.timing != "end-to-end":
+                    trial.samples.append(time_kernel(cp, trial, sets, trial.reps, ctx.prefill))
+                if args.timing != "device":
+                    trial.e2e_samples.append(time_end_to_end(cp, trial, sets, trial.reps))
             except Exception as exc:  # noqa: BLE001
                 trial.status, trial.error = "error", f"{type(exc).__name__}: {exc}"
                 trial.samples.clear()
+                trial.e2e_samples.clear()
                 _ensure_context(cp, trial.label, exc)
         if max_rounds > 1:
             ctx.progress.note(f"    {label}: round {r + 1}/{max_rounds} done")
 
-    base = trials[0].ms if trials and trials[0].status == "ok" else None
-    base_tflops = tflops_of(M, N, K, base)
+    base = trials[0] if trials and trials[0].status == "ok" else None
     for idx, trial in zip(indices, trials):
         if trial.status != "ok":
             continue
-        tf = tflops_of(M, N, K, trial.ms)
-        pct = f" ({100 * tf / base_tflops:.0f}% cuBLAS)" if tf and base_tflops else ""
+        figures = []
+        for what, ms, base_ms in (("", trial.ms, base and base.ms),
+                                  ("e2e ", trial.e2e_ms, base and base.e2e_ms)):
+            if ms is not None:
+                tf, base_tflops = tflops_of(M, N, K, ms), tflops_of(M, N, K, base_ms)
+                pct = f" ({100 * tf / base_tflops:.0f}% cuBLAS)" if tf and base_tflops else ""
+                figures.append(f"{what}{fmt_tflops(tf)} TFLOPS{pct}")
         host = (f" [host-limited in {trial.host_limited_rounds}/{len(trial.samples)} rounds]"
-                if trial.host_limited_rounds else "")
-        ctx.progress(idx, f"{trial.label} {label} ... {fmt_tflops(tf)} TFLOPS{pct}{host}")
+                if trial.host_limited_rounds and trial.samples else "")
+        ctx.progress(idx, f"{trial.label} {label} ... {', '.join(figures)}{host}")
 
     del sets
     _try(lambda: cp.get_default_memory_pool().free_all_blocks())
     return trials
 
 
+def timing_figures(M: int, N: int, K: int, ms: float | None, base_ms: float | None,
+                   peak: float | None, prefix: str = "") -> dict:
+    """{prefix}ms, {prefix}tflops, {prefix}pct_cublas, {prefix}pct_peak of one median time (None
+    where not measured); base_ms is cuBLAS's median of the same timing and shape."""
+    tf, base_tflops = tflops_of(M, N, K, ms), tflops_of(M, N, K, base_ms)
+    return {
+        f"{prefix}ms": round(ms, 6) if ms is not None else None,
+        f"{prefix}tflops": round(tf, 3) if tf is not None else None,
+        f"{prefix}pct_cublas": round(100 * tf / base_tflops, 2) if tf and base_tflops else None,
+        f"{prefix}pct_peak": round(100 * tf / peak, 2) if tf and peak else None,
+    }
+
+
 def result_records(trials: list[Trial], dtype: str, peak: float | None) -> list[dict]:
-    """The JSON/CSV records of one shape's trials (cuBLAS first in `trials`)."""
-    base = next((t for t in trials if t.cand.kind == "cublas"), None)
-    base_tflops = tflops_of(base.M, base.N, base.K, base.ms) if base and base.status == "ok" else None
+    """The JSON/CSV records of one shape's trials (cuBLAS first in `trials`): ms, tflops,
+    pct_cublas, pct_peak from device time and the same with the prefix e2e_ from end-to-end time
+    (None for a timing that was not measured)."""
+    base = next((t for t in trials if t.cand.kind == "cublas" and t.status == "ok"), None)
     records = []
     for t in trials:
-        ms = t.ms if t.status == "ok" else None
-        tf = tflops_of(t.M, t.N, t.K, ms)
-        records.append({
-            "kernel": t.cand.name,
-            "version": t.cand.version,
-            "dtype": dtype,
-            "M": t.M,
-            "N": t.N,
-            "K": t.K,
-            "ms": round(ms, 6) if ms is not None else None,
-            "tflops": round(tf, 3) if tf is not None else None,
-            "pct_cublas": round(100 * tf / base_tflops, 2) if tf and base_tflops else None,
-            "pct_peak": round(100 * tf / peak, 2) if tf and peak else None,
+        ok = t.status == "ok"
+        record = {"kernel": t.cand.name, "version": t.cand.version, "dtype": dtype,
+                  "M": t.M, "N": t.N, "K": t.K}
+        record.update(timing_figures(t.M, t.N, t.K, t.ms if ok else None, base and base.ms, peak))
+        record.update({
             "rel_error": t.rel_error,
-            "ok": t.status == "ok",
+            "ok": ok,
             "status": t.status,
             "techniques": t.baseline if t.cand.kind == "cublas" else t.cand.techniques,
             "rounds": len(t.samples),
-            "reps": t.reps if t.samples else 0,
+            "reps": t.reps if t.samples or t.e2e_samples else 0,
             "host_limited_rounds": t.host_limited_rounds,
             "selected": t.selected,
             "error": t.error or None,
         })
+        record.update(timing_figures(t.M, t.N, t.K, t.e2e_ms if ok else None, base and base.e2e_ms,
+                                     peak, "e2e_"))
+        record["e2e_rounds"] = len(t.e2e_samples)
+        records.append(record)
     return records
 
 
@@ -983,29 +1172,41 @@ def warmup_gpu(cp: Any, seconds: float) -> None:
 # ----------------------------------------------------------------------------------------------
 
 CSV_FIELDS = ("kernel", "version", "dtype", "M", "N", "K", "ms", "tflops", "pct_cublas", "pct_peak",
-              "rel_error", "ok", "status", "techniques", "rounds", "reps", "host_limited_rounds",
-              "selected", "error")
+              "e2e_ms", "e2e_tflops", "e2e_pct_cublas", "e2e_pct_peak", "rel_error", "ok", "status",
+              "techniques", "rounds", "e2e_rounds", "reps", "host_limited_rounds", "selected", "error")
+# CSV headers that differ from the record keys: every timing column names its timing.
+CSV_HEADERS = {"ms": "device_ms", "tflops": "device_tflops", "pct_cublas": "device_pct_cublas",
+               "pct_peak": "device_pct_peak", "rounds": "device_rounds"}
 
 
-def output_paths(out_dir: str | os.PathLike, dtype: str, slug: str) -> dict:
-    base = Path(out_dir) / f"{dtype}-{slug}"
+def output_paths(out_dir: str | os.PathLike, prefix: str, slug: str) -> dict:
+    """<out_dir>/<prefix>-<slug>.{json,csv,png}; prefix is a dtype or "overhead"."""
+    base = Path(out_dir) / f"{prefix}-{slug}"
     return {ext: base.with_suffix(f".{ext}") for ext in ("json", "csv", "png")}
 
 
-def write_outputs(out_dir: str | os.PathLike, dtype: str, slug: str, meta: dict, results: list[dict]
-                  ) -> dict:
-    """Write <dtype>-<slug>.json and .csv; returns the paths (png included, not written here)."""
-    paths = output_paths(out_dir, dtype, slug)
+def write_outputs(out_dir: str | os.PathLike, prefix: str, slug: str, meta: dict, results: list[dict],
+                  fields: Sequence[str] = CSV_FIELDS, headers: dict | None = None) -> dict:
+    """Write <prefix>-<slug>.json (meta and results) and .csv (the record keys in `fields`, headed
+    by headers.get(key, key)); returns the paths (png included, not written here)."""
+    headers = CSV_HEADERS if headers is None else headers
+    paths = output_paths(out_dir, prefix, slug)
     paths["json"].parent.mkdir(parents=True, exist_ok=True)
     tmp = paths["json"].with_suffix(".json.tmp")
     tmp.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
     tmp.replace(paths["json"])
     with open(paths["csv"], "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
-        writer.writeheader()
+        writer = csv.writer(f)
+        writer.writerow([headers.get(k, k) for k in fields])
         for r in results:
-            writer.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in CSV_FIELDS})
+            writer.writerow(["" if r.get(k) is None else r.get(k) for k in fields])
     return paths
+
+
+def timings_of(meta: dict) -> list[str]:
+    """The timings a run measured, in column order: ["device"], ["end-to-end"] or both."""
+    timing = meta.get("timing") or "device"
+    return ["device", "end-to-end"] if timing == "both" else [timing]
 
 
 def _shapes_in(results: list[dict]) -> list[Shape]:
@@ -1013,7 +1214,10 @@ def _shapes_in(results: list[dict]) -> list[Shape]:
 
 
 def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -> bool:
-    """TFLOPS by rung, one line per shape, cuBLAS as a dashed line of the same colour."""
+    """TFLOPS by rung, one line per shape, cuBLAS as a dashed line of the same colour (device time;
+    end-to-end when only that was measured)."""
+    timing = timings_of(meta)[0]
+    key = TIMING_PREFIX[timing] + "tflops"
     try:
         import matplotlib
 
@@ -1031,14 +1235,14 @@ def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -
     for i, (M, N, K) in enumerate(_shapes_in(results)):
         color = f"C{i % 10}"
         rows = [r for r in results if (r["M"], r["N"], r["K"]) == (M, N, K)]
-        by_rung = {r["version"]: r["tflops"] for r in rows
-                   if r["kernel"] not in (CUBLAS, AUTO) and r["version"] is not None and r["tflops"]}
+        by_rung = {r["version"]: r[key] for r in rows
+                   if r["kernel"] not in (CUBLAS, AUTO) and r["version"] is not None and r.get(key)}
         label = f"{M}³" if M == N == K else shape_label(M, N, K)
         if by_rung:  # WRONG/ERROR rungs are gaps in the line
             ys = [by_rung.get(v, float("nan")) for v, _ in rungs]
             ax.plot([v for v, _ in rungs], ys, marker="o", color=color, label=label)
             drew = True
-        cub = next((r["tflops"] for r in rows if r["kernel"] == CUBLAS and r["tflops"]), None)
+        cub = next((r[key] for r in rows if r["kernel"] == CUBLAS and r.get(key)), None)
         if cub:
             ax.axhline(cub, color=color, linestyle="--", linewidth=1, label=f"cuBLAS {label}")
             drew = True
@@ -1051,7 +1255,8 @@ def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -
                        fontsize=8)
     ax.set_xlabel("rung")
     ax.set_ylabel("TFLOPS (log scale)")
-    ax.set_title(f"fastgemm {dtype} on {meta.get('gpu', '?')} (dashed: cuBLAS, same run)")
+    ax.set_title(f"fastgemm {dtype} on {meta.get('gpu', '?')}, {TIMING_SHORT[timing]} time "
+                 "(dashed: cuBLAS, same run)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()
@@ -1072,16 +1277,16 @@ def _row_order(results: list[dict]) -> list[tuple]:
     return sorted(seen, key=key)
 
 
-def _cell(r: dict | None, with_pct: bool) -> str:
+def _cell(r: dict | None, with_pct: bool, prefix: str = "") -> str:
     if r is None:
         return "-"
     if r["status"] in ("wrong", "n/a"):
         return r["status"].upper() if r["status"] == "wrong" else "n/a"
     if r["status"] != "ok":
         return "ERROR"
-    text = fmt_tflops(r["tflops"])
-    if with_pct and r.get("pct_cublas") is not None:
-        text += f" ({r['pct_cublas']:.0f}%)"
+    text = fmt_tflops(r.get(prefix + "tflops"))
+    if with_pct and r.get(prefix + "pct_cublas") is not None:
+        text += f" ({r[prefix + 'pct_cublas']:.0f}%)"
     return text
 
 
@@ -1099,47 +1304,79 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: S
     return "\n".join([line(headers), sep] + [line(r) for r in rows])
 
 
-def wide_table(results: list[dict]) -> str:
-    """kernel | one column per shape ('TFLOPS (xx%)') | % of peak at the largest shape."""
+def wide_table(results: list[dict], timings: Sequence[str] = ("device",)) -> str:
+    """kernel | per shape and timing 'TFLOPS (xx%)' | % of peak at the largest shape (first timing).
+    Columns of end-to-end time, and all columns when there are two timings, name their timing."""
     shapes = _shapes_in(results)
     largest = max(shapes, key=lambda s: (s[0] * s[1] * s[2], s))
     index = {(r["kernel"], r["M"], r["N"], r["K"]): r for r in results}
-    headers = ["kernel"] + [shape_label(*s) for s in shapes] + [f"% peak @ {shape_label(*largest)}"]
+
+    def suffix(timing: str) -> str:
+        return f" {TIMING_SHORT[timing]}" if len(timings) > 1 or timing != "device" else ""
+
+    headers = (["kernel"] + [shape_label(*s) + suffix(t) for s in shapes for t in timings]
+               + [f"% peak @ {shape_label(*largest)}{suffix(timings[0])}"])
+    peak_key = TIMING_PREFIX[timings[0]] + "pct_peak"
     rows = []
     for name, _version in _row_order(results):
         cells = [name]
         for s in shapes:
-            cells.append(_cell(index.get((name, *s)), name != CUBLAS))
+            for t in timings:
+                cells.append(_cell(index.get((name, *s)), name != CUBLAS, TIMING_PREFIX[t]))
         big = index.get((name, *largest))
-        cells.append(f"{big['pct_peak']:.1f}%" if big and big.get("pct_peak") is not None else "n/a")
+        cells.append(f"{big[peak_key]:.1f}%" if big and big.get(peak_key) is not None else "n/a")
         rows.append(cells)
     return format_table(headers, rows, [False] + [True] * (len(headers) - 1))
 
 
-def long_table(results: list[dict]) -> str:
-    """kernel | shape | TFLOPS | % of cuBLAS | % of peak, one row per (kernel, shape)."""
+def _status_text(r: dict) -> str | None:
+    """What stands in a TFLOPS cell of a record that was not measured (None: it was)."""
+    if r["status"] == "ok":
+        return None
+    if r["status"] == "n/a":
+        return "n/a (alignment)"
+    if r["status"] == "wrong":
+        err = r.get("rel_error")
+        return "WRONG" + (f" (err {err:.1e})" if isinstance(err, (int, float)) else "")
+    return "ERROR"
+
+
+def long_table(results: list[dict], timings: Sequence[str] = ("device",)) -> str:
+    """kernel | shape | per timing: TFLOPS | % of cuBLAS | % of peak, one row per (kernel, shape);
+    with both timings also the end-to-end minus the device time per call, in microseconds."""
     order = {kv: i for i, kv in enumerate(_row_order(results))}
     shapes = {s: i for i, s in enumerate(_shapes_in(results))}
+    headers = ["kernel", "shape"]
+    for t in timings:
+        short = TIMING_SHORT[t]
+        headers += [f"TFLOPS ({short})", f"% of cuBLAS ({short})", f"% of peak ({short})"]
+    both = len(timings) > 1
+    if both:
+        headers.append("e2e - device (us/call)")
     rows = []
     for r in sorted(results, key=lambda r: (shapes[(r["M"], r["N"], r["K"])],
                                             order[(r["kernel"], r["version"])])):
-        if r["status"] == "ok":
-            tf = fmt_tflops(r["tflops"])
-        elif r["status"] == "n/a":
-            tf = "n/a (alignment)"
-        elif r["status"] == "wrong":
-            err = r.get("rel_error")
-            tf = "WRONG" + (f" (err {err:.1e})" if isinstance(err, (int, float)) else "")
-        else:
-            tf = "ERROR"
         name = r["kernel"] + (f" -> {r['selected']}" if r.get("selected") else "")
-        rows.append([
-            name, shape_label(r["M"], r["N"], r["K"]), tf,
-            f"{r['pct_cublas']:.1f}%" if r.get("pct_cublas") is not None else "-",
-            f"{r['pct_peak']:.1f}%" if r.get("pct_peak") is not None else "n/a",
-        ])
-    return format_table(["kernel", "shape", "TFLOPS", "% of cuBLAS", "% of peak"], rows,
-                        [False, False, True, True, True])
+        row = [name, shape_label(r["M"], r["N"], r["K"])]
+        for t in timings:
+            p = TIMING_PREFIX[t]
+            row += [
+                _status_text(r) or fmt_tflops(r.get(p + "tflops")),
+                f"{r[p + 'pct_cublas']:.1f}%" if r.get(p + "pct_cublas") is not None else "-",
+                f"{r[p + 'pct_peak']:.1f}%" if r.get(p + "pct_peak") is not None else "n/a",
+            ]
+        if both:
+            ms, e2e = r.get("ms"), r.get("e2e_ms")
+            row.append(f"{(e2e - ms) * 1e3:.1f}" if ms is not None and e2e is not None else "-")
+        rows.append(row)
+    return format_table(headers, rows, [False, False] + [True] * (len(headers) - 2))
+
+
+def timing_caption(timings: Sequence[str]) -> str:
+    """'timing: ...' naming what the number columns of a table measure."""
+    if len(timings) > 1:
+        return (f"timing: {TIMING_NOTE['device']}; the e2e columns: {TIMING_NOTE['end-to-end']}")
+    return f"timing: {TIMING_NOTE[timings[0]]}"
 
 
 def print_table(dtype: str, meta: dict, results: list[dict], long: bool, file: Any = None) -> None:
@@ -1150,13 +1387,363 @@ def print_table(dtype: str, meta: dict, results: list[dict], long: bool, file: A
     peak = meta.get("peak_tflops")
     peak_txt = f"{peak:.1f} TFLOPS ({meta.get('peak_source')})" if peak else "n/a"
     kind = "per kernel and shape" if long else "TFLOPS (% of cuBLAS) by shape"
+    timings = timings_of(meta)
     print(f"\n## {dtype} on {meta.get('gpu')} (cc {meta.get('compute_capability')}), {kind}; "
           f"median of up to {meta.get('rounds')} rounds; peak {peak_txt}", file=file)
-    print(long_table(results) if long else wide_table(results), file=file, flush=True)
+    print(timing_caption(timings), file=file)
+    print(long_table(results, timings) if long else wide_table(results, timings), file=file, flush=True)
     errors = [r for r in results if r["status"] != "ok"] if long else []
     for r in errors:
         print(f"  {r['kernel']} {shape_label(r['M'], r['N'], r['K'])}: {r['status'].upper()}: "
               f"{r.get('error')}", file=file)
+
+
+# ----------------------------------------------------------------------------------------------
+# Host cost per call (--overhead)
+# ----------------------------------------------------------------------------------------------
+
+OVERHEAD_FUNCTIONS = (("hgemm", "float16", "fp16"), ("sgemm", "float32", "fp32"))
+OVERHEAD_FIELDS = ("case", "label", "library", "function", "dtype", "kernel", "beta", "layout",
+                   "host_us_median", "host_us_min", "ratio_to_peer", "peer", "batches",
+                   "calls_per_batch", "rel_error", "ok", "status", "error")
+
+
+@dataclass(frozen=True)
+class ArrayLib:
+    """What --overhead needs from one array library (torch or CuPy)."""
+
+    name: str  # "torch" | "cupy"
+    version: str | None
+    from_host: Callable[[Any, bool], Any]  # (NumPy array, F-ordered?) -> device array
+    to_host: Callable[[Any], Any]  # device array -> NumPy array
+    sync: Callable[[], Any]  # synchronise the device
+    matmul: Callable[..., Any]  # the peer, called as matmul(A, B, out=C)
+
+    @property
+    def peer(self) -> str:
+        return f"{self.name}.matmul"
+
+
+def load_torch(index: int) -> Any:
+    """Import torch and make sure it sees CUDA device `index`; NoGPU otherwise."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise NoGPU(f"torch is not installed ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - a broken install is "not usable", never a traceback
+        raise NoGPU(f"torch failed to import ({type(exc).__name__}: {exc})") from None
+    if not torch.cuda.is_available() or not 0 <= index < torch.cuda.device_count():
+        raise NoGPU(f"torch sees no CUDA device {index}")
+    return torch
+
+
+def torch_array_lib(torch: Any, index: int) -> ArrayLib:
+    device = torch.device("cuda", index)
+    torch.cuda.set_device(device)
+
+    def from_host(a: Any, fortran: bool) -> Any:
+        t = torch.from_numpy(a.copy(order="C")).to(device)
+        return t.T.contiguous().T if fortran else t
+
+    return ArrayLib("torch", str(torch.__version__), from_host, lambda x: x.cpu().numpy(),
+                    lambda: torch.cuda.synchronize(device), torch.matmul)
+
+
+def cupy_array_lib(cp: Any, index: int) -> ArrayLib:
+    def from_host(a: Any, fortran: bool) -> Any:
+        with cp.cuda.Device(index):
+            return cp.asfortranarray(cp.asarray(a)) if fortran else cp.asarray(a)
+
+    return ArrayLib("cupy", getattr(cp, "__version__", None), from_host, cp.asnumpy,
+                    lambda: cp.cuda.Device(index).synchronize(), cp.matmul)
+
+
+@dataclass(frozen=True)
+class OverheadSpec:
+    """One row of the overhead table, run once per array library."""
+
+    case: str  # stable id, e.g. "hgemm-auto"
+    label: str
+    function: str  # "hgemm" | "sgemm" | "matmul" (the library's own, the peer)
+    dtype: str  # "float16" | "float32"
+    kernel: str | None = AUTO  # kernel= for fastgemm (None: select() named none); None for matmul
+    beta: float = 0.0
+    fortran: bool = False  # A, B and C column-major
+
+
+def overhead_specs(forced: dict[str, str | None]) -> list[OverheadSpec]:
+    """The cases in table order; forced maps dtype -> the rung fastgemm.select() names."""
+    specs = []
+    for fn, dtype, short in OVERHEAD_FUNCTIONS:
+        specs += [
+            OverheadSpec(f"{fn}-auto", f"{fn} {short}, auto, beta=0", fn, dtype),
+            OverheadSpec(f"{fn}-beta", f"{fn} {short}, auto, beta=0.5", fn, dtype, beta=0.5),
+            OverheadSpec(f"{fn}-forder", f"{fn} {short}, auto, F-ordered A, B, C", fn, dtype,
+                         fortran=True),
+            OverheadSpec(f"{fn}-forced", f"{fn} {short}, kernel={forced.get(dtype) or '?'}", fn, dtype,
+                         kernel=forced.get(dtype)),
+        ]
+    specs += [OverheadSpec(f"matmul-{dtype}", f"peer: matmul(A, B, out=C), {short}", "matmul", dtype,
+                           kernel=None) for _, dtype, short in OVERHEAD_FUNCTIONS]
+    return specs
+
+
+def forced_kernels(fastgemm: Any, shape: Shape) -> dict[str, str | None]:
+    """dtype -> .kernel.name of fastgemm.select(M, N, K, dtype) (None where it fails)."""
+    out = {}
+    for _, dtype, _ in OVERHEAD_FUNCTIONS:
+        sel = _try(functools.partial(fastgemm.select, *shape, dtype))
+        out[dtype] = getattr(getattr(sel, "kernel", None), "name", None)
+    return out
+
+
+@dataclass
+class OverheadCase:
+    spec: OverheadSpec
+    lib: ArrayLib
+    call: Callable[[], Any] | None = None
+    status: str = "pending"  # ok | wrong | error
+    rel_error: float | None = None
+    error: str = ""
+    samples: list = field(default_factory=list)  # per batch: host seconds per call
+
+    @property
+    def name(self) -> str:
+        return f"{self.spec.label} ({self.lib.name})"
+
+    def fail(self, exc: BaseException) -> None:
+        self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
+        self.samples.clear()
+
+
+def overhead_call(spec: OverheadSpec, lib: ArrayLib, fastgemm: Any, A: Any, B: Any, C: Any
+                  ) -> Callable[[], Any]:
+    """The call as a user writes it, bound with functools.partial (cheaper than a lambda)."""
+    if spec.function == "matmul":
+        return functools.partial(lib.matmul, A, B, out=C)
+    if spec.kernel is None:
+        raise RuntimeError(f"fastgemm.select() named no {spec.dtype} kernel to force")
+    args = (A, B, C) if spec.beta == 0 else (A, B, C, 1.0, spec.beta)
+    kwargs = {} if spec.kernel == AUTO else {"kernel": spec.kernel}
+    return functools.partial(getattr(fastgemm, spec.function), *args, **kwargs)
+
+
+def prepare_case(spec: OverheadSpec, lib: ArrayLib, fastgemm: Any, shape: Shape, seed: int
+                 ) -> OverheadCase:
+    """Operands and call of one case, checked by one call against a float64 NumPy product (C holds
+    NaN when beta = 0): status ok, wrong (error over OVERHEAD_TOLERANCE) or error."""
+    import numpy as np
+
+    case = OverheadCase(spec, lib)
+    M, N, K = shape
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((M, K), dtype=np.float32).astype(spec.dtype)
+    b = rng.standard_normal((K, N), dtype=np.float32).astype(spec.dtype)
+    c0 = (rng.standard_normal((M, N), dtype=np.float32) if spec.beta
+          else np.full((M, N), np.nan, dtype=np.float32)).astype(spec.dtype)
+    try:
+        A, B, C = (lib.from_host(x, spec.fortran) for x in (a, b, c0))
+        case.call = overhead_call(spec, lib, fastgemm, A, B, C)
+        case.call()
+        lib.sync()
+        got = np.asarray(lib.to_host(C), dtype=np.float64)
+    except Exception as exc:  # noqa: BLE001 - a failing case is a result, not a crash
+        case.fail(exc)
+        return case
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    if spec.beta:
+        ref += spec.beta * c0.astype(np.float64)
+    norm = float(np.linalg.norm(ref))
+    err = float(np.linalg.norm(got - ref)) / (norm or 1.0)
+    case.rel_error = err
+    tol = OVERHEAD_TOLERANCE[spec.dtype]
+    if math.isfinite(err) and err <= tol:
+        case.status = "ok"
+    else:
+        case.status, case.error = "wrong", f"relative Frobenius error {err:.3g} > {tol:g}"
+    return case
+
+
+def time_batch(call: Callable[[], Any], sync: Callable[[], Any], calls: int) -> float:
+    """Host seconds per call over `calls` back-to-back calls made after a device synchronise."""
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        call()
+    return (time.perf_counter() - t0) / calls
+
+
+def measure_overhead(cases: Sequence[OverheadCase], batches: int, calls: int, warmup: int,
+                     seed: int, note: Callable[[str], Any] | None = None) -> None:
+    """Warm up every checked case, then `batches` rounds of one batch per case, each round in a new
+    seeded random order; appends one sample per batch to case.samples."""
+    for case in cases:
+        if case.status == "ok":
+            try:
+                for _ in range(warmup):
+                    case.call()
+                case.lib.sync()
+            except Exception as exc:  # noqa: BLE001
+                case.fail(exc)
+    rng = random.Random(seed)
+    for b in range(batches):
+        order = [c for c in cases if c.status == "ok"]
+        rng.shuffle(order)
+        for case in order:
+            try:
+                case.samples.append(time_batch(case.call, case.lib.sync, calls))
+            except Exception as exc:  # noqa: BLE001
+                case.fail(exc)
+        if note and (b + 1) % 10 == 0 and b + 1 < batches:
+            note(f"    batch {b + 1}/{batches} done")
+
+
+def overhead_records(cases: Sequence[OverheadCase], calls: int) -> list[dict]:
+    """One record per case: host microseconds per call (median and min over batches), the ratio of
+    the median to the same library's matmul(out=) of the same dtype, and the check."""
+    def median_us(c: OverheadCase) -> float | None:
+        return statistics.median(c.samples) * 1e6 if c.status == "ok" and c.samples else None
+
+    peers = {(c.lib.name, c.spec.dtype): median_us(c) for c in cases if c.spec.function == "matmul"}
+    records = []
+    for c in cases:
+        med, peer = median_us(c), peers.get((c.lib.name, c.spec.dtype))
+        records.append({
+            "case": c.spec.case,
+            "label": c.spec.label,
+            "library": c.lib.name,
+            "function": c.spec.function,
+            "dtype": c.spec.dtype,
+            "kernel": c.spec.kernel,
+            "beta": c.spec.beta,
+            "layout": "F" if c.spec.fortran else "C",
+            "host_us_median": round(med, 3) if med is not None else None,
+            "host_us_min": round(min(c.samples) * 1e6, 3) if med is not None else None,
+            "ratio_to_peer": round(med / peer, 3) if med is not None and peer else None,
+            "peer": c.lib.peer,
+            "batches": len(c.samples),
+            "calls_per_batch": calls if c.samples else 0,
+            "rel_error": c.rel_error,
+            "ok": c.status == "ok",
+            "status": c.status,
+            "error": c.error or None,
+            "host_us_samples": [round(x * 1e6, 3) for x in c.samples],
+        })
+    return records
+
+
+def overhead_table(records: Sequence[dict]) -> str:
+    """case | library | us/call (median) | us/call (min) | median / the peer's median."""
+    rows = []
+    for r in records:
+        if r["status"] == "ok" and r.get("host_us_median") is not None:
+            med, low = f"{r['host_us_median']:.2f}", f"{r['host_us_min']:.2f}"
+        else:
+            err = r.get("rel_error")
+            med = r["status"].upper() + (f" (err {err:.1e})" if r["status"] == "wrong"
+                                         and isinstance(err, (int, float)) else "")
+            low = "-"
+        ratio = f"{r['ratio_to_peer']:.2f}x" if r.get("ratio_to_peer") is not None else "-"
+        rows.append([r["label"], r["library"], med, low, ratio])
+    return format_table(["case", "library", "host us/call (median)", "host us/call (min)",
+                         "vs matmul(out=) (same library, dtype)"], rows,
+                        [False, False, True, True, True])
+
+
+def print_overhead(meta: dict, records: Sequence[dict], file: Any = None) -> None:
+    file = file or sys.stdout
+    M, N, K = meta["shape"]
+    print(f"\n## Host cost per call from Python on {meta.get('gpu')} (cc "
+          f"{meta.get('compute_capability')}), {M}x{N}x{K}: median and min over "
+          f"{meta['batches']} batches of {meta['calls_per_batch']} back-to-back calls, no "
+          "synchronisation inside a batch", file=file)
+    print(overhead_table(records), file=file)
+    print("ratio: median / the median of the same library's matmul(A, B, out=C) of the same dtype",
+          file=file)
+    for name, why in meta.get("skipped_libraries", {}).items():
+        print(f"  {name}: skipped ({why})", file=file)
+    for r in records:
+        if r["status"] != "ok":
+            print(f"  {r['label']} ({r['library']}): {r['status'].upper()}: {r['error']}", file=file)
+    file.flush()
+
+
+def run_overhead(fastgemm: Any, args: argparse.Namespace) -> int:
+    """--overhead: check, warm up and time every case with every usable array library; write
+    overhead-<gpu-slug>.json/.csv and print the table. NoGPU when no library can be used."""
+    skipped: dict[str, str] = {}
+    cp = torch = None
+    try:
+        cp = load_cupy(fastgemm)
+    except NoGPU as exc:
+        skipped["cupy"] = str(exc)
+    try:
+        torch = load_torch(args.device)
+    except NoGPU as exc:
+        skipped["torch"] = str(exc)
+    if cp is None and torch is None:
+        raise NoGPU("; ".join(f"{name}: {why}" for name, why in skipped.items()))
+    if cp is not None:
+        device = describe_device(cp, args.device, fastgemm)
+    else:
+        device = describe_device_torch(torch, args.device, fastgemm)
+    libs = ([torch_array_lib(torch, args.device)] if torch is not None else []) + (
+        [cupy_array_lib(cp, args.device)] if cp is not None else [])
+    for name, why in skipped.items():
+        warn(f"--overhead: {name} skipped: {why}")
+
+    shape = args.overhead_mnk
+    forced = forced_kernels(fastgemm, shape)
+    for dtype, name in forced.items():
+        if name is None:
+            warn(f"fastgemm.select({', '.join(map(str, shape))}, {dtype!r}) failed: no forced-kernel case")
+    specs = overhead_specs(forced)
+    progress = Progress(len(specs) * len(libs))
+    print(f"fastgemm.bench --overhead: {device.name} (cc {device.cc / 10:.1f}), fastgemm "
+          f"{device.meta['fastgemm_version']}, {' and '.join(f'{x.name} {x.version}' for x in libs)}; "
+          f"{shape_label(*shape)}, {args.overhead_batches} batches x {args.overhead_calls} calls",
+          file=sys.stderr, flush=True)
+    cases = []
+    try:
+        for i, (lib, spec) in enumerate(((lib, spec) for lib in libs for spec in specs), 1):
+            case = prepare_case(spec, lib, fastgemm, shape, args.seed + i)
+            cases.append(case)
+            state = (f"check ok (rel err {case.rel_error:.1e})" if case.status == "ok"
+                     else f"{case.status.upper()} ({case.error}); not timed")
+            progress(i, f"{case.name}: {state}")
+        measure_overhead(cases, args.overhead_batches, args.overhead_calls, OVERHEAD_WARMUP_CALLS,
+                         args.seed, progress.note)
+    except KeyboardInterrupt:
+        print("fastgemm.bench: interrupted; nothing was written.", file=sys.stderr)
+        return 130
+
+    records = overhead_records(cases, args.overhead_calls)
+    meta = run_meta(device, args)
+    meta.update({
+        "mode": "overhead",
+        "shape": list(shape),
+        "batches": args.overhead_batches,
+        "calls_per_batch": args.overhead_calls,
+        "warmup_calls": OVERHEAD_WARMUP_CALLS,
+        "seed": args.seed,
+        "torch_version": torch.__version__ if torch is not None else None,
+        "cupy_version": getattr(cp, "__version__", None),
+        "libraries": [lib.name for lib in libs],
+        "skipped_libraries": skipped,
+        "forced_kernels": forced,
+        "tolerance": OVERHEAD_TOLERANCE,
+        "method": "host time per call: per case ~200 warm-up calls, then per batch: synchronize, "
+                  "perf_counter, n back-to-back calls without synchronisation, perf_counter; "
+                  "sample = elapsed / n; batches interleaved across cases in a seeded random order "
+                  "per round; median and min over batches; one checked call per case first",
+    })
+    paths = write_outputs(args.out, "overhead", device.slug, meta, records, OVERHEAD_FIELDS, {})
+    print(f"fastgemm.bench: wrote {paths['json']}, {paths['csv']}", file=sys.stderr, flush=True)
+    print_overhead(meta, records)
+    bad = sum(1 for r in records if r["status"] != "ok")
+    if bad:
+        print(f"fastgemm.bench: {bad} overhead case(s) were WRONG or failed; see above.", file=sys.stderr)
+    return 1 if bad else 0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1166,10 +1753,10 @@ def print_table(dtype: str, meta: dict, results: list[dict], long: bool, file: A
 
 def base_meta(device: Device, args: argparse.Namespace, dtype: str, prefill: Prefill) -> dict:
     peak, source = peak_tflops(device.name, dtype, device.cc, device.sm_count, device.clock_khz)
-    meta = dict(device.meta)
+    meta = run_meta(device, args)
     meta.update({
         "dtype": dtype,
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "timing": args.timing,
         "peak_tflops": peak,
         "peak_source": source,
         "rounds": args.rounds,
@@ -1182,8 +1769,11 @@ def base_meta(device: Device, args: argparse.Namespace, dtype: str, prefill: Pre
         "method": "correctness vs float64 first; CUDA events around each round of back-to-back "
                   "launches; warm-up; rounds interleaved across cuBLAS and all kernels; median "
                   "over rounds; inputs rotated when A+B+C < 3x L2",
-        "command": " ".join(["python -m fastgemm.bench", *args.argv]),
     })
+    if args.timing != "device":
+        meta["method"] += ("; end-to-end rounds: host clock from device synchronize to synchronize "
+                           "around reps back-to-back calls, no prefill"
+                           + (", right after each device round" if args.timing == "both" else ""))
     return meta
 
 
@@ -1211,12 +1801,18 @@ def main(argv: Sequence[str] | None = None) -> int:
               "install the package first (pip install .). Nothing was measured.", file=sys.stderr)
         return 2
     try:
-        cp = load_cupy(fastgemm)
-        device = describe_device(cp, args.device, fastgemm)
+        return run_overhead(fastgemm, args) if args.overhead else run_benchmark(fastgemm, args)
     except NoGPU as exc:
+        needs = "torch or CuPy" if args.overhead else "CuPy"
         print(f"fastgemm.bench: {exc}; the benchmark needs an NVIDIA GPU with a working driver, "
-              "fastgemm's extension and CuPy. Nothing was measured.", file=sys.stderr)
+              f"fastgemm's extension and {needs}. Nothing was measured.", file=sys.stderr)
         return 2
+
+
+def run_benchmark(fastgemm: Any, args: argparse.Namespace) -> int:
+    """The shape benchmark (everything but --overhead); NoGPU before anything is measured."""
+    cp = load_cupy(fastgemm)
+    device = describe_device(cp, args.device, fastgemm)
 
     plan: list[tuple[str, list[Candidate]]] = []
     for dtype in args.dtypes:
@@ -1241,7 +1837,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"fastgemm.bench: {device.name} (cc {device.cc / 10:.1f}, {device.sm_count} SMs, "
           f"L2 {device.l2_bytes / 2**20:.0f} MiB), CUDA {device.meta['cuda_runtime']}, cuBLAS "
           f"{device.meta['cublas_version']}, fastgemm {device.meta['fastgemm_version']}; "
-          f"{total} (kernel, shape) pairs", file=sys.stderr, flush=True)
+          f"{total} (kernel, shape) pairs; timing: {args.timing}", file=sys.stderr, flush=True)
     ctx = Context(cp, fastgemm, args, device, Prefill(cp, not args.no_prefill), Progress(total))
     done: list[tuple[str, dict, list[dict]]] = []
     status = 0
