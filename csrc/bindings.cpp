@@ -237,11 +237,30 @@ PYBIND11_MODULE(_C, m) {
   m.def("runtime_version", &runtime_version);
 
   // --- for the CPU tests ---------------------------------------------------------------------------
-  m.def("_set_runtime_hooks", [](bool forbid, int device_count, int pointer_device) {
-    runtime_hooks() = RuntimeHooks{forbid, device_count, pointer_device};
-  }, py::arg("forbid") = false, py::arg("device_count") = -1, py::arg("pointer_device") = -2,
-     "forbid: device queries raise AssertionError; device_count >= 0 / pointer_device >= -1: "
-     "answers that replace the runtime's. No arguments: back to the runtime.");
+  m.def("_set_runtime_hooks",
+        [](bool forbid, int device_count, int pointer_device, int cc, bool record) {
+          runtime_hooks() = RuntimeHooks{forbid, device_count, pointer_device, cc,
+                                         cc > 0 ? documented_target(cc).smem_per_block : 0,
+                                         record};
+          clear_plan_cache();  // plans made for a pretended GPU must not outlive it
+        },
+        py::arg("forbid") = false, py::arg("device_count") = -1, py::arg("pointer_device") = -2,
+        py::arg("cc") = 0, py::arg("record") = false,
+        "forbid: device queries raise AssertionError; device_count >= 0, pointer_device >= -1, "
+        "cc > 0: answers that replace the runtime's; record: calls log their work (see "
+        "_take_recorded) instead of queuing it. No arguments: back to the runtime.");
+  m.def("_take_recorded", [] {
+    py::list out;
+    for (auto& [op, kernel, args] : take_recorded()) {
+      py::list values;
+      for (double v : args) {
+        const bool integral = v == double(int64_t(v));
+        values.append(integral ? py::object(py::int_(int64_t(v))) : py::object(py::float_(v)));
+      }
+      out.append(py::make_tuple(op, kernel, py::tuple(values)));
+    }
+    return out;
+  }, "The work logged under the record hook since the last call: [(op, kernel, numbers)].");
   m.def("_dlpack_test_capsule", &dlpack_test_capsule, py::arg("ptr"), py::arg("shape"),
         py::arg("strides"), py::arg("code"), py::arg("bits"), py::arg("device_type"),
         py::arg("device_id"), py::arg("versioned") = true, py::arg("readonly") = false,

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <mutex>
+#include <tuple>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -139,29 +142,103 @@ struct Mat {
   bool col;
 };
 
-// A row-major temporary with 16-byte aligned rows, freed stream-ordered (cudaFreeAsync) when
-// the call's launches are queued; captured into a CUDA graph, its allocation and release become
-// the graph's own memory nodes.
-struct Scratch {
-  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
-  int64_t itemsize;
+int64_t aligned_ld(int64_t cols, int64_t itemsize) {
+  const int64_t per16 = 16 / itemsize;
+  return (cols + per16 - 1) / per16 * per16;
+}
+
+// Where a call's work goes: the device, or (the CPU tests' `record` hook) a log.
+struct Ops {
+  virtual ~Ops() = default;
+  virtual void wait(cudaStream_t producer) = 0;
+  // A row-major temporary with 16-byte aligned rows, alive until the call's work is queued.
+  virtual Mat alloc(int64_t rows, int64_t cols) = 0;
+  // dst (row-major) = the rows x cols matrix at src with element strides (rs, cs).
+  virtual void copy(uintptr_t src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                    const Mat& dst) = 0;
+  virtual void gemm(const KernelEntry& k, const GemmArgs& args) = 0;
+  virtual void scale(DType dtype, uintptr_t C, int64_t rows, int64_t cols, int64_t ld,
+                     float beta) = 0;
+};
+
+// On the device, in the operands' device and stream. Temporaries are stream-ordered
+// (cudaMallocAsync, cudaFreeAsync once the work is queued); captured into a CUDA graph, their
+// allocation and release become the graph's own memory nodes, made anew on each replay.
+struct DeviceOps final : Ops {
+  DeviceGuard guard;
   cudaStream_t stream;
   int device;
-  Mat make(int64_t rows, int64_t cols) {
-    const int64_t per16 = 16 / itemsize;
-    const int64_t ld = (cols + per16 - 1) / per16 * per16;
+  int64_t itemsize;
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  DeviceOps(int dev, cudaStream_t s, int64_t size)
+      : guard(dev), stream(s), device(dev), itemsize(size) {}
+  void wait(cudaStream_t producer) override { stream_wait(producer, stream); }
+  Mat alloc(int64_t rows, int64_t cols) override {
+    const int64_t ld = aligned_ld(cols, itemsize);
     buffers.push_back(std::make_unique<DeviceBuffer>(size_t(rows * ld * itemsize),
                                                      reinterpret_cast<uintptr_t>(stream), device));
     return Mat{buffers.back()->ptr(), ld, false};
   }
-  // A row-major copy (aligned rows) of a rows x cols matrix with element strides (rs, cs).
-  Mat copy(uintptr_t src, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-    const Mat dst = make(rows, cols);
+  void copy(uintptr_t src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+            const Mat& dst) override {
     copy_strided(int(itemsize), reinterpret_cast<const void*>(src), rows, cols, rs, cs,
                  reinterpret_cast<void*>(dst.ptr), dst.ld, stream);
-    return dst;
+  }
+  void gemm(const KernelEntry& k, const GemmArgs& args) override { k.launch(args); }
+  void scale(DType dtype, uintptr_t C, int64_t rows, int64_t cols, int64_t ld,
+             float beta) override {
+    scale_matrix(dtype, reinterpret_cast<void*>(C), rows, cols, ld, beta, stream);
   }
 };
+
+// The `record` hook: the work as a log of (operation, kernel, numbers), fake temporaries.
+struct Recorded {
+  std::string op, kernel;
+  std::vector<double> args;
+};
+std::mutex& record_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<Recorded>& record_log() {
+  static std::vector<Recorded> log;
+  return log;
+}
+struct RecordOps final : Ops {
+  cudaStream_t stream;
+  int64_t itemsize;
+  void add(std::string op, std::string kernel, std::vector<double> args) {
+    std::lock_guard<std::mutex> lock(record_mutex());
+    record_log().push_back({std::move(op), std::move(kernel), std::move(args)});
+  }
+  static double p(const void* x) { return double(reinterpret_cast<uintptr_t>(x)); }
+  RecordOps(cudaStream_t s, int64_t size) : stream(s), itemsize(size) {}
+  void wait(cudaStream_t producer) override { add("wait", "", {p(producer), p(stream)}); }
+  Mat alloc(int64_t rows, int64_t cols) override {
+    static std::atomic<uint64_t> next{0};
+    const Mat m{0x7e00'0000'0000ull + (next++ << 32), aligned_ld(cols, itemsize), false};
+    add("alloc", "", {double(m.ptr), double(rows), double(cols), double(m.ld)});
+    return m;
+  }
+  void copy(uintptr_t src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+            const Mat& dst) override {
+    add("copy", "", {double(src), double(rows), double(cols), double(rs), double(cs),
+                     double(dst.ptr), double(dst.ld)});
+  }
+  void gemm(const KernelEntry& k, const GemmArgs& a) override {
+    add("gemm", k.name, {double(a.M), double(a.N), double(a.K), p(a.A), double(a.lda),
+                         double(a.a_col_major), p(a.B), double(a.ldb), double(a.b_col_major),
+                         p(a.C), double(a.ldc), a.alpha, a.beta, p(a.stream)});
+  }
+  void scale(DType, uintptr_t C, int64_t rows, int64_t cols, int64_t ld, float beta) override {
+    add("scale", "", {double(C), double(rows), double(cols), double(ld), beta, p(stream)});
+  }
+};
+
+std::unique_ptr<Ops> make_ops(int device, cudaStream_t stream, int64_t itemsize) {
+  if (runtime_hooks().record) return std::make_unique<RecordOps>(stream, itemsize);
+  return std::make_unique<DeviceOps>(device, stream, itemsize);
+}
 
 int alignment(const Mat& m, int64_t itemsize) {
   return alignment_of({uint64_t(m.ptr), uint64_t(m.ld * itemsize)});
@@ -187,20 +264,23 @@ struct Job {
   std::optional<Strided> copy_a, copy_b;
 };
 
-void execute(Job& job) {
-  DeviceGuard guard(job.device);
-  for (cudaStream_t w : job.waits) stream_wait(w, job.stream);
-  Scratch scratch{{}, job.itemsize, job.stream, job.device};
+void execute(const Job& job) {
+  const std::unique_ptr<Ops> ops = make_ops(job.device, job.stream, job.itemsize);
+  for (cudaStream_t w : job.waits) ops->wait(w);
+  const int64_t M = job.M, N = job.N, K = job.K, size = job.itemsize;
+  // A copy of rows x cols at src (strides rs, cs) into a fresh aligned temporary.
+  auto copied = [&](uintptr_t src, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+    const Mat dst = ops->alloc(rows, cols);
+    ops->copy(src, rows, cols, rs, cs, dst);
+    return dst;
+  };
   Mat pa = job.a, pb = job.b, pc = job.c;
-  if (job.copy_a) pa = scratch.copy(job.copy_a->ptr, job.copy_a->rows, job.copy_a->cols,
-                                    job.copy_a->rs, job.copy_a->cs);
-  if (job.copy_b) pb = scratch.copy(job.copy_b->ptr, job.copy_b->rows, job.copy_b->cols,
-                                    job.copy_b->rs, job.copy_b->cs);
-  if (job.swap) {
+  if (job.copy_a) pa = copied(job.copy_a->ptr, job.copy_a->rows, job.copy_a->cols, job.copy_a->rs, job.copy_a->cs);
+  if (job.copy_b) pb = copied(job.copy_b->ptr, job.copy_b->rows, job.copy_b->cols, job.copy_b->rs, job.copy_b->cs);
+  if (job.swap) {  // C^T = B^T A^T: the operands exchange places, each read transposed
     const Mat a2{pb.ptr, pb.ld, !pb.col}, b2{pa.ptr, pa.ld, !pa.col};
     pa = a2, pb = b2;
   }
-  const int64_t M = job.M, N = job.N, K = job.K, size = job.itemsize;
   const KernelEntry& k = *job.kernel;
   GemmArgs args;
   args.M = M, args.N = N, args.K = K;
@@ -210,12 +290,13 @@ void execute(Job& job) {
     args.A = reinterpret_cast<const void*>(ma.ptr), args.lda = ma.ld, args.a_col_major = ma.col;
     args.B = reinterpret_cast<const void*>(mb.ptr), args.ldb = mb.ld, args.b_col_major = mb.col;
     args.C = reinterpret_cast<void*>(mc.ptr), args.ldc = mc.ld;
-    k.launch(args);
+    ops->gemm(k, args);
   };
-  if (job.pad) {  // under-aligned operands go through aligned temporaries, in their layouts
+  if (job.pad) {  // under-aligned operands go through aligned temporaries, in their own layouts
     auto aligned = [&](const Mat& m, int64_t rows, int64_t cols) {
       if (alignment(m, size) >= k.alignment) return m;
-      Mat copy = m.col ? scratch.copy(m.ptr, cols, rows, m.ld, 1) : scratch.copy(m.ptr, rows, cols, m.ld, 1);
+      // Stored as `rows` rows of `cols` elements, or (column-major) `cols` rows of `rows`.
+      Mat copy = m.col ? copied(m.ptr, cols, rows, m.ld, 1) : copied(m.ptr, rows, cols, m.ld, 1);
       copy.col = m.col;
       return copy;
     };
@@ -223,10 +304,9 @@ void execute(Job& job) {
     pb = aligned(pb, K, N);
     if (alignment(pc, size) < k.alignment) {
       // beta = 0 never reads C: the work buffer then needs no copy of it.
-      const Mat work = job.beta != 0.0f ? scratch.copy(pc.ptr, M, N, pc.ld, 1) : scratch.make(M, N);
+      const Mat work = job.beta != 0.0f ? copied(pc.ptr, M, N, pc.ld, 1) : ops->alloc(M, N);
       run(pa, pb, work);
-      copy_strided(int(size), reinterpret_cast<const void*>(work.ptr), M, N, work.ld, 1,
-                   reinterpret_cast<void*>(pc.ptr), pc.ld, job.stream);
+      ops->copy(work.ptr, M, N, work.ld, 1, pc);
       return;
     }
   }
@@ -234,6 +314,14 @@ void execute(Job& job) {
 }
 
 }  // namespace
+
+std::vector<std::tuple<std::string, std::string, std::vector<double>>> take_recorded() {
+  std::lock_guard<std::mutex> lock(record_mutex());
+  std::vector<std::tuple<std::string, std::string, std::vector<double>>> out;
+  for (auto& r : record_log()) out.emplace_back(std::move(r.op), std::move(r.kernel), std::move(r.args));
+  record_log().clear();
+  return out;
+}
 
 py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::handle alpha,
                      py::handle beta, py::handle kernel, py::handle stream) {
@@ -386,10 +474,10 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   if (K == 0 || alpha_f == 0.0f) {  // C = beta * C without reading A or B
     {
       py::gil_scoped_release release;
-      DeviceGuard guard(device);
-      for (cudaStream_t w : waits) stream_wait(w, cuda_stream);
-      scale_matrix(dtype, reinterpret_cast<void*>(c.ptr), c_layout->col_major ? N : M,
-                   c_layout->col_major ? M : N, c_layout->ld, beta_f, cuda_stream);
+      const std::unique_ptr<Ops> ops = make_ops(device, cuda_stream, c.itemsize);
+      for (cudaStream_t w : waits) ops->wait(w);
+      ops->scale(dtype, c.ptr, c_layout->col_major ? N : M, c_layout->col_major ? M : N,
+                 c_layout->ld, beta_f);
     }
     return result;
   }

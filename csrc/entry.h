@@ -8,6 +8,10 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include <string>
+#include <tuple>
+#include <vector>
+
 namespace fastgemm {
 
 enum class GemmFn : int { gemm = 0, sgemm = 1, hgemm = 2 };
@@ -17,5 +21,9 @@ enum class GemmFn : int { gemm = 0, sgemm = 1, hgemm = 2 };
 pybind11::object gemm_call(int fn, pybind11::handle A, pybind11::handle B, pybind11::handle C,
                            pybind11::handle alpha, pybind11::handle beta, pybind11::handle kernel,
                            pybind11::handle stream);
+
+// The `record` test hook's log since the last call: (operation, kernel, numbers) per step, where
+// operation is wait / alloc / copy / gemm / scale (see RecordOps in entry.cpp).
+std::vector<std::tuple<std::string, std::string, std::vector<double>>> take_recorded();
 
 }  // namespace fastgemm

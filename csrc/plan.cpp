@@ -203,6 +203,11 @@ const Plan& plan_for(const PlanKey& key) {
   return overflow;
 }
 
+void clear_plan_cache() {
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  cache().clear();
+}
+
 size_t plan_cache_size() {
   std::lock_guard<std::mutex> lock(cache_mutex());
   return cache().size();

@@ -68,5 +68,8 @@ struct PlanKey {
 // decide() for a real device, cached: the pointer stays valid for the life of the process.
 const Plan& plan_for(const PlanKey& key);
 size_t plan_cache_size();
+// Empties the cache (the CPU tests' hooks pretend one GPU after another): only with no call in
+// flight, since a call holds a reference into it.
+void clear_plan_cache();
 
 }  // namespace fastgemm

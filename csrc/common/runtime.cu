@@ -53,6 +53,11 @@ std::string runtime_status() {
 
 const DeviceProps& device_props(int device) {
   check_hooks();
+  if (runtime_hooks().cc > 0) {
+    static thread_local DeviceProps pretend;
+    pretend = DeviceProps{runtime_hooks().cc, runtime_hooks().smem_per_block, 132};
+    return pretend;
+  }
   constexpr int kMaxDevices = 64;
   static DeviceProps props[kMaxDevices];
   static std::once_flag once[kMaxDevices];
@@ -82,6 +87,8 @@ std::string device_name(int device) {
 }
 
 int current_device() {
+  check_hooks();
+  if (runtime_hooks().device_count >= 0) return 0;
   int d = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&d));
   return d;

@@ -63,11 +63,16 @@ inline int dtype_size(DType dtype) { return dtype == DType::f32 ? 4 : 2; }
 // --- test hooks ----------------------------------------------------------------------------------
 // The CPU tests drive the C++ entry with fake arrays. `forbid` makes every device query above
 // throw DeviceAccessForbidden (so a test proves that its error came before any device access);
-// `device_count` >= 0 and `pointer_device` >= -1 replace what the runtime would answer.
+// `device_count` >= 0, `pointer_device` >= -1 and `cc` > 0 (with `smem_per_block`) replace what
+// the runtime would answer; `record` makes the entry log the work it would queue instead of
+// queuing it (entry.cpp), so the CPU tests can check pointers, layouts and copies.
 struct RuntimeHooks {
   bool forbid = false;
   int device_count = -1;
   int pointer_device = -2;
+  int cc = 0;
+  int smem_per_block = 0;
+  bool record = false;
 };
 RuntimeHooks& runtime_hooks();
 struct DeviceAccessForbidden : std::logic_error {

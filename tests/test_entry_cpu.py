@@ -1,0 +1,201 @@
+"""CPU tests of what the C++ entry queues for a call: operand pointers, layouts, copies, the kernel.
+
+The `record` runtime hook (``fastgemm._C._set_runtime_hooks``) pretends a GPU of a given compute
+capability that owns every address, and makes the entry log the work it would queue instead of
+queuing it: ``("gemm", kernel, (M, N, K, A, lda, a_col, B, ldb, b_col, C, ldc, alpha, beta,
+stream))``, ``("alloc", "", (ptr, rows, cols, ld))``, ``("copy", "", (src, rows, cols, rs, cs, dst,
+dst_ld))``, ``("scale", "", (C, rows, cols, ld, beta, stream))`` and ``("wait", "", (producer,
+consumer))``. The arrays are fakes exporting ``__cuda_array_interface__`` with made-up addresses;
+nothing is dereferenced, so this runs the same with or without a GPU.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import fastgemm
+
+PTR_A, PTR_B, PTR_C = 0x1000_0000, 0x2000_0000, 0x3000_0000
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
+TYPESTR = {"float32": "<f4", "float16": "<f2"}
+
+
+class Fake:
+    def __init__(self, shape, dtype="float32", ptr=PTR_A, strides=None, stream=None):
+        itemsize = ITEMSIZE[dtype]
+        self.__cuda_array_interface__ = {
+            "version": 3, "shape": tuple(shape), "typestr": TYPESTR[dtype], "data": (ptr, False),
+            "strides": None if strides is None else tuple(s * itemsize for s in strides),
+            "stream": stream,
+        }
+
+
+def row(shape, dtype="float32", ptr=PTR_A, **kw):
+    return Fake(shape, dtype, ptr, None, **kw)
+
+
+def col(shape, dtype="float32", ptr=PTR_A, **kw):
+    return Fake(shape, dtype, ptr, (1, shape[0]), **kw)
+
+
+@pytest.fixture
+def recorded():
+    """Pretend one sm_90 GPU owning every address; returns a function giving the logged work."""
+    fastgemm._C._set_runtime_hooks(device_count=1, pointer_device=0, cc=90, record=True)
+    fastgemm._C._take_recorded()
+    yield fastgemm._C._take_recorded
+    fastgemm._C._set_runtime_hooks()
+    fastgemm._C._take_recorded()
+
+
+def auto(M, N, K, dtype, alignment):
+    return fastgemm.select(M, N, K, dtype, cc=90, alignment=alignment)
+
+
+def test_row_major(recorded):
+    M, N, K = 4, 8, 12
+    fastgemm.sgemm(row((M, K), ptr=PTR_A), row((K, N), ptr=PTR_B), row((M, N), ptr=PTR_C), 2.0, 0.5)
+    name = auto(M, N, K, "float32", 16).kernel.name
+    assert recorded() == [("gemm", name, (M, N, K, PTR_A, K, 0, PTR_B, N, 0, PTR_C, N, 2, 0.5, 0))]
+
+
+def test_explicit_stream_and_forced_kernel(recorded):
+    M, N, K = 4, 8, 12
+    fastgemm.sgemm(row((M, K), ptr=PTR_A), row((K, N), ptr=PTR_B), row((M, N), ptr=PTR_C),
+                   kernel="sgemm_v01_naive", stream=0x77)
+    assert recorded() == [("gemm", "sgemm_v01_naive",
+                           (M, N, K, PTR_A, K, 0, PTR_B, N, 0, PTR_C, N, 1, 0, 0x77))]
+
+
+def test_f_ordered_c_swaps_the_operands(recorded):
+    # C^T = B^T A^T with a row-major C^T: the kernel sees an N x M problem, B first, both operands
+    # read transposed.
+    M, N, K = 4, 8, 12
+    fastgemm.sgemm(row((M, K), ptr=PTR_A), row((K, N), ptr=PTR_B), col((M, N), ptr=PTR_C))
+    name = auto(N, M, K, "float32", 16).kernel.name
+    assert recorded() == [("gemm", name, (N, M, K, PTR_B, N, 1, PTR_A, K, 1, PTR_C, M, 1, 0, 0))]
+
+
+def test_all_column_major(recorded):
+    M, N, K = 4, 8, 12
+    fastgemm.sgemm(col((M, K), ptr=PTR_A), col((K, N), ptr=PTR_B), col((M, N), ptr=PTR_C))
+    name = auto(N, M, K, "float32", 16).kernel.name
+    assert recorded() == [("gemm", name, (N, M, K, PTR_B, K, 0, PTR_A, M, 0, PTR_C, M, 1, 0, 0))]
+
+
+def test_column_major_inputs_row_major_c(recorded):
+    M, N, K = 4, 8, 12
+    fastgemm.sgemm(col((M, K), ptr=PTR_A), col((K, N), ptr=PTR_B), row((M, N), ptr=PTR_C))
+    name = auto(M, N, K, "float32", 16).kernel.name
+    assert recorded() == [("gemm", name, (M, N, K, PTR_A, M, 1, PTR_B, K, 1, PTR_C, N, 1, 0, 0))]
+
+
+def test_strided_input_is_copied_row_major(recorded):
+    M, N, K = 4, 8, 12
+    A = Fake((M, K), ptr=PTR_A, strides=(2 * K, 2))  # every other column of a wider matrix
+    fastgemm.sgemm(A, row((K, N), ptr=PTR_B), row((M, N), ptr=PTR_C))
+    log = recorded()
+    assert [op for op, _, _ in log] == ["alloc", "copy", "gemm"]
+    tmp, rows, cols, ld = log[0][2]
+    assert (rows, cols, ld) == (M, K, K)  # 12 floats = 48 bytes: already 16-byte rows
+    assert log[1][2] == (PTR_A, M, K, 2 * K, 2, tmp, ld)
+    assert log[2][2][3:6] == (tmp, ld, 0)
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+def test_padded_path(recorded, beta):
+    # Odd extents: 2-byte aligned rows. auto runs the fastest rung on 16-byte aligned copies of
+    # A and B, into an aligned work buffer (a copy of C only when beta != 0), copied back to C.
+    M = N = K = 515
+    sel = auto(M, N, K, "float16", 2)
+    assert sel.pad, sel
+    fastgemm.hgemm(row((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B),
+                   row((M, N), "float16", PTR_C), 1.0, beta)
+    log = recorded()
+    ops = [op for op, _, _ in log]
+    ld = 520  # 515 halves rounded up to 16 bytes
+    a_tmp, b_tmp = log[0][2][0], log[2][2][0]
+    assert log[0][2] == (a_tmp, M, K, ld) and log[1][2] == (PTR_A, M, K, K, 1, a_tmp, ld)
+    assert log[2][2] == (b_tmp, K, N, ld) and log[3][2] == (PTR_B, K, N, N, 1, b_tmp, ld)
+    work = log[4][2][0]
+    if beta:
+        assert ops == ["alloc", "copy", "alloc", "copy", "alloc", "copy", "gemm", "copy"]
+        assert log[5][2] == (PTR_C, M, N, N, 1, work, ld)
+    else:  # beta = 0 never reads C
+        assert ops == ["alloc", "copy", "alloc", "copy", "alloc", "gemm", "copy"]
+    gemm = log[-2]
+    assert gemm[1] == sel.kernel.name
+    assert gemm[2][:11] == (M, N, K, a_tmp, ld, 0, b_tmp, ld, 0, work, ld)
+    assert log[-1][2] == (work, M, N, ld, 1, PTR_C, N)
+
+
+def test_padded_path_column_major_a_keeps_its_layout(recorded):
+    M = N = K = 515
+    fastgemm.hgemm(col((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B),
+                   row((M, N), "float16", PTR_C))
+    log = recorded()
+    a_tmp = log[0][2][0]
+    assert log[0][2] == (a_tmp, K, M, 520)  # stored as K rows of M
+    assert log[1][2] == (PTR_A, K, M, M, 1, a_tmp, 520)
+    gemm = next(e for e in log if e[0] == "gemm")
+    assert gemm[2][3:6] == (a_tmp, 520, 1)
+
+
+@pytest.mark.parametrize("c_order", ["C", "F"])
+def test_alpha_zero_scales_c(recorded, c_order):
+    M, N, K = 4, 8, 12
+    C = row((M, N), ptr=PTR_C) if c_order == "C" else col((M, N), ptr=PTR_C)
+    fastgemm.sgemm(row((M, K), ptr=PTR_A), row((K, N), ptr=PTR_B), C, 0.0, 3.0)
+    rows, cols = (M, N) if c_order == "C" else (N, M)
+    assert recorded() == [("scale", "", (PTR_C, rows, cols, cols, 3, 0))]
+
+
+def test_k_zero_scales_c(recorded):
+    fastgemm.sgemm(row((4, 0), ptr=0), row((0, 8), ptr=0), row((4, 8), ptr=PTR_C), 1.0, 0.0)
+    assert recorded() == [("scale", "", (PTR_C, 4, 8, 8, 0, 0))]
+
+
+def test_empty_output_queues_nothing(recorded):
+    fastgemm.sgemm(row((0, 12)), row((12, 8), ptr=PTR_B), row((0, 8), ptr=PTR_C))
+    assert recorded() == []
+
+
+def test_producer_streams_are_waited_on(recorded):
+    M, N, K = 4, 8, 12
+    A = row((M, K), ptr=PTR_A, stream=5)
+    B = row((K, N), ptr=PTR_B, stream=9)  # the launch stream itself: nothing to wait for
+    fastgemm.sgemm(A, B, row((M, N), ptr=PTR_C), stream=9)
+    log = recorded()
+    assert log[0] == ("wait", "", (5, 9))
+    assert [op for op, _, _ in log] == ["wait", "gemm"]
+
+
+def test_forced_kernel_checked_before_any_work(recorded):
+    with pytest.raises(RuntimeError, match="needs 16-byte aligned operands"):
+        fastgemm.hgemm(row((64, 63), "float16", PTR_A), row((63, 64), "float16", PTR_B),
+                       row((64, 64), "float16", PTR_C), kernel="hgemm_v09_raster")
+    assert recorded() == []
+
+
+def test_forced_kernel_on_an_older_gpu():
+    fastgemm._C._set_runtime_hooks(device_count=1, pointer_device=0, cc=75, record=True)
+    try:
+        with pytest.raises(RuntimeError, match="needs compute capability 8.0; this GPU is 7.5"):
+            fastgemm.sgemm(row((4, 12)), row((12, 8), ptr=PTR_B), row((4, 8), ptr=PTR_C),
+                           kernel="sgemm_v09_cp_async")
+        assert fastgemm._C._take_recorded() == []
+    finally:
+        fastgemm._C._set_runtime_hooks()
+
+
+def test_plan_cached_and_select_reads_it(recorded):
+    # select() without cc answers from the plan a call of this problem class runs; the call
+    # then finds it in the cache, and a repeated call adds nothing.
+    M, N, K = 96, 160, 64
+    before = fastgemm._C.plan_cache_size()
+    sel = fastgemm.select(M, N, K, "float32")
+    assert fastgemm._C.plan_cache_size() == before + 1
+    for _ in range(3):
+        fastgemm.sgemm(row((M, K), ptr=PTR_A), row((K, N), ptr=PTR_B), row((M, N), ptr=PTR_C))
+    assert fastgemm._C.plan_cache_size() == before + 1
+    assert {e[1] for e in recorded()} == {sel.kernel.name}
