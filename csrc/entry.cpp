@@ -354,9 +354,9 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   const Operand b = read_operand(B, "B", dlpack_stream);
   const Operand c = read_operand(C, "C", dlpack_stream);
   const char* fname = fn == GemmFn::sgemm ? "sgemm" : "hgemm";
-  const std::vector<const char*> allowed =
-      fn == GemmFn::sgemm ? std::vector<const char*>{"float32"}
-                          : std::vector<const char*>{"float16", "bfloat16"};
+  static const std::vector<const char*> kSgemmTypes = {"float32"};
+  static const std::vector<const char*> kHgemmTypes = {"float16", "bfloat16"};
+  const std::vector<const char*>& allowed = fn == GemmFn::sgemm ? kSgemmTypes : kHgemmTypes;
 
   // --- types, shapes, layouts: all checked before anything touches the GPU --------------------
   for (const auto& [nm, m] : {std::pair{"A", &a}, std::pair{"B", &b}, std::pair{"C", &c}}) {

@@ -42,6 +42,12 @@ struct Names {
   PyObject* cai = name("__cuda_array_interface__");
   PyObject* dlpack = name("__dlpack__");
   PyObject* dlpack_device = name("__dlpack_device__");
+  // __cuda_array_interface__ keys
+  PyObject* version = name("version");
+  PyObject* typestr = name("typestr");
+  PyObject* descr = name("descr");
+  PyObject* mask = name("mask");
+  PyObject* stream = name("stream");
 };
 const Names& names() {
   static const Names* n = new Names();  // immortal: no teardown ordering at interpreter exit
@@ -119,18 +125,24 @@ void check_2d(const char* nm, const std::vector<int64_t>& shape) {
 
 // --- producer classes, classified once per type -------------------------------------------------
 
-enum class Kind : uint8_t { torch, cupy, other };
+// torch: a tensor (torch.Tensor or a subclass); cupy: a cupy.ndarray; cupy_module: another CuPy
+// object (read through its interface, reported as CuPy); numpy: host memory; other: read through
+// whichever interface it exports.
+enum class Kind : uint8_t { torch, cupy, cupy_module, numpy, other };
 
 Kind classify_uncached(PyTypeObject* type) {
   py::handle t(reinterpret_cast<PyObject*>(type));
   py::object module = get_optional(t, names().module);
   const std::string mod = module && PyUnicode_Check(module.ptr()) ? str_of(module) : "";
   if (starts_with(mod, "torch") && PyObject_HasAttr(t.ptr(), names().data_ptr)) return Kind::torch;
-  if (starts_with(mod, "cupy") && PyObject_HasAttr(t.ptr(), names().data) &&
-      PyObject_HasAttr(t.ptr(), names().strides) && PyObject_HasAttr(t.ptr(), names().dtype) &&
-      PyObject_HasAttr(t.ptr(), names().shape)) {
-    return Kind::cupy;
+  if (starts_with(mod, "cupy")) {
+    const bool ndarray = PyObject_HasAttr(t.ptr(), names().data) &&
+                         PyObject_HasAttr(t.ptr(), names().strides) &&
+                         PyObject_HasAttr(t.ptr(), names().dtype) &&
+                         PyObject_HasAttr(t.ptr(), names().shape);
+    return ndarray ? Kind::cupy : Kind::cupy_module;
   }
+  if (starts_with(mod, "numpy")) return Kind::numpy;
   return Kind::other;
 }
 
@@ -300,21 +312,29 @@ Operand from_cai(py::handle obj, py::handle cai, const char* nm, bool cupy_modul
     throw py::type_error(std::string(nm) + ".__cuda_array_interface__ must be a dict, got " +
                          short_type_name(cai));
   }
-  auto item = [&cai](const char* key) -> py::handle { return PyDict_GetItemString(cai.ptr(), key); };
-  py::handle version = item("version");
+  // Borrowed references, looked up by interned keys; nullptr when absent.
+  auto item = [&cai](PyObject* key) -> py::handle { return PyDict_GetItemWithError(cai.ptr(), key); };
+  const Names& n = names();
+  py::handle version = item(n.version);
   const int64_t v = version && PyLong_Check(version.ptr()) ? to_int(version) : -1;
   if (v != 2 && v != 3) {
     throw py::value_error(std::string(nm) + ": unsupported __cuda_array_interface__ version " +
                           (version ? std::string(py::repr(version)) : "None") +
                           " (fastgemm reads 2 and 3)");
   }
-  const std::vector<int64_t> shape = int_sequence(item("shape"));
+  py::handle shape_obj = item(n.shape);
+  if (!shape_obj) throw py::value_error(std::string(nm) + ": __cuda_array_interface__ has no 'shape'");
+  const std::vector<int64_t> shape = int_sequence(shape_obj);
   check_2d(nm, shape);
-  py::handle mask = item("mask");
+  py::handle mask = item(n.mask);
   if (mask && !mask.is_none()) throw py::value_error(std::string(nm) + ": masked arrays are not supported");
 
-  const std::string typestr = str_of(item("typestr"));
-  DTypeInfo info = cai_dtype(typestr, item("descr"), nm);
+  py::handle typestr_obj = item(n.typestr);
+  if (!typestr_obj) throw py::value_error(std::string(nm) + ": __cuda_array_interface__ has no 'typestr'");
+  const std::string typestr = PyUnicode_Check(typestr_obj.ptr())
+                                  ? std::string(PyUnicode_AsUTF8(typestr_obj.ptr()))
+                                  : str_of(typestr_obj);
+  DTypeInfo info = cai_dtype(typestr, item(n.descr), nm);
   if (info.name == typestr && info.itemsize == 2) {
     // CuPy exports bfloat16 (an ml_dtypes type) as a bare 2-byte void; its own dtype says what
     // the bytes are.
@@ -325,7 +345,7 @@ Operand from_cai(py::handle obj, py::handle cai, const char* nm, bool cupy_modul
   Operand m;
   m.library = cupy_module ? Library::cupy : Library::cai;
   m.rows = shape[0], m.cols = shape[1];
-  py::handle byte_strides = item("strides");
+  py::handle byte_strides = item(n.strides);
   if (!byte_strides || byte_strides.is_none()) {
     m.rs = shape[1], m.cs = 1;
   } else {
@@ -344,7 +364,7 @@ Operand from_cai(py::handle obj, py::handle cai, const char* nm, bool cupy_modul
     m.rs = bs[0] / info.itemsize, m.cs = bs[1] / info.itemsize;
   }
   if (v >= 3) {
-    py::handle stream = item("stream");
+    py::handle stream = item(n.stream);
     if (stream && !stream.is_none()) {
       const int64_t s = to_int(stream);
       if (s == 0) {
@@ -357,7 +377,7 @@ Operand from_cai(py::handle obj, py::handle cai, const char* nm, bool cupy_modul
       m.stream = s;
     }
   }
-  py::handle data = item("data");
+  py::handle data = item(n.data);
   if (!data) throw py::value_error(std::string(nm) + ": __cuda_array_interface__ has no 'data'");
   m.ptr = to_address(data[py::int_(0)]);
   m.readonly = PyObject_IsTrue(data[py::int_(1)].ptr()) == 1;
@@ -479,18 +499,13 @@ const char* library_name(Library lib) {
 }
 
 Operand read_operand(py::handle obj, const char* nm, std::optional<int64_t> dlpack_stream) {
-  switch (classify(obj.ptr())) {
-    case Kind::torch: return from_torch(obj, nm);
-    case Kind::cupy: return from_cupy(obj, nm);
-    case Kind::other: break;
-  }
-  py::object module = get_optional(py::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))),
-                                   names().module);
-  const std::string mod = module && PyUnicode_Check(module.ptr()) ? str_of(module) : "";
+  const Kind kind = classify(obj.ptr());
+  if (kind == Kind::torch) return from_torch(obj, nm);
+  if (kind == Kind::cupy) return from_cupy(obj, nm);
   if (py::object cai = get_optional(obj, names().cai)) {
-    if (!cai.is_none()) return from_cai(obj, cai, nm, starts_with(mod, "cupy"));
+    if (!cai.is_none()) return from_cai(obj, cai, nm, kind == Kind::cupy_module);
   }
-  if (starts_with(mod, "numpy")) {
+  if (kind == Kind::numpy) {
     // NumPy arrays speak DLPack too, but a host array deserves a clearer error than a DLPack
     // device-type complaint.
     throw py::type_error(std::string(nm) + " must be a CUDA array (" + kKinds + "), got " +
