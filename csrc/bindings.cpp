@@ -91,7 +91,7 @@ py::dict select_plan(int64_t M, int64_t N, int64_t K, const std::string& dtype_s
   py::dict d;
   d["name"] = plan.kernel->name;
   d["dtype"] = plan.kernel->dtype;
-  d["reason"] = plan.reason;
+  d["reason"] = *plan.reason;
   d["pad"] = plan.pad;
   return d;
 }

@@ -33,31 +33,66 @@ py::object steal(PyObject* p) {
   return py::reinterpret_steal<py::object>(p);
 }
 
-// numbers.Real / numbers.Integral, for NumPy scalars and other registered number types.
-bool is_instance_of_numbers(py::handle v, const char* abc) {
-  static PyObject* numbers = PyImport_ImportModule("numbers");
-  if (numbers == nullptr) throw py::error_already_set();
-  py::object cls = steal(PyObject_GetAttrString(numbers, abc));
-  const int r = PyObject_IsInstance(v.ptr(), cls.ptr());
-  if (r < 0) throw py::error_already_set();
-  return r == 1;
+// Python objects the entry needs, looked up lazily with the GIL held (so never by two threads at
+// once, and never inside a C++ static initialiser that another thread could wait on while this
+// one waits for the GIL); kept for the life of the process.
+struct PyRefs {
+  PyObject* real = nullptr;      // numbers.Real
+  PyObject* integral = nullptr;  // numbers.Integral
+  PyObject* ptr = PyUnicode_InternFromString("ptr");
+  PyObject* cuda_stream = PyUnicode_InternFromString("cuda_stream");
+  PyObject* torch_raw_stream = nullptr;  // torch._C._cuda_getCurrentRawStream, or
+  PyObject* torch_current_stream = nullptr;  // torch.cuda.current_stream where that is missing
+  PyObject* cupy_current_stream = nullptr;   // cupy.cuda.get_current_stream
+};
+PyRefs& refs() {
+  static PyRefs* r = new PyRefs();  // immortal: no teardown ordering at interpreter exit
+  return *r;
 }
 
-float scalar(py::handle v, const char* name) {
+PyObject* module_attr(const char* module, const char* attr) {
+  py::object m = steal(PyImport_ImportModule(module));
+  return steal(PyObject_GetAttrString(m.ptr(), attr)).release().ptr();
+}
+
+// numbers.Real / numbers.Integral, for NumPy scalars and other registered number types; the
+// answer is kept per type (a few types in practice).
+bool is_number(py::handle v, bool integral) {
+  PyRefs& r = refs();
+  PyObject*& abc = integral ? r.integral : r.real;
+  if (abc == nullptr) abc = module_attr("numbers", integral ? "Integral" : "Real");
+  struct Seen {
+    PyTypeObject* type;
+    bool integral, answer;
+  };
+  static std::vector<Seen> seen;  // guarded by the GIL
+  PyTypeObject* type = Py_TYPE(v.ptr());
+  for (const Seen& e : seen) {
+    if (e.type == type && e.integral == integral) return e.answer;
+  }
+  const int answer = PyObject_IsInstance(v.ptr(), abc);
+  if (answer < 0) throw py::error_already_set();
+  if (seen.size() < 64) {
+    Py_INCREF(type);  // the address then cannot be reused by another type
+    seen.push_back({type, integral, answer == 1});
+  }
+  return answer == 1;
+}
+
+std::string type_name_of(py::handle v) {
+  return py::str(py::type::handle_of(v).attr("__name__")).cast<std::string>();
+}
+
+// alpha and beta: a Python float or int (not bool), or any numbers.Real (NumPy scalars).
+double scalar(py::handle v, const char* name) {
   PyObject* p = v.ptr();
-  if (PyFloat_CheckExact(p)) return static_cast<float>(PyFloat_AS_DOUBLE(p));
-  if (PyLong_CheckExact(p)) {
-    const double d = PyLong_AsDouble(p);
-    if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
-    return static_cast<float>(d);
+  if (PyFloat_Check(p)) return PyFloat_AS_DOUBLE(p);
+  if (PyBool_Check(p) || (!PyLong_Check(p) && !is_number(v, false))) {
+    throw py::type_error(std::string(name) + " must be a real number, got " + type_name_of(v));
   }
-  if (PyBool_Check(p) || !is_instance_of_numbers(v, "Real")) {
-    throw py::type_error(std::string(name) + " must be a real number, got " +
-                         py::str(py::type::handle_of(v).attr("__name__")).cast<std::string>());
-  }
-  const double d = PyFloat_AsDouble(p);
+  const double d = PyLong_Check(p) ? PyLong_AsDouble(p) : PyFloat_AsDouble(p);
   if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
-  return static_cast<float>(d);
+  return d;
 }
 
 int64_t to_int64(py::handle v) {
@@ -72,24 +107,32 @@ int64_t to_int64(py::handle v) {
   return x;
 }
 
+// The attribute, or an empty object when it does not exist (other errors propagate).
+py::object get_optional(py::handle obj, PyObject* attr) {
+  PyObject* r = PyObject_GetAttr(obj.ptr(), attr);
+  if (r == nullptr) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+    PyErr_Clear();
+    return py::object();
+  }
+  return py::reinterpret_steal<py::object>(r);
+}
+
 // An int cudaStream_t from an int, a cupy.cuda.Stream (.ptr) or a torch.cuda.Stream
 // (.cuda_stream); nullopt for None.
 std::optional<int64_t> stream_handle(py::handle s) {
   if (s.is_none()) return std::nullopt;
   constexpr const char* kWhat = "stream must be an int, a cupy.cuda.Stream or a torch.cuda.Stream";
   if (PyBool_Check(s.ptr())) throw py::type_error(kWhat);
-  if (PyLong_Check(s.ptr()) || is_instance_of_numbers(s, "Integral")) return to_int64(s);
-  for (const char* attr : {"cuda_stream", "ptr"}) {
-    PyObject* h = PyObject_GetAttrString(s.ptr(), attr);
-    if (h == nullptr) {
-      PyErr_Clear();
-      continue;
+  if (PyLong_Check(s.ptr()) || is_number(s, true)) return to_int64(s);
+  for (PyObject* attr : {refs().cuda_stream, refs().ptr}) {
+    py::object handle = get_optional(s, attr);
+    if (handle && !PyBool_Check(handle.ptr()) &&
+        (PyLong_Check(handle.ptr()) || is_number(handle, true))) {
+      return to_int64(handle);
     }
-    py::object handle = py::reinterpret_steal<py::object>(h);
-    if (PyLong_Check(h) || is_instance_of_numbers(handle, "Integral")) return to_int64(handle);
   }
-  throw py::type_error(std::string(kWhat) + ", got " +
-                       py::str(py::type::handle_of(s).attr("__name__")).cast<std::string>());
+  throw py::type_error(std::string(kWhat) + ", got " + type_name_of(s));
 }
 
 // The current stream of the calling thread, as the library that made the arrays sees it.
@@ -98,28 +141,28 @@ std::optional<int64_t> stream_handle(py::handle s) {
 // torch.cuda.current_stream(device).cuda_stream where a build lacks it. CuPy:
 // cupy.cuda.get_current_stream(device).ptr. Both are thread-local, as the libraries define them.
 int64_t torch_current_stream(int device) {
-  static PyObject* raw = [] {
-    PyObject* mod = PyImport_ImportModule("torch._C");
-    PyObject* fn = mod ? PyObject_GetAttrString(mod, "_cuda_getCurrentRawStream") : nullptr;
-    Py_XDECREF(mod);
-    if (fn == nullptr) PyErr_Clear();
-    return fn;  // kept for the life of the process
-  }();
-  if (raw != nullptr) return to_int64(steal(PyObject_CallFunction(raw, "i", device)));
-  py::object cuda = py::module_::import("torch").attr("cuda");
-  return to_int64(cuda.attr("current_stream")(device).attr("cuda_stream"));
+  PyRefs& r = refs();
+  if (r.torch_raw_stream == nullptr && r.torch_current_stream == nullptr) {
+    try {
+      r.torch_raw_stream = module_attr("torch._C", "_cuda_getCurrentRawStream");
+    } catch (const py::error_already_set&) {
+      r.torch_current_stream = module_attr("torch.cuda", "current_stream");
+    }
+  }
+  if (r.torch_raw_stream != nullptr) {
+    return to_int64(steal(PyObject_CallFunction(r.torch_raw_stream, "i", device)));
+  }
+  py::object stream = steal(PyObject_CallFunction(r.torch_current_stream, "i", device));
+  return to_int64(steal(PyObject_GetAttr(stream.ptr(), r.cuda_stream)));
 }
 
 int64_t cupy_current_stream(int device) {
-  static PyObject* get = [] {
-    PyObject* mod = PyImport_ImportModule("cupy.cuda");
-    PyObject* fn = mod ? PyObject_GetAttrString(mod, "get_current_stream") : nullptr;
-    Py_XDECREF(mod);
-    return fn;
-  }();
-  if (get == nullptr) throw py::error_already_set();
-  py::object stream = steal(PyObject_CallFunction(get, "i", device));
-  return to_int64(stream.attr("ptr"));
+  PyRefs& r = refs();
+  if (r.cupy_current_stream == nullptr) {
+    r.cupy_current_stream = module_attr("cupy.cuda", "get_current_stream");
+  }
+  py::object stream = steal(PyObject_CallFunction(r.cupy_current_stream, "i", device));
+  return to_int64(steal(PyObject_GetAttr(stream.ptr(), r.ptr)));
 }
 
 std::string join_dtypes(const std::vector<const char*>& names, const char* sep) {
@@ -327,7 +370,8 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
                      py::handle beta, py::handle kernel, py::handle stream) {
   GemmFn fn = static_cast<GemmFn>(fn_id);
   // --- arguments, in the order a user reads them ------------------------------------------------
-  const float alpha_f = scalar(alpha, "alpha"), beta_f = scalar(beta, "beta");
+  const double alpha_d = scalar(alpha, "alpha"), beta_d = scalar(beta, "beta");
+  const float alpha_f = static_cast<float>(alpha_d), beta_f = static_cast<float>(beta_d);
   if (!PyUnicode_Check(kernel.ptr())) {
     throw py::type_error("kernel must be a str ('auto' or a name from kernels()), got " +
                          std::string(py::repr(kernel)));
@@ -451,6 +495,7 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
     }
     throw py::value_error(std::string(fname) + ": operands are on different devices: {" + list + "}");
   }
+  std::vector<cudaStream_t> waits;
   int64_t launch_stream = 0;
   if (explicit_stream) {
     launch_stream = *explicit_stream;
@@ -461,9 +506,15 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
              c.library == Library::cupy) {
     launch_stream = cupy_current_stream(device);
   }
+  if (explicit_stream && (a.library == Library::cupy || b.library == Library::cupy ||
+                          c.library == Library::cupy)) {
+    // CuPy arrays are read without their interface dict, whose v3 "stream" would name CuPy's
+    // current stream: wait on that stream here, as for any CAI v3 producer.
+    const int64_t producer = cupy_current_stream(device);
+    if (producer != launch_stream) waits.push_back(reinterpret_cast<cudaStream_t>(producer));
+  }
   const auto cuda_stream = reinterpret_cast<cudaStream_t>(launch_stream);
   // CAI v3 producer streams: the launch waits on an event recorded there, never a device sync.
-  std::vector<cudaStream_t> waits;
   for (const Operand* m : {&a, &b, &c}) {
     if (m->stream && *m->stream != launch_stream) {
       waits.push_back(reinterpret_cast<cudaStream_t>(*m->stream));
@@ -471,7 +522,7 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   }
   const int64_t size = c.itemsize;
 
-  if (K == 0 || alpha_f == 0.0f) {  // C = beta * C without reading A or B
+  if (K == 0 || alpha_d == 0.0) {  // C = beta * C without reading A or B
     {
       py::gil_scoped_release release;
       const std::unique_ptr<Ops> ops = make_ops(device, cuda_stream, c.itemsize);
@@ -505,9 +556,9 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   const KernelEntry* k = named;
   bool pad = false;
   if (automatic) {
-    const PlanKey key{device, dtype, Mk, Nk, K, a_col_k, b_col_k, beta_f != 0.0f,
+    const PlanKey key{device, dtype, Mk, Nk, K, a_col_k, b_col_k, beta_d != 0.0,
                       align_ak, align_bk, align_c};
-    const Plan& plan = plan_for(key);
+    const Plan plan = plan_for(key);
     k = plan.kernel;
     pad = plan.pad;
   } else {

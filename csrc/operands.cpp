@@ -32,6 +32,7 @@ struct Names {
   PyObject* dtype = name("dtype");
   PyObject* layout = name("layout");
   PyObject* get_device = name("get_device");
+  PyObject* is_cuda = name("is_cuda");
   PyObject* device = name("device");
   PyObject* element_size = name("element_size");
   PyObject* itemsize = name("itemsize");
@@ -195,7 +196,9 @@ Operand from_torch(py::handle t, const char* nm) {
   const Names& n = names();
   Operand m;
   m.library = Library::torch;
-  const int64_t device = to_int(call0(t, n.get_device));  // -1: not a CUDA tensor
+  const int is_cuda = PyObject_IsTrue(get(t, n.is_cuda).ptr());  // not XPU, MPS, meta, ...
+  if (is_cuda < 0) throw py::error_already_set();
+  const int64_t device = is_cuda ? to_int(call0(t, n.get_device)) : -1;
   if (device < 0) {
     throw std::runtime_error(std::string(nm) + " is a PyTorch tensor on device '" +
                              str_of(get(t, n.device)) +
@@ -285,13 +288,18 @@ DTypeInfo cai_dtype(const std::string& typestr, py::handle descr, const char* nm
                         (size = std::atoi(typestr.c_str() + 2)) > 0;
   const char order = typestr.empty() ? '?' : typestr[0];
   const char kind = typestr.size() > 1 ? typestr[1] : '?';
-  if (!has_size || kind == 'V') {
-    if (says_bfloat16()) return {"bfloat16", 2};
-    if (!has_size) {
-      throw py::value_error(std::string(nm) + ": cannot read the item size of typestr '" +
-                            typestr + "'");
+  if (kind == 'V' && says_bfloat16()) return {"bfloat16", 2};
+  if (kind == 'V' && has_size) return {typestr, size};
+  if (!has_size) {
+    // Not "<kind><bytes>" (e.g. '<M8[ns]'): NumPy names it, as producers write it for NumPy.
+    try {
+      py::object dt = py::module_::import("numpy").attr("dtype")(typestr);
+      const int itemsize = dt.attr("itemsize").cast<int>();
+      if (itemsize > 0) return {str_of(dt.attr("name")), itemsize};
+    } catch (const py::error_already_set&) {
     }
-    return {typestr, size};
+    throw py::value_error(std::string(nm) + ": cannot read the item size of typestr '" +
+                          typestr + "'");
   }
   std::string base;
   switch (kind) {
@@ -313,10 +321,18 @@ Operand from_cai(py::handle obj, py::handle cai, const char* nm, bool cupy_modul
                          short_type_name(cai));
   }
   // Borrowed references, looked up by interned keys; nullptr when absent.
-  auto item = [&cai](PyObject* key) -> py::handle { return PyDict_GetItemWithError(cai.ptr(), key); };
+  auto item = [&cai](PyObject* key) -> py::handle {
+    PyObject* v = PyDict_GetItemWithError(cai.ptr(), key);
+    if (v == nullptr && PyErr_Occurred()) throw py::error_already_set();
+    return v;
+  };
   const Names& n = names();
   py::handle version = item(n.version);
-  const int64_t v = version && PyLong_Check(version.ptr()) ? to_int(version) : -1;
+  // 2 and 3 as Python compares them (2.0 == 2): any number equal to one of them.
+  const double v = version && PyNumber_Check(version.ptr()) && !PyBool_Check(version.ptr())
+                       ? PyFloat_AsDouble(version.ptr())
+                       : -1.0;
+  if (v == -1.0) PyErr_Clear();
   if (v != 2 && v != 3) {
     throw py::value_error(std::string(nm) + ": unsupported __cuda_array_interface__ version " +
                           (version ? std::string(py::repr(version)) : "None") +
@@ -331,9 +347,7 @@ Operand from_cai(py::handle obj, py::handle cai, const char* nm, bool cupy_modul
 
   py::handle typestr_obj = item(n.typestr);
   if (!typestr_obj) throw py::value_error(std::string(nm) + ": __cuda_array_interface__ has no 'typestr'");
-  const std::string typestr = PyUnicode_Check(typestr_obj.ptr())
-                                  ? std::string(PyUnicode_AsUTF8(typestr_obj.ptr()))
-                                  : str_of(typestr_obj);
+  const std::string typestr = str_of(typestr_obj);
   DTypeInfo info = cai_dtype(typestr, item(n.descr), nm);
   if (info.name == typestr && info.itemsize == 2) {
     // CuPy exports bfloat16 (an ml_dtypes type) as a bare 2-byte void; its own dtype says what
@@ -380,7 +394,9 @@ Operand from_cai(py::handle obj, py::handle cai, const char* nm, bool cupy_modul
   py::handle data = item(n.data);
   if (!data) throw py::value_error(std::string(nm) + ": __cuda_array_interface__ has no 'data'");
   m.ptr = to_address(data[py::int_(0)]);
-  m.readonly = PyObject_IsTrue(data[py::int_(1)].ptr()) == 1;
+  const int readonly = PyObject_IsTrue(data[py::int_(1)].ptr());
+  if (readonly < 0) throw py::error_already_set();
+  m.readonly = readonly == 1;
   m.dtype = info.name;
   m.itemsize = info.itemsize;
   return m;

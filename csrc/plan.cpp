@@ -127,18 +127,20 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
     std::string problem = runnable_problem(*k, t, alignment);
     if (problem.empty()) {
       const std::string note = skipped.empty() ? "" : " (" + joined() + ")";
-      return Plan{k, false,
-                  std::string(rule.why) + "; runs on cc " + fmt_cc(t.cc) + " with " +
-                      std::to_string(alignment) + "-byte alignment" + note};
+      return Plan{k, false, std::make_shared<const std::string>(
+                                std::string(rule.why) + "; runs on cc " + fmt_cc(t.cc) + " with " +
+                                std::to_string(alignment) + "-byte alignment" + note)};
     }
     if (fastest_for_cc && runnable_problem(*k, t, k->alignment).empty()) {
       fastest_for_cc = false;
       if (macs_at_least(M, N, K, kPadMinMacs)) {
-        return Plan{k, true,
-                    std::string(rule.why) + "; operands are only " + std::to_string(alignment) +
-                        "-byte aligned, so they are copied into " + std::to_string(k->alignment) +
-                        "-byte aligned temporaries first (M*N*K >= " + std::to_string(kPadMinMacs) +
-                        ": the O(n^2) copy costs less than a slower kernel)"};
+        return Plan{k, true, std::make_shared<const std::string>(
+                                 std::string(rule.why) + "; operands are only " +
+                                 std::to_string(alignment) + "-byte aligned, so they are copied into " +
+                                 std::to_string(k->alignment) +
+                                 "-byte aligned temporaries first (M*N*K >= " +
+                                 std::to_string(kPadMinMacs) +
+                                 ": the O(n^2) copy costs less than a slower kernel)")};
       }
     }
     skipped.push_back(std::move(problem));
@@ -184,7 +186,7 @@ std::unordered_map<PlanKey, Plan, PlanKeyHash>& cache() {
 
 }  // namespace
 
-const Plan& plan_for(const PlanKey& key) {
+Plan plan_for(const PlanKey& key) {
   {
     std::lock_guard<std::mutex> lock(cache_mutex());
     const auto hit = cache().find(key);
@@ -193,14 +195,9 @@ const Plan& plan_for(const PlanKey& key) {
   Plan plan = decide(device_target(key.device), key.dtype, key.M, key.N, key.K, key.align_a,
                      key.align_b, key.align_c);
   std::lock_guard<std::mutex> lock(cache_mutex());
-  if (cache().size() < kPlanCacheEntries) {
-    // Entries are never erased, so references into the map stay valid (rehashing keeps them).
-    return cache().emplace(key, std::move(plan)).first->second;
-  }
-  // A full cache keeps its entries; this plan lives until this thread's next uncached call.
-  thread_local Plan overflow;
-  overflow = std::move(plan);
-  return overflow;
+  if (cache().size() >= kPlanCacheEntries) cache().clear();
+  cache().emplace(key, plan);
+  return plan;
 }
 
 void clear_plan_cache() {

@@ -8,6 +8,7 @@
 // here" check, for auto and for a kernel the caller names.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,7 @@ std::string runnable_problem(const KernelEntry& k, const Target& t, int alignmen
 struct Plan {
   const KernelEntry* kernel = nullptr;
   bool pad = false;  // copy operands aligned below kernel->alignment into aligned temporaries
-  std::string reason;
+  std::shared_ptr<const std::string> reason;  // what select() says; shared, so a copy is cheap
 };
 
 // The auto rules walked for C[M,N] = A[M,K] @ B[K,N] with per-operand alignments (bytes).
@@ -65,11 +66,10 @@ struct PlanKey {
   int align_a, align_b, align_c;  // bytes
   bool operator==(const PlanKey& o) const;
 };
-// decide() for a real device, cached: the pointer stays valid for the life of the process.
-const Plan& plan_for(const PlanKey& key);
+// decide() for a real device, cached. A full cache starts over (a program that calls more
+// distinct problem classes than it holds pays decide() again for the ones it meets again).
+Plan plan_for(const PlanKey& key);
 size_t plan_cache_size();
-// Empties the cache (the CPU tests' hooks pretend one GPU after another): only with no call in
-// flight, since a call holds a reference into it.
 void clear_plan_cache();
 
 }  // namespace fastgemm

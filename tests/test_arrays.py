@@ -104,8 +104,12 @@ class FakeTensor:
     def data_ptr(self):
         return self._ptr
 
-    def get_device(self):  # as torch: the CUDA device index, -1 elsewhere
-        return self.device.index if self.device.type == "cuda" else -1
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    def get_device(self):  # as torch: the device index, -1 on the CPU
+        return -1 if self.device.type == "cpu" else self.device.index
 
     def stride(self):
         return self._strides
@@ -225,6 +229,15 @@ def test_cai_typestr_names(typestr, dtype, itemsize):
     m = as_matrix(FakeCAI((2, 2), typestr=typestr), "A")
     assert (m.dtype, m.itemsize) == (dtype, itemsize)
     assert m.strides == (2, 1)
+
+
+def test_cai_version_as_a_float():
+    assert as_matrix(FakeCAI((2, 2), version=3.0), "A").shape == (2, 2)
+
+
+def test_cai_typestr_numpy_names():
+    m = as_matrix(FakeCAI((2, 2), typestr="<M8[ns]"), "A")
+    assert (m.dtype, m.itemsize) == ("datetime64[ns]", 8)
 
 
 def test_cai_big_endian_is_not_reported_as_native():
@@ -422,6 +435,12 @@ def test_torch_cuda_tensor(dtype, itemsize):
 def test_torch_cpu_tensor_rejected():
     with pytest.raises(RuntimeError, match="A is a PyTorch tensor on device 'cpu'.*CUDA"):
         as_matrix(FakeTensor((2, 2), (2, 1), device=("cpu", None)), "A")
+
+
+@pytest.mark.parametrize("device", [("xpu", 0), ("mps", 0), ("meta", None)])
+def test_torch_tensor_on_another_accelerator_rejected(device):
+    with pytest.raises(RuntimeError, match=f"A is a PyTorch tensor on device '{device[0]}"):
+        as_matrix(FakeTensor((2, 2), (2, 1), device=device), "A")
 
 
 def test_torch_not_2d():

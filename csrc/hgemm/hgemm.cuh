@@ -37,6 +37,7 @@
 #include "common/epilogue.cuh"
 #include "common/gemm_args.h"
 #include "common/launch.cuh"
+#include "common/runtime.h"
 #include "common/ptx.cuh"
 #include "common/swizzle.cuh"
 
@@ -519,10 +520,11 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   } else {
     grid = tile_grid(a, Cfg::BLOCK_M, Cfg::BLOCK_N, name);
   }
-  int device = 0, smem_limit = 0;
+  // The kernel table's figure is the K-major instantiation's; each layout checks its own here
+  // (against the device's cached limit: no driver query per launch).
+  int device = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
-  FASTGEMM_CUDA_CHECK(
-      cudaDeviceGetAttribute(&smem_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const int smem_limit = device_props(device).smem_per_block;
   with_kmajor(a, [&](auto ak, auto bk) {
     using K = Kernel<Cfg, T, decltype(ak)::value, decltype(bk)::value>;
     if (K::SMEM_BYTES > smem_limit) {

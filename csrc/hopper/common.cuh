@@ -17,6 +17,7 @@
 #include "common/gemm_args.h"
 #include "common/launch.cuh"
 #include "common/ptx_sm90.cuh"
+#include "common/runtime.h"
 #include "hopper/tensor_map.h"
 
 namespace fastgemm::hopper {
@@ -282,9 +283,9 @@ constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 // Host: the grid of a persistent rung: one block per SM (at most one per output tile), in whole
 // clusters of CLUSTER blocks stacked along M (a cluster tile is CLUSTER * bm rows).
 inline dim3 persistent_grid(const GemmArgs& a, int bm, int bn, const char* name, int cluster = 1) {
-  int device = 0, sms = 0;
+  int device = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
-  FASTGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = device_props(device).sm_count;  // queried once per device
   const int64_t tiles = ceil_div(a.M, int64_t(bm) * cluster) * ceil_div(a.N, bn);
   if (tiles > 2147483647 / cluster) {
     throw std::runtime_error(std::string(name) + ": too many output tiles");
