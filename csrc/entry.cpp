@@ -28,10 +28,7 @@ namespace {
 
 constexpr std::array<DType, 3> kDTypes = {DType::f32, DType::f16, DType::bf16};
 
-py::object steal(PyObject* p) {
-  if (p == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(p);
-}
+py::object steal(PyObject* p) { return py_steal(p); }
 
 // Python objects the entry needs, looked up lazily with the GIL held (so never by two threads at
 // once, and never inside a C++ static initialiser that another thread could wait on while this
@@ -107,17 +104,6 @@ int64_t to_int64(py::handle v) {
   return x;
 }
 
-// The attribute, or an empty object when it does not exist (other errors propagate).
-py::object get_optional(py::handle obj, PyObject* attr) {
-  PyObject* r = PyObject_GetAttr(obj.ptr(), attr);
-  if (r == nullptr) {
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
-    PyErr_Clear();
-    return py::object();
-  }
-  return py::reinterpret_steal<py::object>(r);
-}
-
 // An int cudaStream_t from an int, a cupy.cuda.Stream (.ptr) or a torch.cuda.Stream
 // (.cuda_stream); nullopt for None.
 std::optional<int64_t> stream_handle(py::handle s) {
@@ -126,7 +112,7 @@ std::optional<int64_t> stream_handle(py::handle s) {
   if (PyBool_Check(s.ptr())) throw py::type_error(kWhat);
   if (PyLong_Check(s.ptr()) || is_number(s, true)) return to_int64(s);
   for (PyObject* attr : {refs().cuda_stream, refs().ptr}) {
-    py::object handle = get_optional(s, attr);
+    py::object handle = py_get_optional(s, attr);
     if (handle && !PyBool_Check(handle.ptr()) &&
         (PyLong_Check(handle.ptr()) || is_number(handle, true))) {
       return to_int64(handle);

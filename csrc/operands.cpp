@@ -55,21 +55,9 @@ const Names& names() {
   return *n;
 }
 
-py::object steal(PyObject* p) {
-  if (p == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(p);
-}
+py::object steal(PyObject* p) { return py_steal(p); }
 py::object get(py::handle obj, PyObject* attr) { return steal(PyObject_GetAttr(obj.ptr(), attr)); }
-// The attribute, or an empty object when it does not exist.
-py::object get_optional(py::handle obj, PyObject* attr) {
-  PyObject* r = PyObject_GetAttr(obj.ptr(), attr);
-  if (r == nullptr) {
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
-    PyErr_Clear();
-    return py::object();
-  }
-  return py::reinterpret_steal<py::object>(r);
-}
+py::object get_optional(py::handle obj, PyObject* attr) { return py_get_optional(obj, attr); }
 py::object call0(py::handle obj, PyObject* method) {
   return steal(PyObject_CallMethodObjArgs(obj.ptr(), method, nullptr));
 }
@@ -503,6 +491,21 @@ Operand from_dlpack(py::handle obj, const char* nm, std::optional<int64_t> strea
 }
 
 }  // namespace
+
+py::object py_steal(PyObject* p) {
+  if (p == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(p);
+}
+
+py::object py_get_optional(py::handle obj, PyObject* attr) {
+  PyObject* r = PyObject_GetAttr(obj.ptr(), attr);
+  if (r == nullptr) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+    PyErr_Clear();
+    return py::object();
+  }
+  return py::reinterpret_steal<py::object>(r);
+}
 
 const char* library_name(Library lib) {
   switch (lib) {

@@ -63,6 +63,11 @@ std::pair<uintptr_t, uintptr_t> byte_span(uintptr_t ptr, int64_t rows, int64_t c
 // views that share a range but no element count as overlapping).
 bool overlaps(const Operand& a, const Operand& b);
 
+// Small Python C-API helpers shared with the entry (GIL held): a new reference owned, throwing
+// the pending Python error on nullptr; an attribute or an empty object when it does not exist.
+pybind11::object py_steal(PyObject* p);
+pybind11::object py_get_optional(pybind11::handle obj, PyObject* attr);
+
 // "(2, 3)": a tuple of integers as Python writes it, for messages.
 std::string tuple_repr(std::initializer_list<int64_t> values);
 
