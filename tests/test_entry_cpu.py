@@ -199,3 +199,28 @@ def test_plan_cached_and_select_reads_it(recorded):
         fastgemm.sgemm(row((M, K), ptr=PTR_A), row((K, N), ptr=PTR_B), row((M, N), ptr=PTR_C))
     assert fastgemm._C.plan_cache_size() == before + 1
     assert {e[1] for e in recorded()} == {sel.kernel.name}
+
+
+class TorchLikeStream:
+    cuda_stream = 0x51
+
+
+class CupyLikeStream:
+    ptr = 0x52
+
+
+@pytest.mark.parametrize("stream, handle", [(TorchLikeStream(), 0x51), (CupyLikeStream(), 0x52),
+                                            (0x53, 0x53), (None, 0)])
+def test_stream_objects(recorded, stream, handle):
+    import numpy as np
+
+    fastgemm.sgemm(row((4, 12)), row((12, 8), ptr=PTR_B), row((4, 8), ptr=PTR_C),
+                   np.float32(2.0), np.float64(0.25), stream=stream)
+    ((op, _, args),) = recorded()
+    assert op == "gemm" and args[-3:] == (2, 0.25, handle)
+
+
+def test_alpha_below_fp32_range_still_reads_a_and_b(recorded):
+    # alpha == 0 (not reading A and B) is decided on the value passed, before it becomes fp32.
+    fastgemm.sgemm(row((4, 12)), row((12, 8), ptr=PTR_B), row((4, 8), ptr=PTR_C), 1e-300, 1.0)
+    assert [op for op, _, _ in recorded()] == ["gemm"]
