@@ -365,7 +365,7 @@ def test_main_overhead_with_torch_alone(tmp_path, monkeypatch, capsys):
     assert meta["torch_version"] == "9.9.9" and meta["cupy_version"] is None
     assert meta["libraries"] == ["torch"] and "cupy" in meta["skipped_libraries"]
     assert meta["command"].startswith("python -m fastgemm.bench --overhead")
-    assert "git_commit" in meta and meta["forced_kernels"]["float32"] == "sgemm_v09_cp_async"
+    assert "git_commit" in meta and "git_clean" in meta and meta["forced_kernels"]["float32"] == "sgemm_v09_cp_async"
     assert len(data["results"]) == 10 and all(r["status"] == "ok" for r in data["results"])
     assert (tmp_path / "overhead-fake-h100.csv").exists()
     # and the README generator takes the file as it is
@@ -381,7 +381,7 @@ def test_main_overhead_without_any_array_library(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "fastgemm", fg)
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.setitem(sys.modules, "cupy", None)
-    assert bench.main(["--overhead"]) == 2
+    assert bench.main(["--overhead"]) == bench.EXIT_NO_GPU == 3  # 2 is for bad arguments
     err = capsys.readouterr().err
     assert "torch is not installed" in err and "CuPy is not installed" in err
     assert "Nothing was measured" in err
@@ -503,3 +503,14 @@ def test_shape_table_end_to_end_only():
     header = next(line for line in text.splitlines() if line.startswith("| rung"))
     assert "| 1024³ e2e |" in header and "e2e, peak" in header
     assert "| error |" not in next(line for line in text.splitlines() if "hgemm_v20" in line)
+
+
+def test_version_flag(capsys):
+    with pytest.raises(SystemExit) as info:
+        bench.parse_args(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.startswith("fastgemm ")
+
+
+def test_git_clean_is_a_bool_or_none():
+    assert bench.git_clean() in (True, False, None)

@@ -97,8 +97,8 @@ with ``kernel=``; the same four for ``sgemm`` float32; and, as peers in the same
    and one record per case and library) and ``.csv``; ``benchmarks/update_readme.py`` renders the
    JSON between ``<!-- overhead_results -->`` and ``<!-- /overhead_results -->``.
 
-Exit status: 0 all measured and correct; 1 a candidate was WRONG or failed; 2 no usable GPU (or bad
-arguments); 130 interrupted.
+Exit status: 0 all measured and correct; 1 a candidate was WRONG or failed; 2 bad arguments (argparse);
+3 no usable GPU, or fastgemm cannot be imported (nothing measured); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -246,12 +246,28 @@ def parse_shapes(sizes: str | None, shapes: str | None, quick: bool = False) -> 
     return [s for s in out if not (s in seen or seen.add(s))]
 
 
+EXIT_WRONG, EXIT_BAD_ARGUMENTS, EXIT_NO_GPU = 1, 2, 3
+
+
+def _package_version() -> str:
+    """fastgemm's version from the installed metadata (no import of the extension)."""
+    try:
+        from importlib.metadata import version
+
+        return version("fastgemm")
+    except Exception:  # noqa: BLE001 - not installed: a source checkout
+        return "unknown (not installed)"
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m fastgemm.bench",
         description="Time the fastgemm kernel ladder against cuBLAS on this GPU (correctness "
         "checked first, CUDA events, interleaved rounds, median).",
+        epilog="Exit status: 0 all measured and correct; 1 a candidate was WRONG or failed; "
+        "2 bad arguments; 3 no usable GPU (nothing measured); 130 interrupted.",
     )
+    parser.add_argument("--version", action="version", version=f"fastgemm {_package_version()}")
     parser.add_argument("--dtype", default="float32",
                         help="comma list of float32, float16, bfloat16 (default: float32)")
     parser.add_argument("--sizes", help="comma list of square sizes, e.g. 1024,2048")
@@ -507,18 +523,38 @@ def _device_meta(dev: Device, fastgemm: Any, cuda_runtime: str | None, cuda_driv
     }
 
 
+def _git(where: Path, *args: str) -> str | None:
+    try:
+        return subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True,
+                              timeout=15, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _checkout() -> Path | None:
+    """The git checkout holding this file, else the working directory's; None if neither is one."""
+    for where in (Path(__file__).resolve().parent, Path.cwd()):
+        out = _git(where, "rev-parse", "HEAD")
+        if out is not None and re.fullmatch(r"[0-9a-f]{40,64}", out):
+            return where
+    return None
+
+
 def git_commit() -> str | None:
     """HEAD of the git checkout holding this file, else of the working directory; None if neither
     is one (or git is missing)."""
-    for where in (Path(__file__).resolve().parent, Path.cwd()):
-        try:
-            out = subprocess.run(["git", "-C", str(where), "rev-parse", "HEAD"], capture_output=True,
-                                 text=True, timeout=15, check=True).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if re.fullmatch(r"[0-9a-f]{40,64}", out):
-            return out
-    return None
+    where = _checkout()
+    return None if where is None else _git(where, "rev-parse", "HEAD")
+
+
+def git_clean() -> bool | None:
+    """Whether that checkout has no changes to tracked files (untracked files aside); None
+    without a checkout."""
+    where = _checkout()
+    if where is None:
+        return None
+    status = _git(where, "status", "--porcelain", "--untracked-files=no")
+    return None if status is None else status == ""
 
 
 def run_meta(device: Device, args: argparse.Namespace) -> dict:
@@ -528,6 +564,7 @@ def run_meta(device: Device, args: argparse.Namespace) -> dict:
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "command": shlex.join(["python", "-m", "fastgemm.bench", *args.argv]),
         "git_commit": git_commit(),
+        "git_clean": git_clean(),
     })
     return meta
 
@@ -1799,14 +1836,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - e.g. the extension is not built
         print(f"fastgemm.bench: cannot import fastgemm ({type(exc).__name__}: {exc}); build and "
               "install the package first (pip install .). Nothing was measured.", file=sys.stderr)
-        return 2
+        return EXIT_NO_GPU
     try:
         return run_overhead(fastgemm, args) if args.overhead else run_benchmark(fastgemm, args)
     except NoGPU as exc:
         needs = "torch or CuPy" if args.overhead else "CuPy"
         print(f"fastgemm.bench: {exc}; the benchmark needs an NVIDIA GPU with a working driver, "
               f"fastgemm's extension and {needs}. Nothing was measured.", file=sys.stderr)
-        return 2
+        return EXIT_NO_GPU
 
 
 def run_benchmark(fastgemm: Any, args: argparse.Namespace) -> int:
