@@ -8,6 +8,7 @@ CuPy's memory pool is off, so out-of-bounds accesses cannot hide inside pooled b
 is checked against a float64 reference. Every case runs with beta = 0.5 (C read) and beta = 0 (C
 NaN-filled and not read; v20 has a separate epilogue for it).
 """
+
 import sys
 
 import cupy as cp
@@ -25,7 +26,7 @@ shapes = [(200, 264, 136), (64, 64, 64)] if "--small" not in sys.argv else [(72,
 if "--small" not in sys.argv or "--multi" in sys.argv:
     shapes.append((1800, 2600, 72))
 for name in names:
-    for (M, N, K) in shapes:
+    for M, N, K in shapes:
         for oa in "CF":
             for ob in "CF":
                 A = cp.random.standard_normal((M, K), dtype=cp.float32).astype(cp.float16)
@@ -40,7 +41,6 @@ for name in names:
                     fastgemm.hgemm(A, B, C, 1.0, beta, kernel=name)
                     ref = A.astype(cp.float64) @ B.astype(cp.float64) + beta * C0.astype(cp.float64)
                     err = float(cp.abs(C.astype(cp.float64) - ref).max())
-                    assert err < 0.05 * max(1.0, float(cp.abs(ref).max())), (name, M, N, K, oa, ob,
-                                                                             beta, err)
+                    assert err < 0.05 * max(1.0, float(cp.abs(ref).max())), (name, M, N, K, oa, ob, beta, err)
 cp.cuda.Device().synchronize()
 print("ran", names)

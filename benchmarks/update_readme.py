@@ -43,7 +43,7 @@ LIBRARIES = (("torch", "torch"), ("cupy", "CuPy"))  # (record value, column name
 TIMING_NOTE = {
     "device": "device time (CUDA events around back-to-back launches; host cost hidden)",
     "end-to-end": "end-to-end (host clock from synchronize to synchronize around back-to-back "
-                  "calls from Python: call cost and launch gaps included)",
+    "calls from Python: call cost and launch gaps included)",
 }
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -157,13 +157,17 @@ def timing_line(prefixes: Sequence[str]) -> str:
 
 def _run_line(meta: dict) -> str:
     date = str(meta.get("date", "?"))[:10]
-    return (f"Measured on {meta.get('gpu', '?')} (cc {meta.get('compute_capability', '?')}), "
-            f"CUDA {meta.get('cuda_runtime', '?')}, cuBLAS {meta.get('cublas_version', '?')}, {date}")
+    return (
+        f"Measured on {meta.get('gpu', '?')} (cc {meta.get('compute_capability', '?')}), "
+        f"CUDA {meta.get('cuda_runtime', '?')}, cuBLAS {meta.get('cublas_version', '?')}, {date}"
+    )
 
 
 def caption(meta: dict, prefixes: Sequence[str] = ("",)) -> str:
-    return (f"{_run_line(meta)}; median of {meta.get('rounds', '?')} rounds; TFLOPS and % of cuBLAS "
-            f"(same process).\n{timing_line(prefixes)}")
+    return (
+        f"{_run_line(meta)}; median of {meta.get('rounds', '?')} rounds; TFLOPS and % of cuBLAS "
+        f"(same process).\n{timing_line(prefixes)}"
+    )
 
 
 def markdown_table(data: dict, techniques: dict | None = None) -> str:
@@ -177,11 +181,15 @@ def markdown_table(data: dict, techniques: dict | None = None) -> str:
     peak_note = f", peak {fmt_tflops(peak)} TFLOPS" if peak else ""
     prefixes = timing_columns(data)
     e2e_label = " e2e" if prefixes[0] else ""  # the "% of peak" column shows the first timing
-    headers = (["rung", "kernel", "technique"]
-               + [shape_header(*s) + (" e2e" if p else "") for s in shapes for p in prefixes]
-               + [f"% of peak ({shape_header(*largest)}{e2e_label}{peak_note})"])
-    lines = ["| " + " | ".join(headers) + " |",
-             "|" + "|".join(["---:", "---", "---"] + ["---:"] * (len(headers) - 3)) + "|"]
+    headers = (
+        ["rung", "kernel", "technique"]
+        + [shape_header(*s) + (" e2e" if p else "") for s in shapes for p in prefixes]
+        + [f"% of peak ({shape_header(*largest)}{e2e_label}{peak_note})"]
+    )
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join(["---:", "---", "---"] + ["---:"] * (len(headers) - 3)) + "|",
+    ]
     for name, version in _row_keys(results):
         rows = [r for r in results if r["kernel"] == name]
         if name == CUBLAS:
@@ -220,13 +228,18 @@ def _overhead_cells(r: dict | None) -> list[str]:
 
 def overhead_caption(meta: dict) -> str:
     M, N, K = meta.get("shape") or ("?", "?", "?")
-    versions = [f"{name} {meta[key]}" for name, key in (("torch", "torch_version"),
-                                                        ("CuPy", "cupy_version")) if meta.get(key)]
+    versions = [
+        f"{name} {meta[key]}"
+        for name, key in (("torch", "torch_version"), ("CuPy", "cupy_version"))
+        if meta.get(key)
+    ]
     versions.append(f"fastgemm {meta.get('fastgemm_version', '?')}")
-    text = (f"{_run_line(meta)}, {', '.join(versions)}. Host µs per call from Python, {M}x{N}x{K}: "
-            f"median of {meta.get('batches', '?')} batches of {meta.get('calls_per_batch', '?')} "
-            "back-to-back calls (no synchronisation inside a batch, so the GPU never holds the host "
-            "up); ratio to the same library's `matmul(A, B, out=C)` of the same dtype.")
+    text = (
+        f"{_run_line(meta)}, {', '.join(versions)}. Host µs per call from Python, {M}x{N}x{K}: "
+        f"median of {meta.get('batches', '?')} batches of {meta.get('calls_per_batch', '?')} "
+        "back-to-back calls (no synchronisation inside a batch, so the GPU never holds the host "
+        "up); ratio to the same library's `matmul(A, B, out=C)` of the same dtype."
+    )
     for name, why in (meta.get("skipped_libraries") or {}).items():
         text += f" {name}: not measured ({_escape(why)})."
     return text
@@ -251,15 +264,15 @@ def overhead_markdown(data: dict) -> str:
     return overhead_caption(meta) + "\n\n" + "\n".join(lines)
 
 
-def replace_block(text: str, dtype: str, body: str, markers: tuple[str, str] | None = None
-                  ) -> tuple[str, str]:
+def replace_block(
+    text: str, dtype: str, body: str, markers: tuple[str, str] | None = None
+) -> tuple[str, str]:
     """(new text, old block) with the block between dtype's markers (or `markers`, a (start, end)
     pair) replaced by body."""
     start, end = markers or (f"<!-- bench:{dtype}:start -->", f"<!-- bench:{dtype}:end -->")
     n_start, n_end = text.count(start), text.count(end)
     if n_start != 1 or n_end != 1:
-        raise UpdateError(f"README needs exactly one '{start}' and one '{end}' "
-                          f"(found {n_start} and {n_end})")
+        raise UpdateError(f"README needs exactly one '{start}' and one '{end}' (found {n_start} and {n_end})")
     i, j = text.index(start) + len(start), text.index(end)
     if j < i:
         raise UpdateError(f"'{end}' comes before '{start}'")
@@ -299,9 +312,11 @@ def update(readme: Path, json_paths: Sequence[Path], dry_run: bool = False, out:
     if overhead:
         sources = ", ".join(str(p) for p, _ in overhead)
         if OVERHEAD_START not in new and OVERHEAD_END not in new:
-            report.append(f"{readme}: overhead_results: NOT WRITTEN: the README has no "
-                          f"'{OVERHEAD_START}' ... '{OVERHEAD_END}' markers; put the two lines where "
-                          f"the host-overhead table belongs and run this again (from {sources})")
+            report.append(
+                f"{readme}: overhead_results: NOT WRITTEN: the README has no "
+                f"'{OVERHEAD_START}' ... '{OVERHEAD_END}' markers; put the two lines where "
+                f"the host-overhead table belongs and run this again (from {sources})"
+            )
             status = 1
         else:
             body = "\n\n".join(overhead_markdown(data) for _, data in overhead)
@@ -319,10 +334,15 @@ def update(readme: Path, json_paths: Sequence[Path], dry_run: bool = False, out:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("json", nargs="+", type=Path, help="results files from python -m fastgemm.bench")
-    parser.add_argument("--readme", type=Path, default=REPO_ROOT / "README.md",
-                        help="the file to update (default: the repository's README.md)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the updated README to stdout instead of writing it")
+    parser.add_argument(
+        "--readme",
+        type=Path,
+        default=REPO_ROOT / "README.md",
+        help="the file to update (default: the repository's README.md)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the updated README to stdout instead of writing it"
+    )
     args = parser.parse_args(argv)
     try:
         return update(args.readme, args.json, args.dry_run)

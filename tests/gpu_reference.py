@@ -41,6 +41,8 @@ def check_gemm(cp, A, B, C_out, alpha: float, beta: float, C_in=None, *, input_d
     if nbad:
         idx = np.argwhere(cp.asnumpy(bad))[:5]
         rows = [(int(i), int(j), float(got[i, j]), float(ref[i, j]), float(bound[i, j])) for i, j in idx]
-        raise AssertionError(f"{nbad} of {got.size} outputs out of bound; first (i, j, got, ref, bound): {rows}")
+        raise AssertionError(
+            f"{nbad} of {got.size} outputs out of bound; first (i, j, got, ref, bound): {rows}"
+        )
     fro = float(cp.linalg.norm(got - ref)) / max(float(cp.linalg.norm(ref)), 1e-30)
     return fro

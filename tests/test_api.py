@@ -501,8 +501,16 @@ def test_auto_always_has_an_answer(dtype, cc, alignment, size):
         assert dispatch.check_runnable(sel.kernel, cc, alignment) is None
 
 
-SHAPES_SWEEP = [(64, 64, 64), (96, 96, 96), (1024, 1024, 1024), (2048, 2048, 64), (4096, 4096, 4096),
-                (128, 130, 128), (4096, 4096, 4095), (0, 0, 0)]
+SHAPES_SWEEP = [
+    (64, 64, 64),
+    (96, 96, 96),
+    (1024, 1024, 1024),
+    (2048, 2048, 64),
+    (4096, 4096, 4096),
+    (128, 130, 128),
+    (4096, 4096, 4095),
+    (0, 0, 0),
+]
 
 
 def _never_hopper_below_sm90():
@@ -636,10 +644,13 @@ def test_not_an_array(cpu_only, fn, dtype, bad, which):
         fn(*args)
 
 
-@pytest.mark.parametrize("fn, dtype, expected", [
-    (fastgemm.sgemm, "float32", "sgemm needs float32 operands"),
-    (fastgemm.hgemm, "float16", "hgemm needs float16 or bfloat16 operands"),
-])
+@pytest.mark.parametrize(
+    "fn, dtype, expected",
+    [
+        (fastgemm.sgemm, "float32", "sgemm needs float32 operands"),
+        (fastgemm.hgemm, "float16", "hgemm needs float16 or bfloat16 operands"),
+    ],
+)
 @pytest.mark.parametrize("which", [0, 1, 2])
 def test_float64_operand(cpu_only, fn, dtype, expected, which):
     args = list(operands(dtype))
@@ -844,8 +855,7 @@ class FakeDLPackC:
         self.shape, self.device_id, self.ptr = shape, device_id, ptr
 
     def __dlpack__(self, **kwargs):
-        return fastgemm._C._dlpack_test_capsule(self.ptr, list(self.shape), None, 2, 32, 2,
-                                                self.device_id)
+        return fastgemm._C._dlpack_test_capsule(self.ptr, list(self.shape), None, 2, 32, 2, self.device_id)
 
 
 # --- valid fake arguments: the first GPU-dependent step fails ---------------------------------
@@ -859,17 +869,20 @@ def test_validation_then_gpu_check(cpu_only):
 
 VALID_CALLS = [
     pytest.param(lambda: fastgemm.sgemm(*operands()), id="sgemm"),
-    pytest.param(lambda: fastgemm.sgemm(*operands(), kernel="sgemm_v05_blocktile_2d", stream=0),
-                 id="sgemm-kernel"),
+    pytest.param(
+        lambda: fastgemm.sgemm(*operands(), kernel="sgemm_v05_blocktile_2d", stream=0), id="sgemm-kernel"
+    ),
     pytest.param(lambda: fastgemm.gemm(*operands(), alpha=0.0, beta=2), id="gemm-alpha0"),
     pytest.param(lambda: fastgemm.sgemm(*operands(k=0)), id="sgemm-K0"),
-    pytest.param(lambda: fastgemm.sgemm(*operands(), alpha=np.float32(2), beta=np.float64(0)),
-                 id="numpy-scalars"),
+    pytest.param(
+        lambda: fastgemm.sgemm(*operands(), alpha=np.float32(2), beta=np.float64(0)), id="numpy-scalars"
+    ),
     pytest.param(lambda: fastgemm.hgemm(*operands("float16")), id="hgemm"),
     pytest.param(lambda: fastgemm.gemm(*operands("bfloat16")), id="gemm-bf16"),
     pytest.param(lambda: fastgemm.hgemm(*operands("float16"), kernel="hgemm_v01_mma"), id="hgemm-kernel"),
-    pytest.param(lambda: fastgemm.hgemm(*operands("bfloat16"), kernel="hgemm_v09_raster"),
-                 id="hgemm-bf16-kernel"),
+    pytest.param(
+        lambda: fastgemm.hgemm(*operands("bfloat16"), kernel="hgemm_v09_raster"), id="hgemm-bf16-kernel"
+    ),
 ]
 
 
@@ -928,22 +941,22 @@ def _matrix(shape, elem_strides=None, dtype="float32"):
 @pytest.mark.parametrize(
     "shape, elem_strides, expected",
     [
-        ((4, 8), None, (False, 8)),           # row-major, dense
+        ((4, 8), None, (False, 8)),  # row-major, dense
         ((4, 8), (8, 1), (False, 8)),
-        ((4, 8), (16, 1), (False, 16)),       # row-major, padded ld
-        ((4, 8), (1, 4), (True, 4)),          # column-major, dense
-        ((4, 8), (1, 6), (True, 6)),          # column-major, padded ld
-        ((1, 5), (999, 1), (False, 8)),       # one row: its stride is free, ld padded to 16 bytes
+        ((4, 8), (16, 1), (False, 16)),  # row-major, padded ld
+        ((4, 8), (1, 4), (True, 4)),  # column-major, dense
+        ((4, 8), (1, 6), (True, 6)),  # column-major, padded ld
+        ((1, 5), (999, 1), (False, 8)),  # one row: its stride is free, ld padded to 16 bytes
         ((1, 5), (0, 1), (False, 8)),
-        ((5, 1), (999, 1), (False, 999)),     # one column, row-major view with a padded ld
+        ((5, 1), (999, 1), (False, 999)),  # one column, row-major view with a padded ld
         ((1, 1), (7, 9), (False, 4)),
-        ((1, 5), (1, 2), (True, 2)),          # one row with a stride of 2: column-major, ld 2
-        ((4, 8), (16, 2), None),              # non-unit stride in both dimensions
+        ((1, 5), (1, 2), (True, 2)),  # one row with a stride of 2: column-major, ld 2
+        ((4, 8), (16, 2), None),  # non-unit stride in both dimensions
         ((4, 8), (2, 16), None),
-        ((4, 8), (4, 1), None),               # rows overlap: ld < number of columns
-        ((4, 8), (-8, 1), None),              # negative row stride
-        ((4, 8), (0, 1), None),               # broadcast rows
-        ((4, 0), (0, 1), (False, 4)),         # empty: any strides (NumPy and CuPy report 0s)
+        ((4, 8), (4, 1), None),  # rows overlap: ld < number of columns
+        ((4, 8), (-8, 1), None),  # negative row stride
+        ((4, 8), (0, 1), None),  # broadcast rows
+        ((4, 0), (0, 1), (False, 4)),  # empty: any strides (NumPy and CuPy report 0s)
         ((4, 0), (0, 0), (False, 4)),
         ((0, 0), (0, 0), (False, 4)),
         ((0, 6), (0, 0), (False, 8)),
@@ -955,8 +968,18 @@ def test_layout(shape, elem_strides, expected):
 
 @pytest.mark.parametrize(
     "shape, elem_strides",
-    [((5, 1), (1, 999)), ((5, 1), (1, 1)), ((5, 1), (1, 0)), ((1, 5), (1, 1)), ((1, 5), (0, 1)),
-     ((1, 1), (0, 0)), ((3, 4), (4, 1)), ((3, 4), (1, 3)), ((3, 4), (7, 1)), ((1, 4), (3, 2))],
+    [
+        ((5, 1), (1, 999)),
+        ((5, 1), (1, 1)),
+        ((5, 1), (1, 0)),
+        ((1, 5), (1, 1)),
+        ((1, 5), (0, 1)),
+        ((1, 1), (0, 0)),
+        ((3, 4), (4, 1)),
+        ((3, 4), (1, 3)),
+        ((3, 4), (7, 1)),
+        ((1, 4), (3, 2)),
+    ],
 )
 def test_layout_addresses_every_element(shape, elem_strides):
     # Whatever layout _layout picks for a vector, it must address the same elements.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import re
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -25,10 +26,15 @@ PTR = 0x7F00_0000_1000
 class FakeCAI:
     """An object exporting __cuda_array_interface__ (v2 by default)."""
 
-    def __init__(self, shape, typestr="<f4", strides=None, *, ptr=PTR, readonly=False, version=2,
-                 **extra):
-        self.iface = {"shape": tuple(shape), "typestr": typestr, "data": (ptr, readonly),
-                      "version": version, "strides": strides, **extra}
+    def __init__(self, shape, typestr="<f4", strides=None, *, ptr=PTR, readonly=False, version=2, **extra):
+        self.iface = {
+            "shape": tuple(shape),
+            "typestr": typestr,
+            "data": (ptr, readonly),
+            "version": version,
+            "strides": strides,
+            **extra,
+        }
 
     @property
     def __cuda_array_interface__(self):
@@ -45,11 +51,31 @@ FakeCupyArray.__module__ = "cupy._core.core"
 class FakeDLPack:
     """A DLPack producer: __dlpack__ returns a fresh test capsule and records its arguments."""
 
-    def __init__(self, shape, strides=None, *, code=2, bits=32, device_type=2, device_id=0,
-                 versioned=True, readonly=False, ptr=PTR, with_device=False):
-        self.args = dict(ptr=ptr, shape=list(shape), strides=None if strides is None else list(strides),
-                         code=code, bits=bits, device_type=device_type, device_id=device_id,
-                         versioned=versioned, readonly=readonly)
+    def __init__(
+        self,
+        shape,
+        strides=None,
+        *,
+        code=2,
+        bits=32,
+        device_type=2,
+        device_id=0,
+        versioned=True,
+        readonly=False,
+        ptr=PTR,
+        with_device=False,
+    ):
+        self.args = {
+            "ptr": ptr,
+            "shape": list(shape),
+            "strides": None if strides is None else list(strides),
+            "code": code,
+            "bits": bits,
+            "device_type": device_type,
+            "device_id": device_id,
+            "versioned": versioned,
+            "readonly": readonly,
+        }
         self.with_device = with_device
         self.calls = []
         self.capsules = []
@@ -122,8 +148,18 @@ FakeTensor.__module__ = "torch"
 
 
 def mat(shape, strides, itemsize=4, ptr=PTR):
-    return Matrix(ptr=ptr, shape=shape, strides=strides, dtype="float32", itemsize=itemsize,
-                  device=0, stream=None, readonly=False, library="cai", obj=None)
+    return Matrix(
+        ptr=ptr,
+        shape=shape,
+        strides=strides,
+        dtype="float32",
+        itemsize=itemsize,
+        device=0,
+        stream=None,
+        readonly=False,
+        library="cai",
+        obj=None,
+    )
 
 
 # --- __cuda_array_interface__ ------------------------------------------------------------------
@@ -268,7 +304,7 @@ def test_cai_zero_pointer_empty_array():
 
 def test_cai_not_a_dict():
     class Bad:
-        __cuda_array_interface__ = [("shape", (2, 2))]
+        __cuda_array_interface__: ClassVar[list] = [("shape", (2, 2))]
 
     with pytest.raises(TypeError, match="must be a dict"):
         as_matrix(Bad(), "A")
@@ -288,8 +324,9 @@ def test_dlpack_basic(versioned):
     assert obj.calls == [{"max_version": (1, 0)}]  # no stream kwarg when dlpack_stream is None
 
 
-@pytest.mark.parametrize("strides, c_contig, f_contig", [((1, 3), False, True), ((8, 1), False, False),
-                                                         ((4, 1), True, False)])
+@pytest.mark.parametrize(
+    "strides, c_contig, f_contig", [((1, 3), False, True), ((8, 1), False, False), ((4, 1), True, False)]
+)
 def test_dlpack_explicit_strides(strides, c_contig, f_contig):
     m = as_matrix(FakeDLPack((3, 4), strides=strides), "A")
     assert m.strides == strides
@@ -457,11 +494,11 @@ def test_numpy_rejected_as_host(arr):
         as_matrix(arr, "A")
 
 
-@pytest.mark.parametrize("obj, type_name", [([[1.0, 2.0]], "list"), (None, "NoneType"), (3.0, "float"),
-                                            ("abc", "str")])
+@pytest.mark.parametrize(
+    "obj, type_name", [([[1.0, 2.0]], "list"), (None, "NoneType"), (3.0, "float"), ("abc", "str")]
+)
 def test_other_objects_rejected(obj, type_name):
-    msg = (f"A must be a CUDA array (CuPy, PyTorch, __cuda_array_interface__ or DLPack), "
-           f"got {type_name}")
+    msg = f"A must be a CUDA array (CuPy, PyTorch, __cuda_array_interface__ or DLPack), got {type_name}"
     with pytest.raises(TypeError, match=re.escape(msg)):
         as_matrix(obj, "A")
 

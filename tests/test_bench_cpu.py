@@ -58,28 +58,32 @@ def test_overhead_defaults():
 
 
 def test_overhead_options():
-    args = bench.parse_args(["--overhead", "--overhead-shape", "128x64x32", "--overhead-batches", "5",
-                             "--overhead-calls", "50"])
+    args = bench.parse_args(
+        ["--overhead", "--overhead-shape", "128x64x32", "--overhead-batches", "5", "--overhead-calls", "50"]
+    )
     assert args.overhead_mnk == (128, 64, 32)
     assert (args.overhead_batches, args.overhead_calls) == (5, 50)
 
 
-@pytest.mark.parametrize("argv", [
-    ["--timing", "wall"],
-    ["--timing", ""],
-    ["--overhead", "--overhead-batches", "0"],
-    ["--overhead", "--overhead-batches", "many"],
-    ["--overhead", "--overhead-calls", "0"],
-    ["--overhead", "--overhead-calls", "-5"],
-    ["--overhead", "--overhead-calls", str(bench.OVERHEAD_MAX_CALLS + 1)],
-    ["--overhead", "--overhead-shape", "64x64"],
-    ["--overhead", "--overhead-shape", "64x64x0"],
-    ["--overhead", "--overhead-shape", "64x64x64,128x128x128"],
-    ["--overhead", "--overhead-shape", ""],
-    ["--overhead-shape", "64x64x64"],  # needs --overhead
-    ["--overhead-calls", "100"],
-    ["--overhead", "--timing", "both"],  # --timing is the shape benchmark's
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--timing", "wall"],
+        ["--timing", ""],
+        ["--overhead", "--overhead-batches", "0"],
+        ["--overhead", "--overhead-batches", "many"],
+        ["--overhead", "--overhead-calls", "0"],
+        ["--overhead", "--overhead-calls", "-5"],
+        ["--overhead", "--overhead-calls", str(bench.OVERHEAD_MAX_CALLS + 1)],
+        ["--overhead", "--overhead-shape", "64x64"],
+        ["--overhead", "--overhead-shape", "64x64x0"],
+        ["--overhead", "--overhead-shape", "64x64x64,128x128x128"],
+        ["--overhead", "--overhead-shape", ""],
+        ["--overhead-shape", "64x64x64"],  # needs --overhead
+        ["--overhead-calls", "100"],
+        ["--overhead", "--timing", "both"],  # --timing is the shape benchmark's
+    ],
+)
 def test_bad_arguments_exit_with_status_2(argv, capsys):
     with pytest.raises(SystemExit) as info:
         bench.parse_args(argv)
@@ -102,10 +106,13 @@ def _trial(name: str, kind: str, device_ms: list, e2e_ms: list, status: str = "o
 
 def _records(device: bool, e2e: bool) -> list[dict]:
     trials = [
-        _trial(bench.CUBLAS, "cublas", [0.010, 0.012, 0.011] if device else [],
-               [0.020, 0.022, 0.021] if e2e else []),
-        _trial("hgemm_v20_hoisted_beta", "kernel", [0.0110] if device else [],
-               [0.0420] if e2e else []),
+        _trial(
+            bench.CUBLAS,
+            "cublas",
+            [0.010, 0.012, 0.011] if device else [],
+            [0.020, 0.022, 0.021] if e2e else [],
+        ),
+        _trial("hgemm_v20_hoisted_beta", "kernel", [0.0110] if device else [], [0.0420] if e2e else []),
         _trial("hgemm_v01_mma", "kernel", [], [], status="wrong"),
     ]
     return bench.result_records(trials, "float16", 989.0)
@@ -128,9 +135,27 @@ def test_records_carry_device_and_end_to_end_figures():
 
 def test_device_only_records_keep_the_old_fields_and_null_e2e():
     _, v20, _ = _records(device=True, e2e=False)
-    old_keys = ("kernel", "version", "dtype", "M", "N", "K", "ms", "tflops", "pct_cublas", "pct_peak",
-                "rel_error", "ok", "status", "techniques", "rounds", "reps", "host_limited_rounds",
-                "selected", "error")
+    old_keys = (
+        "kernel",
+        "version",
+        "dtype",
+        "M",
+        "N",
+        "K",
+        "ms",
+        "tflops",
+        "pct_cublas",
+        "pct_peak",
+        "rel_error",
+        "ok",
+        "status",
+        "techniques",
+        "rounds",
+        "reps",
+        "host_limited_rounds",
+        "selected",
+        "error",
+    )
     assert all(k in v20 for k in old_keys)
     assert v20["tflops"] is not None and v20["e2e_ms"] is None and v20["e2e_tflops"] is None
     assert v20["e2e_rounds"] == 0
@@ -147,8 +172,14 @@ def test_csv_headers_name_the_timing(tmp_path):
     paths = bench.write_outputs(tmp_path, "float16", "gpu", {"timing": "both"}, results)
     with open(paths["csv"], newline="") as f:
         rows = list(csv.DictReader(f))
-    assert {"device_ms", "device_tflops", "device_pct_cublas", "e2e_ms", "e2e_tflops",
-            "e2e_pct_cublas"} <= set(rows[0])
+    assert {
+        "device_ms",
+        "device_tflops",
+        "device_pct_cublas",
+        "e2e_ms",
+        "e2e_tflops",
+        "e2e_pct_cublas",
+    } <= set(rows[0])
     assert "ms" not in rows[0] and "tflops" not in rows[0]
     assert float(rows[1]["e2e_ms"]) == pytest.approx(0.042)
     stored = json.loads(paths["json"].read_text())
@@ -202,8 +233,9 @@ def _numpy_lib(name: str) -> Any:
     def from_host(a: Any, fortran: bool) -> Any:  # a copy, as a transfer to the device makes
         return np.array(a, order="F" if fortran else "C", copy=True)
 
-    return bench.ArrayLib(name, "0.0", from_host, np.asarray, lambda: None,
-                          lambda A, B, out: np.matmul(A, B, out=out))
+    return bench.ArrayLib(
+        name, "0.0", from_host, np.asarray, lambda: None, lambda A, B, out: np.matmul(A, B, out=out)
+    )
 
 
 def _fake_fastgemm(wrong_sgemm: bool = False) -> Any:
@@ -232,8 +264,10 @@ def _fake_fastgemm(wrong_sgemm: bool = False) -> Any:
 def _run_overhead_pipeline(fg: Any, libs: list) -> list[dict]:
     shape = (16, 8, 24)
     specs = bench.overhead_specs(bench.forced_kernels(fg, shape))
-    cases = [bench.prepare_case(spec, lib, fg, shape, seed)
-             for seed, (lib, spec) in enumerate((lib, spec) for lib in libs for spec in specs)]
+    cases = [
+        bench.prepare_case(spec, lib, fg, shape, seed)
+        for seed, (lib, spec) in enumerate((lib, spec) for lib in libs for spec in specs)
+    ]
     bench.measure_overhead(cases, batches=3, calls=4, warmup=2, seed=0)
     return bench.overhead_records(cases, calls=4)
 
@@ -242,9 +276,17 @@ def test_overhead_cases_and_records():
     fg = _fake_fastgemm()
     records = _run_overhead_pipeline(fg, [_numpy_lib("torch"), _numpy_lib("cupy")])
     assert [r["case"] for r in records[:10]] == [
-        "hgemm-auto", "hgemm-beta", "hgemm-forder", "hgemm-forced",
-        "sgemm-auto", "sgemm-beta", "sgemm-forder", "sgemm-forced",
-        "matmul-float16", "matmul-float32"]
+        "hgemm-auto",
+        "hgemm-beta",
+        "hgemm-forder",
+        "hgemm-forced",
+        "sgemm-auto",
+        "sgemm-beta",
+        "sgemm-forder",
+        "sgemm-forced",
+        "matmul-float16",
+        "matmul-float32",
+    ]
     assert [r["library"] for r in records] == ["torch"] * 10 + ["cupy"] * 10
     assert all(r["status"] == "ok" for r in records), [r["error"] for r in records]
     assert all(r["batches"] == 3 and len(r["host_us_samples"]) == 3 for r in records)
@@ -256,8 +298,7 @@ def test_overhead_cases_and_records():
     assert peer["ratio_to_peer"] == pytest.approx(1.0) and peer["peer"] == "cupy.matmul"
     auto = next(r for r in records if r["case"] == "sgemm-auto" and r["library"] == "cupy")
     peer32 = next(r for r in records if r["case"] == "matmul-float32" and r["library"] == "cupy")
-    assert auto["ratio_to_peer"] == pytest.approx(auto["host_us_median"] / peer32["host_us_median"],
-                                                  rel=1e-2)
+    assert auto["ratio_to_peer"] == pytest.approx(auto["host_us_median"] / peer32["host_us_median"], rel=1e-2)
     # The calls were made as the cases say: forced kernel, beta, F-ordered C; plus one check,
     # two warm-up and 3 x 4 timed calls per case.
     assert ("hgemm_v20_hoisted_beta", 0.0, False) in fg.seen
@@ -289,26 +330,35 @@ def test_interleaved_batches_in_seeded_random_order():
 
     def case(name: str) -> Any:
         lib = bench.ArrayLib(name, None, None, None, lambda: None, None)
-        c = bench.OverheadCase(bench.OverheadSpec(name, name, "hgemm", "float16"), lib,
-                               call=lambda: log.append(name), status="ok")
+        c = bench.OverheadCase(
+            bench.OverheadSpec(name, name, "hgemm", "float16"),
+            lib,
+            call=lambda: log.append(name),
+            status="ok",
+        )
         return c
 
     cases = [case(n) for n in "abcdef"]
     bench.measure_overhead(cases, batches=4, calls=1, warmup=0, seed=1)
-    rounds = [log[i:i + 6] for i in range(0, 24, 6)]
+    rounds = [log[i : i + 6] for i in range(0, 24, 6)]
     assert all(sorted(r) == list("abcdef") for r in rounds)  # batch b of every case, then b+1
     assert len({tuple(r) for r in rounds}) > 1  # a new order each round
     log.clear()
     bench.measure_overhead([case(n) for n in "abcdef"], batches=4, calls=1, warmup=0, seed=1)
-    assert [log[i:i + 6] for i in range(0, 24, 6)] == rounds  # seeded
+    assert [log[i : i + 6] for i in range(0, 24, 6)] == rounds  # seeded
 
 
 def test_overhead_outputs(tmp_path, capsys):
     records = _run_overhead_pipeline(_fake_fastgemm(), [_numpy_lib("torch")])
-    meta = {"gpu": "Fake GPU", "compute_capability": "9.0", "shape": [16, 8, 24], "batches": 3,
-            "calls_per_batch": 4, "skipped_libraries": {"cupy": "CuPy is not installed"}}
-    paths = bench.write_outputs(tmp_path, "overhead", "fake-gpu", meta, records,
-                                bench.OVERHEAD_FIELDS, {})
+    meta = {
+        "gpu": "Fake GPU",
+        "compute_capability": "9.0",
+        "shape": [16, 8, 24],
+        "batches": 3,
+        "calls_per_batch": 4,
+        "skipped_libraries": {"cupy": "CuPy is not installed"},
+    }
+    paths = bench.write_outputs(tmp_path, "overhead", "fake-gpu", meta, records, bench.OVERHEAD_FIELDS, {})
     assert paths["json"].name == "overhead-fake-gpu.json"
     with open(paths["csv"], newline="") as f:
         header = next(csv.reader(f))
@@ -336,15 +386,24 @@ def _fake_torch() -> Any:
         def numpy(self) -> Any:
             return np.asarray(self)
 
-    props = types.SimpleNamespace(major=9, minor=0, name="Fake H100", multi_processor_count=132,
-                                  L2_cache_size=50 << 20)
-    cuda = types.SimpleNamespace(is_available=lambda: True, device_count=lambda: 1,
-                                 set_device=lambda d: None, synchronize=lambda d=None: None,
-                                 get_device_properties=lambda i: props)
+    props = types.SimpleNamespace(
+        major=9, minor=0, name="Fake H100", multi_processor_count=132, L2_cache_size=50 << 20
+    )
+    cuda = types.SimpleNamespace(
+        is_available=lambda: True,
+        device_count=lambda: 1,
+        set_device=lambda d: None,
+        synchronize=lambda d=None: None,
+        get_device_properties=lambda i: props,
+    )
     return types.SimpleNamespace(
-        __version__="9.9.9", cuda=cuda, version=types.SimpleNamespace(cuda="12.8"),
-        device=lambda kind, index: (kind, index), from_numpy=lambda a: a.view(Tensor),
-        matmul=lambda A, B, out: np.matmul(A, B, out=out))
+        __version__="9.9.9",
+        cuda=cuda,
+        version=types.SimpleNamespace(cuda="12.8"),
+        device=lambda kind, index: (kind, index),
+        from_numpy=lambda a: a.view(Tensor),
+        matmul=lambda A, B, out: np.matmul(A, B, out=out),
+    )
 
 
 def test_main_overhead_with_torch_alone(tmp_path, monkeypatch, capsys):
@@ -353,8 +412,9 @@ def test_main_overhead_with_torch_alone(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "fastgemm", fg)
     monkeypatch.setitem(sys.modules, "torch", _fake_torch())
     monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError
-    status = bench.main(["--overhead", "--overhead-batches", "2", "--overhead-calls", "3",
-                         "--out", str(tmp_path)])
+    status = bench.main(
+        ["--overhead", "--overhead-batches", "2", "--overhead-calls", "3", "--out", str(tmp_path)]
+    )
     out, err = capsys.readouterr()
     assert status == 0, err
     assert "cupy skipped: CuPy is not installed" in err
@@ -365,7 +425,11 @@ def test_main_overhead_with_torch_alone(tmp_path, monkeypatch, capsys):
     assert meta["torch_version"] == "9.9.9" and meta["cupy_version"] is None
     assert meta["libraries"] == ["torch"] and "cupy" in meta["skipped_libraries"]
     assert meta["command"].startswith("python -m fastgemm.bench --overhead")
-    assert "git_commit" in meta and "git_clean" in meta and meta["forced_kernels"]["float32"] == "sgemm_v09_cp_async"
+    assert (
+        "git_commit" in meta
+        and "git_clean" in meta
+        and meta["forced_kernels"]["float32"] == "sgemm_v09_cp_async"
+    )
     assert len(data["results"]) == 10 and all(r["status"] == "ok" for r in data["results"])
     assert (tmp_path / "overhead-fake-h100.csv").exists()
     # and the README generator takes the file as it is
@@ -389,8 +453,10 @@ def test_main_overhead_without_any_array_library(monkeypatch, capsys):
 
 def test_real_select_names_a_kernel_to_force():
     fastgemm = pytest.importorskip("fastgemm")  # needs the built extension, not a GPU
-    forced = bench.forced_kernels(types.SimpleNamespace(
-        select=lambda M, N, K, dtype: fastgemm.select(M, N, K, dtype, cc=90)), (64, 64, 64))
+    forced = bench.forced_kernels(
+        types.SimpleNamespace(select=lambda M, N, K, dtype: fastgemm.select(M, N, K, dtype, cc=90)),
+        (64, 64, 64),
+    )
     names = {k.name for k in fastgemm.kernels()}
     assert forced["float16"] in names and forced["float32"] in names
 
@@ -409,14 +475,34 @@ def _overhead_json(tmp_path: Path, libraries: tuple = ("torch", "cupy")) -> Path
             ("sgemm-auto", "sgemm fp32, auto, beta=0", None, None, "wrong"),
             ("matmul-float16", "peer: matmul(A, B, out=C), fp16", 8.2, 1.0, "ok"),
         ):
-            results.append({"case": case, "label": label, "library": lib, "dtype": "float16",
-                            "host_us_median": us, "host_us_min": us, "ratio_to_peer": ratio,
-                            "status": status, "ok": status == "ok"})
-    meta = {"mode": "overhead", "gpu": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0",
-            "cuda_runtime": "13.2", "cublas_version": "13.1.0", "date": "2026-11-23T10:00:00+00:00",
-            "torch_version": "2.9.0", "cupy_version": "14.2.0", "fastgemm_version": "0.1.0",
-            "shape": [64, 64, 64], "batches": 30, "calls_per_batch": 200,
-            "skipped_libraries": {} if "cupy" in libraries else {"cupy": "CuPy is not installed"}}
+            results.append(
+                {
+                    "case": case,
+                    "label": label,
+                    "library": lib,
+                    "dtype": "float16",
+                    "host_us_median": us,
+                    "host_us_min": us,
+                    "ratio_to_peer": ratio,
+                    "status": status,
+                    "ok": status == "ok",
+                }
+            )
+    meta = {
+        "mode": "overhead",
+        "gpu": "NVIDIA H100 80GB HBM3",
+        "compute_capability": "9.0",
+        "cuda_runtime": "13.2",
+        "cublas_version": "13.1.0",
+        "date": "2026-11-23T10:00:00+00:00",
+        "torch_version": "2.9.0",
+        "cupy_version": "14.2.0",
+        "fastgemm_version": "0.1.0",
+        "shape": [64, 64, 64],
+        "batches": 30,
+        "calls_per_batch": 200,
+        "skipped_libraries": {} if "cupy" in libraries else {"cupy": "CuPy is not installed"},
+    }
     path = tmp_path / "overhead-nvidia-h100-80gb-hbm3.json"
     path.write_text(json.dumps({"meta": meta, "results": results}))
     return path
@@ -458,8 +544,14 @@ def test_update_without_overhead_markers_reports_and_keeps_the_rest(tmp_path, ca
     original = "<!-- bench:float16:start -->\n<!-- bench:float16:end -->\n"
     readme.write_text(original)
     shapes = tmp_path / "float16-gpu.json"
-    shapes.write_text(json.dumps({"meta": {"dtype": "float16", "gpu": "G", "rounds": 3},
-                                  "results": _records(device=True, e2e=False)}))
+    shapes.write_text(
+        json.dumps(
+            {
+                "meta": {"dtype": "float16", "gpu": "G", "rounds": 3},
+                "results": _records(device=True, e2e=False),
+            }
+        )
+    )
     status = update_readme.update(readme, [shapes, _overhead_json(tmp_path)])
     assert status == 1
     err = capsys.readouterr().err
@@ -476,9 +568,11 @@ def test_update_main_reports_missing_markers_without_a_traceback(tmp_path, capsy
 
 
 def _shape_data(device: bool, e2e: bool, timing: str) -> dict:
-    return {"meta": {"dtype": "float16", "gpu": "G", "rounds": 3, "timing": timing,
-                     "peak_tflops": 989.0},
-            "results": _records(device=device, e2e=e2e), "dtype": "float16"}
+    return {
+        "meta": {"dtype": "float16", "gpu": "G", "rounds": 3, "timing": timing, "peak_tflops": 989.0},
+        "results": _records(device=device, e2e=e2e),
+        "dtype": "float16",
+    }
 
 
 def test_shape_table_says_device_time_for_old_results():

@@ -24,7 +24,10 @@ class Fake:
     def __init__(self, shape, dtype="float32", ptr=PTR_A, strides=None, stream=None):
         itemsize = ITEMSIZE[dtype]
         self.__cuda_array_interface__ = {
-            "version": 3, "shape": tuple(shape), "typestr": TYPESTR[dtype], "data": (ptr, False),
+            "version": 3,
+            "shape": tuple(shape),
+            "typestr": TYPESTR[dtype],
+            "data": (ptr, False),
             "strides": None if strides is None else tuple(s * itemsize for s in strides),
             "stream": stream,
         }
@@ -61,10 +64,16 @@ def test_row_major(recorded):
 
 def test_explicit_stream_and_forced_kernel(recorded):
     M, N, K = 4, 8, 12
-    fastgemm.sgemm(row((M, K), ptr=PTR_A), row((K, N), ptr=PTR_B), row((M, N), ptr=PTR_C),
-                   kernel="sgemm_v01_naive", stream=0x77)
-    assert recorded() == [("gemm", "sgemm_v01_naive",
-                           (M, N, K, PTR_A, K, 0, PTR_B, N, 0, PTR_C, N, 1, 0, 0x77))]
+    fastgemm.sgemm(
+        row((M, K), ptr=PTR_A),
+        row((K, N), ptr=PTR_B),
+        row((M, N), ptr=PTR_C),
+        kernel="sgemm_v01_naive",
+        stream=0x77,
+    )
+    assert recorded() == [
+        ("gemm", "sgemm_v01_naive", (M, N, K, PTR_A, K, 0, PTR_B, N, 0, PTR_C, N, 1, 0, 0x77))
+    ]
 
 
 def test_f_ordered_c_swaps_the_operands(recorded):
@@ -109,8 +118,9 @@ def test_padded_path(recorded, beta):
     M = N = K = 515
     sel = auto(M, N, K, "float16", 2)
     assert sel.pad, sel
-    fastgemm.hgemm(row((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B),
-                   row((M, N), "float16", PTR_C), 1.0, beta)
+    fastgemm.hgemm(
+        row((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C), 1.0, beta
+    )
     log = recorded()
     ops = [op for op, _, _ in log]
     ld = 520  # 515 halves rounded up to 16 bytes
@@ -131,8 +141,9 @@ def test_padded_path(recorded, beta):
 
 def test_padded_path_column_major_a_keeps_its_layout(recorded):
     M = N = K = 515
-    fastgemm.hgemm(col((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B),
-                   row((M, N), "float16", PTR_C))
+    fastgemm.hgemm(
+        col((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C)
+    )
     log = recorded()
     a_tmp = log[0][2][0]
     assert log[0][2] == (a_tmp, K, M, 520)  # stored as K rows of M
@@ -172,8 +183,12 @@ def test_producer_streams_are_waited_on(recorded):
 
 def test_forced_kernel_checked_before_any_work(recorded):
     with pytest.raises(RuntimeError, match="needs 16-byte aligned operands"):
-        fastgemm.hgemm(row((64, 63), "float16", PTR_A), row((63, 64), "float16", PTR_B),
-                       row((64, 64), "float16", PTR_C), kernel="hgemm_v09_raster")
+        fastgemm.hgemm(
+            row((64, 63), "float16", PTR_A),
+            row((63, 64), "float16", PTR_B),
+            row((64, 64), "float16", PTR_C),
+            kernel="hgemm_v09_raster",
+        )
     assert recorded() == []
 
 
@@ -181,8 +196,9 @@ def test_forced_kernel_on_an_older_gpu():
     fastgemm._C._set_runtime_hooks(device_count=1, pointer_device=0, cc=75, record=True)
     try:
         with pytest.raises(RuntimeError, match="needs compute capability 8.0; this GPU is 7.5"):
-            fastgemm.sgemm(row((4, 12)), row((12, 8), ptr=PTR_B), row((4, 8), ptr=PTR_C),
-                           kernel="sgemm_v09_cp_async")
+            fastgemm.sgemm(
+                row((4, 12)), row((12, 8), ptr=PTR_B), row((4, 8), ptr=PTR_C), kernel="sgemm_v09_cp_async"
+            )
         assert fastgemm._C._take_recorded() == []
     finally:
         fastgemm._C._set_runtime_hooks()
@@ -209,13 +225,20 @@ class CupyLikeStream:
     ptr = 0x52
 
 
-@pytest.mark.parametrize("stream, handle", [(TorchLikeStream(), 0x51), (CupyLikeStream(), 0x52),
-                                            (0x53, 0x53), (None, 0)])
+@pytest.mark.parametrize(
+    "stream, handle", [(TorchLikeStream(), 0x51), (CupyLikeStream(), 0x52), (0x53, 0x53), (None, 0)]
+)
 def test_stream_objects(recorded, stream, handle):
     import numpy as np
 
-    fastgemm.sgemm(row((4, 12)), row((12, 8), ptr=PTR_B), row((4, 8), ptr=PTR_C),
-                   np.float32(2.0), np.float64(0.25), stream=stream)
+    fastgemm.sgemm(
+        row((4, 12)),
+        row((12, 8), ptr=PTR_B),
+        row((4, 8), ptr=PTR_C),
+        np.float32(2.0),
+        np.float64(0.25),
+        stream=stream,
+    )
     ((op, _, args),) = recorded()
     assert op == "gemm" and args[-3:] == (2, 0.25, handle)
 

@@ -17,8 +17,16 @@ pytestmark = pytest.mark.gpu
 
 HGEMM = sorted({(k.name, k.dtype) for k in fastgemm.kernels() if k.dtype in ("float16", "bfloat16")})
 # Aligned shapes (multiples of 8) off the tile grid, odd shapes for the any-alignment paths.
-SHAPES = [(8, 8, 8), (16, 24, 40), (1000, 1000, 1000), (1544, 2056, 1032), (2048, 4096, 1024),
-          (1, 1, 1), (127, 129, 65), (1, 513, 257)]
+SHAPES = [
+    (8, 8, 8),
+    (16, 24, 40),
+    (1000, 1000, 1000),
+    (1544, 2056, 1032),
+    (2048, 4096, 1024),
+    (1, 1, 1),
+    (127, 129, 65),
+    (1, 513, 257),
+]
 UNIT_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8}
 
 
@@ -75,8 +83,7 @@ def _skip_if_not_runnable(name, dtype):
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("kernel,dtype", HGEMM + [("auto", "float16"), ("auto", "bfloat16")],
-                         ids=lambda v: v)
+@pytest.mark.parametrize("kernel,dtype", HGEMM + [("auto", "float16"), ("auto", "bfloat16")], ids=lambda v: v)
 def test_shapes_beta0_poisoned(torch, kernel, dtype, shape):
     if kernel != "auto":
         _skip_if_not_runnable(kernel, dtype)
@@ -143,8 +150,7 @@ def test_misaligned_views_auto_and_forced(torch, dtype):
         check(torch, A[:M], B, C_view, 1.0, 0.5, C0)
         del C
     with pytest.raises(RuntimeError, match="16-byte aligned"):
-        fastgemm.hgemm(A, B, torch.empty(600, 697, device="cuda", dtype=A.dtype),
-                       kernel="hgemm_v09_raster")
+        fastgemm.hgemm(A, B, torch.empty(600, 697, device="cuda", dtype=A.dtype), kernel="hgemm_v09_raster")
 
 
 def test_auto_odd_large_pads(torch):
@@ -185,8 +191,10 @@ def test_cupy_fp16_and_streams(torch):
     check(torch, A2, B2, D, 1.0, 0.0)
 
 
-@pytest.mark.parametrize("kernel,dtype", [("hgemm_v05_reg_prefetch", "float16"),
-                                          ("hgemm_v09_raster", "bfloat16"), ("auto", "float16")])
+@pytest.mark.parametrize(
+    "kernel,dtype",
+    [("hgemm_v05_reg_prefetch", "float16"), ("hgemm_v09_raster", "bfloat16"), ("auto", "float16")],
+)
 def test_cuda_graph_capture(torch, kernel, dtype):
     M, N, K = 512, 384, 256
     A, B = _random(torch, M, K, dtype), _random(torch, K, N, dtype)

@@ -68,8 +68,9 @@ def _find_tool(name: str) -> str | None:
 def _tool(name: str) -> str:
     path = _find_tool(name)
     if path is None:
-        pytest.fail(f"{name} not found (searched sys.path for nvidia/*/bin/{name}, then PATH): "
-                    f"{INSTALL_HINT}")
+        pytest.fail(
+            f"{name} not found (searched sys.path for nvidia/*/bin/{name}, then PATH): {INSTALL_HINT}"
+        )
     return path
 
 
@@ -78,8 +79,9 @@ def _cuobjdump(*args: str) -> str:
     # cuobjdump -sass runs nvdisasm, which it looks up on PATH.
     nvdisasm_dir = os.path.dirname(_tool("nvdisasm"))
     env = dict(os.environ, PATH=os.pathsep.join([nvdisasm_dir, os.environ.get("PATH", "")]))
-    proc = subprocess.run([exe, *args, SO], capture_output=True, text=True, errors="replace", env=env,
-                          check=False)
+    proc = subprocess.run(
+        [exe, *args, SO], capture_output=True, text=True, errors="replace", env=env, check=False
+    )
     if proc.returncode != 0:
         pytest.fail(f"`{exe} {' '.join(args)} {SO}` failed ({proc.returncode}):\n{proc.stderr}{proc.stdout}")
     return proc.stdout
@@ -310,8 +312,10 @@ EXPECTATIONS = {
     ),
     "multicast": (
         lambda k: _is_hopper(k) and "multicast" in k.name,
-        ("the cluster rung: every instantiation loads with UTMALDG.MULTICAST and meets at cluster "
-         "barriers (UCGABAR)"),
+        (
+            "the cluster rung: every instantiation loads with UTMALDG.MULTICAST and meets at cluster "
+            "barriers (UCGABAR)"
+        ),
     ),
 }
 
@@ -449,7 +453,9 @@ def _check_half_instantiations(cubin: str, name: str) -> None:
     assert len(fns) == 8, f"{cubin}: expected 8 instantiations of {name}_kernel, found {found}"
     expected = sorted(
         f"{name}_kernel<{t}, {a}, {b}>"
-        for t in ("__half", "__nv_bfloat16") for a in ("false", "true") for b in ("false", "true")
+        for t in ("__half", "__nv_bfloat16")
+        for a in ("false", "true")
+        for b in ("false", "true")
     )
     assert found == expected, cubin
     assert {_element_dtype(fn, name) for fn in fns} == set(HALF)
@@ -495,8 +501,9 @@ def test_tensor_cores(cubin, kernel):
 
 @pytest.mark.parametrize("cubin, kernel", _cases("wgmma"))
 def test_wgmma(cubin, kernel):
-    without = [_short(fn, kernel.name) for fn, ops in _functions_of(cubin, kernel).items()
-               if not _has(ops, "HGMMA")]
+    without = [
+        _short(fn, kernel.name) for fn, ops in _functions_of(cubin, kernel).items() if not _has(ops, "HGMMA")
+    ]
     assert not without, f"{cubin}: no HGMMA (wgmma) in {kernel.name} ({kernel.dtype}): {without}"
 
 
@@ -514,16 +521,24 @@ def test_tma_loads(cubin, kernel):
 
 @pytest.mark.parametrize("cubin, kernel", _cases("tma_store"))
 def test_tma_stores(cubin, kernel):
-    without = [_short(fn, kernel.name) for fn, ops in _functions_of(cubin, kernel).items()
-               if not _has(ops, "UTMASTG")]
+    without = [
+        _short(fn, kernel.name)
+        for fn, ops in _functions_of(cubin, kernel).items()
+        if not _has(ops, "UTMASTG")
+    ]
     assert not without, f"{cubin}: no UTMASTG (TMA store) in {kernel.name} ({kernel.dtype}): {without}"
 
 
 @pytest.mark.parametrize("cubin, kernel", _cases("multicast"))
 def test_cluster_multicast(cubin, kernel):
-    without = [_short(fn, kernel.name) for fn, ops in _functions_of(cubin, kernel).items()
-               if not (any(_base(op) == "UTMALDG" and "MULTICAST" in op.split(".") for op in ops)
-                       and _has(ops, "UCGABAR_WAIT"))]
+    without = [
+        _short(fn, kernel.name)
+        for fn, ops in _functions_of(cubin, kernel).items()
+        if not (
+            any(_base(op) == "UTMALDG" and "MULTICAST" in op.split(".") for op in ops)
+            and _has(ops, "UCGABAR_WAIT")
+        )
+    ]
     assert not without, (
         f"{cubin}: no multicast TMA load or cluster barrier in {kernel.name} ({kernel.dtype}): {without}"
     )
@@ -563,8 +578,9 @@ def test_cp_async(cubin, kernel):
 def test_no_cp_async_before_sm80(kernel):
     older = [arch for arch in ARCHS if not _runs_on(kernel, arch)]
     if not older:
-        pytest.skip(f"no architecture below {kernel.name}'s in this build "
-                    f"(cuda_archs={fastgemm._C.cuda_archs})")
+        pytest.skip(
+            f"no architecture below {kernel.name}'s in this build (cuda_archs={fastgemm._C.cuda_archs})"
+        )
     for arch in older:
         assert arch < 80, "cp.async rungs need sm_80; adjust this test if one gets another lower bound"
         ldgsts = {
@@ -615,7 +631,10 @@ def _of(technique: str, dtype: str) -> list[fastgemm.KernelInfo]:
 def test_expectations_cover_the_ladder():
     # The technique table still matches the ladder it was written for.
     assert [k.name for k in _of("vector_loads", "float32")] == [
-        "sgemm_v06_vectorized", "sgemm_v07_conflict_free", "sgemm_v08_warptile", "sgemm_v09_cp_async",
+        "sgemm_v06_vectorized",
+        "sgemm_v07_conflict_free",
+        "sgemm_v08_warptile",
+        "sgemm_v09_cp_async",
     ]
     assert [k.name for k in _of("cp_async", "float32")] == ["sgemm_v09_cp_async"]
     assert [k.version for k in _of("no_spills", "float32")] == [5, 6, 7, 8, 9]
@@ -675,7 +694,12 @@ def test_parser_on_sample():
     ]
     ops = fns["_ZN8fastgemm4_GLOBAL__N_121sgemm_v06_demo_kernelILb0ELb1EEEvv"]
     assert ops == [
-        "MOV", "LDG.E.128.CONSTANT", "LDG.E.LTC128B", "FFMA", "LDGSTS.E.BYPASS.128.ZFILL", "STL.64",
+        "MOV",
+        "LDG.E.128.CONSTANT",
+        "LDG.E.LTC128B",
+        "FFMA",
+        "LDGSTS.E.BYPASS.128.ZFILL",
+        "STL.64",
     ]
     assert [_is_load_128(op) for op in ops] == [False, True, False, False, True, False]
     assert _has_ffma(ops) and _spills(ops) == ["STL.64"]

@@ -16,8 +16,15 @@ import fastgemm
 pytestmark = pytest.mark.gpu
 
 SGEMM = [k.name for k in fastgemm.kernels("float32")]
-SHAPES = [(1, 1, 1), (1, 513, 257), (127, 129, 65), (1000, 1000, 1000), (2048, 4096, 1024),
-          (1531, 2049, 1277), (3, 2, 1000)]
+SHAPES = [
+    (1, 1, 1),
+    (1, 513, 257),
+    (127, 129, 65),
+    (1000, 1000, 1000),
+    (2048, 4096, 1024),
+    (1531, 2049, 1277),
+    (3, 2, 1000),
+]
 
 
 @pytest.fixture
@@ -285,8 +292,18 @@ def test_copy_rows_any_alignment(cp, dtype):
             src = cp.arange(src_off + rows * rs, dtype=cp.float32).astype(dtype)
             dst = cp.full(dst_off + rows * dst_ld, -1, dtype=dtype)
             item = src.itemsize
-            fastgemm._C.copy_strided(item, src.data.ptr + src_off * item, rows, cols, rs, 1,
-                                     dst.data.ptr + dst_off * item, dst_ld, 0, 0)
+            fastgemm._C.copy_strided(
+                item,
+                src.data.ptr + src_off * item,
+                rows,
+                cols,
+                rs,
+                1,
+                dst.data.ptr + dst_off * item,
+                dst_ld,
+                0,
+                0,
+            )
             got = dst[dst_off:].reshape(rows, dst_ld)
             want = src[src_off:].reshape(rows, rs)[:, :cols]
             assert bool((got[:, :cols] == want).all()), (rows, cols, src_off, dst_off)
@@ -301,7 +318,7 @@ def test_auto_pads_with_beta_into_misaligned_c(cp):
     assert fastgemm.select(M, N, K, "float32", alignment=4).pad
     A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
     base = random_matrix(cp, M, N + 2, "float32")
-    C = base[:, 1:N + 1]
+    C = base[:, 1 : N + 1]
     C0, edges = C.copy(), base[:, [0, N + 1]].copy()
     fastgemm.sgemm(A, B, C, 0.75, -0.5)
     check_gemm(cp, A, B, C, 0.75, -0.5, C0)

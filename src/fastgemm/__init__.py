@@ -91,7 +91,13 @@ _GEMM, _SGEMM, _HGEMM = 0, 1, 2
 
 
 def sgemm(
-    A: Any, B: Any, C: Any, alpha: float = 1.0, beta: float = 0.0, *, kernel: str = "auto",
+    A: Any,
+    B: Any,
+    C: Any,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    *,
+    kernel: str = "auto",
     stream: Any = None,
 ) -> Any:
     """Single-precision GEMM on CUDA cores: ``C = alpha * A @ B + beta * C``, in place.
@@ -119,7 +125,13 @@ def sgemm(
 
 
 def hgemm(
-    A: Any, B: Any, C: Any, alpha: float = 1.0, beta: float = 0.0, *, kernel: str = "auto",
+    A: Any,
+    B: Any,
+    C: Any,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    *,
+    kernel: str = "auto",
     stream: Any = None,
 ) -> Any:
     """Half-precision GEMM on tensor cores: ``C = alpha * A @ B + beta * C``, in place.
@@ -132,7 +144,13 @@ def hgemm(
 
 
 def gemm(
-    A: Any, B: Any, C: Any = None, alpha: float = 1.0, beta: float = 0.0, *, kernel: str = "auto",
+    A: Any,
+    B: Any,
+    C: Any = None,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    *,
+    kernel: str = "auto",
     stream: Any = None,
 ) -> Any:
     """``C = alpha * A @ B + beta * C`` dispatched on dtype (float32 -> :func:`sgemm`, float16 or

@@ -150,7 +150,7 @@ TIMING_PREFIX = {"device": "", "end-to-end": "e2e_"}  # of the result record key
 TIMING_NOTE = {
     "device": "device time (CUDA events around back-to-back launches behind a spin: host cost hidden)",
     "end-to-end": "end-to-end (host clock from synchronize to synchronize around back-to-back calls: "
-                  "Python call cost and launch gaps included)",
+    "Python call cost and launch gaps included)",
 }
 # --overhead
 OVERHEAD_SHAPE = "64x64x64"
@@ -242,8 +242,7 @@ def parse_shapes(sizes: str | None, shapes: str | None, quick: bool = False) -> 
             out.append(tuple(_positive_int(p, "--shapes") for p in parts))
     if not out:
         out = [(n, n, n) for n in (QUICK_SIZES if quick else DEFAULT_SIZES)]
-    seen: set = set()
-    return [s for s in out if not (s in seen or seen.add(s))]
+    return list(dict.fromkeys(out))  # duplicates dropped, order kept
 
 
 EXIT_WRONG, EXIT_BAD_ARGUMENTS, EXIT_NO_GPU = 1, 2, 3
@@ -268,51 +267,89 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "2 bad arguments; 3 no usable GPU (nothing measured); 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"fastgemm {_package_version()}")
-    parser.add_argument("--dtype", default="float32",
-                        help="comma list of float32, float16, bfloat16 (default: float32)")
+    parser.add_argument(
+        "--dtype", default="float32", help="comma list of float32, float16, bfloat16 (default: float32)"
+    )
     parser.add_argument("--sizes", help="comma list of square sizes, e.g. 1024,2048")
     parser.add_argument("--shapes", help="comma list of MxNxK, e.g. 4095x4097x4099,16x4096x4096")
-    parser.add_argument("--kernels", metavar="REGEX",
-                        help="only kernels whose name matches (re.search); default: every kernel "
-                        "of the dtype this GPU can run")
-    parser.add_argument("--include-auto", action="store_true",
-                        help='add a row for kernel="auto" (fastgemm.select\'s choice)')
-    parser.add_argument("--rounds", type=int,
-                        help=f"timed rounds per kernel and shape (default {DEFAULT_ROUNDS}, "
-                        f"--quick {QUICK_ROUNDS})")
-    parser.add_argument("--target-ms", type=float, default=100.0,
-                        help="device time one round aims at; sets launches per round (default 100)")
-    parser.add_argument("--max-seconds-per-kernel", type=float, default=3.0,
-                        help="timing budget per kernel and shape; slow kernels get fewer "
-                        "launches/rounds, never fewer than one (default 3)")
+    parser.add_argument(
+        "--kernels",
+        metavar="REGEX",
+        help="only kernels whose name matches (re.search); default: every kernel "
+        "of the dtype this GPU can run",
+    )
+    parser.add_argument(
+        "--include-auto", action="store_true", help='add a row for kernel="auto" (fastgemm.select\'s choice)'
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        help=f"timed rounds per kernel and shape (default {DEFAULT_ROUNDS}, --quick {QUICK_ROUNDS})",
+    )
+    parser.add_argument(
+        "--target-ms",
+        type=float,
+        default=100.0,
+        help="device time one round aims at; sets launches per round (default 100)",
+    )
+    parser.add_argument(
+        "--max-seconds-per-kernel",
+        type=float,
+        default=3.0,
+        help="timing budget per kernel and shape; slow kernels get fewer "
+        "launches/rounds, never fewer than one (default 3)",
+    )
     parser.add_argument("--out", default="results", help="output directory (default: results)")
     parser.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
-    parser.add_argument("--quick", action="store_true",
-                        help=f"sizes {','.join(map(str, QUICK_SIZES))} and {QUICK_ROUNDS} rounds "
-                        "(explicit --sizes/--shapes/--rounds win)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"sizes {','.join(map(str, QUICK_SIZES))} and {QUICK_ROUNDS} rounds "
+        "(explicit --sizes/--shapes/--rounds win)",
+    )
     parser.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
     parser.add_argument("--seed", type=int, default=0, help="random seed for the inputs")
-    parser.add_argument("--pad", action="store_true",
-                        help="pad rows to 16 bytes for every candidate (default: dense operands)")
-    parser.add_argument("--no-prefill", action="store_true",
-                        help="do not spin the stream before a round (then host launch overhead "
-                        "can show in short kernels' times)")
-    parser.add_argument("--timing", choices=TIMINGS,
-                        help="device: CUDA events around launches kept back to back by a spin "
-                        "(default); end-to-end: host clock from synchronize to synchronize around "
-                        "back-to-back calls, host cost included; both: each, in the same rounds")
+    parser.add_argument(
+        "--pad",
+        action="store_true",
+        help="pad rows to 16 bytes for every candidate (default: dense operands)",
+    )
+    parser.add_argument(
+        "--no-prefill",
+        action="store_true",
+        help="do not spin the stream before a round (then host launch overhead "
+        "can show in short kernels' times)",
+    )
+    parser.add_argument(
+        "--timing",
+        choices=TIMINGS,
+        help="device: CUDA events around launches kept back to back by a spin "
+        "(default); end-to-end: host clock from synchronize to synchronize around "
+        "back-to-back calls, host cost included; both: each, in the same rounds",
+    )
     over = parser.add_argument_group(
-        "host cost per call (--overhead; uses --device, --seed and --out, ignores the rest)")
-    over.add_argument("--overhead", action="store_true",
-                      help="measure the host cost of one call from Python (fastgemm.hgemm/sgemm "
-                      "and torch/cupy matmul, torch tensors and CuPy arrays) instead, then exit")
-    over.add_argument("--overhead-shape", metavar="MxNxK",
-                      help=f"problem size (default {OVERHEAD_SHAPE})")
-    over.add_argument("--overhead-batches", type=int, metavar="R",
-                      help=f"timed batches per case (default {OVERHEAD_BATCHES})")
-    over.add_argument("--overhead-calls", type=int, metavar="N",
-                      help=f"back-to-back calls per batch (default {OVERHEAD_CALLS}, at most "
-                      f"{OVERHEAD_MAX_CALLS}: a batch must not fill the CUDA launch queue)")
+        "host cost per call (--overhead; uses --device, --seed and --out, ignores the rest)"
+    )
+    over.add_argument(
+        "--overhead",
+        action="store_true",
+        help="measure the host cost of one call from Python (fastgemm.hgemm/sgemm "
+        "and torch/cupy matmul, torch tensors and CuPy arrays) instead, then exit",
+    )
+    over.add_argument("--overhead-shape", metavar="MxNxK", help=f"problem size (default {OVERHEAD_SHAPE})")
+    over.add_argument(
+        "--overhead-batches",
+        type=int,
+        metavar="R",
+        help=f"timed batches per case (default {OVERHEAD_BATCHES})",
+    )
+    over.add_argument(
+        "--overhead-calls",
+        type=int,
+        metavar="N",
+        help=f"back-to-back calls per batch (default {OVERHEAD_CALLS}, at most "
+        f"{OVERHEAD_MAX_CALLS}: a batch must not fill the CUDA launch queue)",
+    )
     args = parser.parse_args(argv)
     _check_overhead_args(parser, args)
 
@@ -343,9 +380,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def _check_overhead_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Validate --overhead* and --timing (parser.error, exit status 2, on a bad value); fills in
     the defaults and args.overhead_mnk."""
-    given = [f"--{name.replace('_', '-')}" for name in ("overhead_shape", "overhead_batches",
-                                                         "overhead_calls")
-             if getattr(args, name) is not None]
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in ("overhead_shape", "overhead_batches", "overhead_calls")
+        if getattr(args, name) is not None
+    ]
     if not args.overhead:
         if given:
             parser.error(f"{', '.join(given)} need(s) --overhead")
@@ -400,8 +439,10 @@ def load_cupy(fastgemm: Any) -> Any:
     try:
         import cupy
     except ImportError as exc:
-        raise NoGPU(f"CuPy is not installed ({exc}); the benchmark uses it for buffers, CUDA events "
-                    f"and the cuBLAS baseline: {_cuda_major_hint(fastgemm)}") from None
+        raise NoGPU(
+            f"CuPy is not installed ({exc}); the benchmark uses it for buffers, CUDA events "
+            f"and the cuBLAS baseline: {_cuda_major_hint(fastgemm)}"
+        ) from None
     except Exception as exc:  # noqa: BLE001 - e.g. a CuPy built for another CUDA
         raise NoGPU(f"CuPy failed to import ({type(exc).__name__}: {exc})") from None
     try:
@@ -460,7 +501,10 @@ def _nvidia_smi_driver() -> str | None:
     try:
         out = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=15, check=True,
+            capture_output=True,
+            text=True,
+            timeout=15,
+            check=True,
         ).stdout
         return out.strip().splitlines()[0].strip() or None
     except (OSError, subprocess.SubprocessError, IndexError):
@@ -479,13 +523,25 @@ def describe_device(cp: Any, index: int, fastgemm: Any) -> Device:
     clock_khz = _try(lambda: int(cp.cuda.runtime.deviceGetAttribute(13, index)))  # ClockRate
     if not clock_khz:
         clock_khz = _try(lambda: int(props["clockRate"])) or None
-    dev = Device(index=index, name=name, cc=cc, sm_count=int(props["multiProcessorCount"]),
-                 l2_bytes=int(props.get("l2CacheSize", 0) or 0), clock_khz=clock_khz)
+    dev = Device(
+        index=index,
+        name=name,
+        cc=cc,
+        sm_count=int(props["multiProcessorCount"]),
+        l2_bytes=int(props.get("l2CacheSize", 0) or 0),
+        clock_khz=clock_khz,
+    )
     cublas_v = _try(lambda: int(cp.cuda.cublas.getVersion(cp.cuda.device.get_cublas_handle())))
     runtime_v = _try(lambda: int(cp.cuda.runtime.runtimeGetVersion()))
     driver_v = _try(lambda: int(cp.cuda.runtime.driverGetVersion()))
-    dev.meta = _device_meta(dev, fastgemm, _version_str(runtime_v, "cuda"),
-                            _version_str(driver_v, "cuda"), cublas_v, getattr(cp, "__version__", None))
+    dev.meta = _device_meta(
+        dev,
+        fastgemm,
+        _version_str(runtime_v, "cuda"),
+        _version_str(driver_v, "cuda"),
+        cublas_v,
+        getattr(cp, "__version__", None),
+    )
     return dev
 
 
@@ -494,14 +550,26 @@ def describe_device_torch(torch: Any, index: int, fastgemm: Any) -> Device:
     version is torch's; the cuBLAS version is not known)."""
     props = torch.cuda.get_device_properties(index)
     cc = int(props.major) * 10 + int(props.minor)
-    dev = Device(index=index, name=str(props.name), cc=cc, sm_count=int(props.multi_processor_count),
-                 l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0), clock_khz=None)
+    dev = Device(
+        index=index,
+        name=str(props.name),
+        cc=cc,
+        sm_count=int(props.multi_processor_count),
+        l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0),
+        clock_khz=None,
+    )
     dev.meta = _device_meta(dev, fastgemm, torch.version.cuda, None, None, None)
     return dev
 
 
-def _device_meta(dev: Device, fastgemm: Any, cuda_runtime: str | None, cuda_driver_api: str | None,
-                 cublas_v: int | None, cupy_version: str | None) -> dict:
+def _device_meta(
+    dev: Device,
+    fastgemm: Any,
+    cuda_runtime: str | None,
+    cuda_driver_api: str | None,
+    cublas_v: int | None,
+    cupy_version: str | None,
+) -> dict:
     fg_version = getattr(fastgemm, "__version__", None)
     if fg_version is None:
         fg_version = _try(lambda: __import__("importlib.metadata").metadata.version("fastgemm"))
@@ -525,8 +593,9 @@ def _device_meta(dev: Device, fastgemm: Any, cuda_runtime: str | None, cuda_driv
 
 def _git(where: Path, *args: str) -> str | None:
     try:
-        return subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True,
-                              timeout=15, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(where), *args], capture_output=True, text=True, timeout=15, check=True
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -560,12 +629,14 @@ def git_clean() -> bool | None:
 def run_meta(device: Device, args: argparse.Namespace) -> dict:
     """The meta every output file starts with: the device, date, command line and git commit."""
     meta = dict(device.meta)
-    meta.update({
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "command": shlex.join(["python", "-m", "fastgemm.bench", *args.argv]),
-        "git_commit": git_commit(),
-        "git_clean": git_clean(),
-    })
+    meta.update(
+        {
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "command": shlex.join(["python", "-m", "fastgemm.bench", *args.argv]),
+            "git_commit": git_commit(),
+            "git_clean": git_clean(),
+        }
+    )
     return meta
 
 
@@ -636,8 +707,11 @@ def padded_ld(cols: int, itemsize: int, align_bytes: int) -> int:
 
 
 def set_bytes(M: int, N: int, K: int, itemsize: int, align_bytes: int) -> int:
-    return itemsize * (M * padded_ld(K, itemsize, align_bytes) + K * padded_ld(N, itemsize, align_bytes)
-                       + M * padded_ld(N, itemsize, align_bytes))
+    return itemsize * (
+        M * padded_ld(K, itemsize, align_bytes)
+        + K * padded_ld(N, itemsize, align_bytes)
+        + M * padded_ld(N, itemsize, align_bytes)
+    )
 
 
 def count_input_sets(bytes_per_set: int, l2_bytes: int) -> int:
@@ -663,8 +737,9 @@ def resolve_dtype(cp: Any, dtype: str) -> Any:
     return np.dtype(dtype)
 
 
-def make_inputs(cp: Any, np_dtype: Any, M: int, N: int, K: int, n_sets: int, seed: int,
-                align_bytes: int) -> list[InputSet]:
+def make_inputs(
+    cp: Any, np_dtype: Any, M: int, N: int, K: int, n_sets: int, seed: int, align_bytes: int
+) -> list[InputSet]:
     """n_sets independent random-normal (A, B) pairs with an output buffer each; rows padded to
     align_bytes (views of the logical shape over the padded storage)."""
     itemsize = np_dtype.itemsize
@@ -750,9 +825,27 @@ def cublas_launchers(cp: Any, dtype: str) -> list[tuple[str, Launch]]:
             # Row-major C = A @ B is column-major C^T = B^T @ A^T: swap the operands.
             M, K = s.A.shape
             N = s.B.shape[1]
-            cublas.gemmEx(handle, op_n, op_n, N, M, K, one.ctypes.data,
-                          s.B.data.ptr, dt, s.ldb, s.A.data.ptr, dt, s.lda, zero.ctypes.data,
-                          s.C.data.ptr, dt, s.ldc, compute, algo)
+            cublas.gemmEx(
+                handle,
+                op_n,
+                op_n,
+                N,
+                M,
+                K,
+                one.ctypes.data,
+                s.B.data.ptr,
+                dt,
+                s.ldb,
+                s.A.data.ptr,
+                dt,
+                s.lda,
+                zero.ctypes.data,
+                s.C.data.ptr,
+                dt,
+                s.ldc,
+                compute,
+                algo,
+            )
 
         kind = "FP32 (TF32 off)" if dtype == "float32" else f"{dtype} in/out, fp32 accumulation"
         out.append((f"cuBLAS cublasGemmEx via CuPy, CUBLAS_COMPUTE_32F, {kind}", gemm_ex))
@@ -845,6 +938,10 @@ class Trial:
     def label(self) -> str:
         return self.cand.name
 
+    def run(self, s: InputSet) -> Any:
+        assert self.launch is not None, "run() before the trial's launcher was set"
+        return self.launch(s)
+
 
 class BrokenContext(RuntimeError):
     """A launch left the CUDA context unusable; nothing more can be measured in this process."""
@@ -864,7 +961,7 @@ def check(cp: Any, trial: Trial, s: InputSet, ref: Any, ref_norm: float, tol: fl
     try:
         s.C.fill(float("nan"))
         start.record()
-        trial.launch(s)
+        trial.run(s)
         end.record()
         end.synchronize()
     except Exception as exc:  # noqa: BLE001 - a failing candidate is a result, not a crash
@@ -895,7 +992,7 @@ def time_kernel(cp: Any, trial: Trial, sets: list[InputSet], reps: int, prefill:
     t0 = time.perf_counter()
     start.record()
     for i in range(reps):
-        trial.launch(sets[(first + i) % n])
+        trial.run(sets[(first + i) % n])
     end.record()
     host = time.perf_counter() - t0
     end.synchronize()
@@ -917,7 +1014,7 @@ def time_end_to_end(cp: Any, trial: Trial, sets: list[InputSet], reps: int) -> f
     device.synchronize()
     t0 = time.perf_counter()
     for i in range(reps):
-        trial.launch(sets[(first + i) % n])
+        trial.run(sets[(first + i) % n])
     device.synchronize()
     elapsed = time.perf_counter() - t0
     trial.next_set = (first + reps) % n
@@ -1012,16 +1109,14 @@ def _setup_trial(ctx: Context, dtype: str, cand: Candidate, shape: Shape) -> Tri
 
 def operand_alignment(s: InputSet, itemsize: int, cap: int = ROW_ALIGN_BYTES) -> int:
     """Largest power of two (<= cap) dividing every base address and row size of the set."""
-    values = [s.A.data.ptr, s.B.data.ptr, s.C.data.ptr, s.lda * itemsize, s.ldb * itemsize,
-              s.ldc * itemsize]
+    values = [s.A.data.ptr, s.B.data.ptr, s.C.data.ptr, s.lda * itemsize, s.ldb * itemsize, s.ldc * itemsize]
     align = cap
     while align > 1 and any(v % align for v in values):
         align //= 2
     return align
 
 
-def selected_kernel(fastgemm: Any, M: int, N: int, K: int, dtype: str, cc: int, alignment: int
-                    ) -> str | None:
+def selected_kernel(fastgemm: Any, M: int, N: int, K: int, dtype: str, cc: int, alignment: int) -> str | None:
     """The rung kernel="auto" runs for these operands (None if select() cannot say)."""
     sel = _try(lambda: fastgemm.select(M, N, K, dtype, cc=cc, alignment=alignment))
     if sel is None:
@@ -1029,9 +1124,10 @@ def selected_kernel(fastgemm: Any, M: int, N: int, K: int, dtype: str, cc: int, 
     return getattr(getattr(sel, "kernel", None), "name", None)
 
 
-def _check_cublas(ctx: Context, dtype: str, trial: Trial, s: InputSet, ref: Any, ref_norm: float,
-                  tol: float) -> float | None:
-    errors = []
+def _check_cublas(
+    ctx: Context, dtype: str, trial: Trial, s: InputSet, ref: Any, ref_norm: float, tol: float
+) -> float | None:
+    errors: list[str] = []
     for desc, launch in cublas_launchers(ctx.cp, dtype):
         trial.launch, trial.baseline = launch, desc
         trial.status, trial.error, trial.rel_error = "pending", "", None
@@ -1045,8 +1141,9 @@ def _check_cublas(ctx: Context, dtype: str, trial: Trial, s: InputSet, ref: Any,
     return None
 
 
-def run_shape(ctx: Context, dtype: str, np_dtype: Any, shape: Shape, candidates: list[Candidate]
-              ) -> list[Trial]:
+def run_shape(
+    ctx: Context, dtype: str, np_dtype: Any, shape: Shape, candidates: list[Candidate]
+) -> list[Trial]:
     """Check, then time with interleaved rounds, every candidate on one shape (cuBLAS first)."""
     cp, args = ctx.cp, ctx.args
     M, N, K = shape
@@ -1054,8 +1151,10 @@ def run_shape(ctx: Context, dtype: str, np_dtype: Any, shape: Shape, candidates:
     align = ROW_ALIGN_BYTES if args.pad else 1
     per_set = set_bytes(M, N, K, np_dtype.itemsize, align)
     n_sets = count_input_sets(per_set, ctx.device.l2_bytes)
-    ctx.progress.note(f"--- {dtype} {label}: {n_sets} input set(s) of {per_set / 2**20:.1f} MiB "
-                      f"(L2 {ctx.device.l2_bytes / 2**20:.0f} MiB)")
+    ctx.progress.note(
+        f"--- {dtype} {label}: {n_sets} input set(s) of {per_set / 2**20:.1f} MiB "
+        f"(L2 {ctx.device.l2_bytes / 2**20:.0f} MiB)"
+    )
     seed = (args.seed * 1_000_003 + M * 7919 + N * 104729 + K * 1299709) % 2**31
     sets = make_inputs(cp, np_dtype, M, N, K, n_sets, seed, align)
     ref, ref_norm = reference(cp, sets[0])
@@ -1069,13 +1168,15 @@ def run_shape(ctx: Context, dtype: str, np_dtype: Any, shape: Shape, candidates:
         idx = ctx.counter
         trial = _setup_trial(ctx, dtype, cand, shape)
         if cand.kind == "auto":
-            trial.selected = selected_kernel(ctx.fastgemm, M, N, K, dtype, ctx.device.cc,
-                                             operand_alignment(sets[0], np_dtype.itemsize))
+            trial.selected = selected_kernel(
+                ctx.fastgemm, M, N, K, dtype, ctx.device.cc, operand_alignment(sets[0], np_dtype.itemsize)
+            )
         unfit = None
         if cand.kind == "kernel":  # a rung that declares an alignment these operands break
             info = next(k for k in ctx.fastgemm.kernels(dtype) if k.name == cand.name)
             unfit = ctx.fastgemm.dispatch.check_runnable(
-                info, ctx.device.cc, operand_alignment(sets[0], np_dtype.itemsize))
+                info, ctx.device.cc, operand_alignment(sets[0], np_dtype.itemsize)
+            )
         if unfit is not None:
             trial.status, trial.error, check_ms = "n/a", unfit, None
         elif cand.kind == "cublas":
@@ -1099,11 +1200,15 @@ def run_shape(ctx: Context, dtype: str, np_dtype: Any, shape: Shape, candidates:
             _ensure_context(cp, trial.label, exc)
             ctx.progress(idx, f"{trial.label} {label} probe: ERROR ({trial.error}); not timed")
             continue
-        trial.rounds, trial.reps = plan_reps(trial.est_ms, args.rounds, args.target_ms,
-                                             args.max_seconds_per_kernel)
+        trial.rounds, trial.reps = plan_reps(
+            trial.est_ms, args.rounds, args.target_ms, args.max_seconds_per_kernel
+        )
         extra = f" -> {trial.selected}" if trial.selected else ""
-        ctx.progress(idx, f"{trial.label}{extra} {label} check ok (rel err {trial.rel_error:.1e}), "
-                          f"~{trial.est_ms:.3g} ms/launch: {trial.rounds} round(s) x {trial.reps}")
+        ctx.progress(
+            idx,
+            f"{trial.label}{extra} {label} check ok (rel err {trial.rel_error:.1e}), "
+            f"~{trial.est_ms:.3g} ms/launch: {trial.rounds} round(s) x {trial.reps}",
+        )
     del ref
 
     max_rounds = max((t.rounds for t in trials if t.status == "ok"), default=0)
@@ -1132,14 +1237,19 @@ def run_shape(ctx: Context, dtype: str, np_dtype: Any, shape: Shape, candidates:
         if trial.status != "ok":
             continue
         figures = []
-        for what, ms, base_ms in (("", trial.ms, base and base.ms),
-                                  ("e2e ", trial.e2e_ms, base and base.e2e_ms)):
+        for what, ms, base_ms in (
+            ("", trial.ms, base.ms if base else None),
+            ("e2e ", trial.e2e_ms, base.e2e_ms if base else None),
+        ):
             if ms is not None:
                 tf, base_tflops = tflops_of(M, N, K, ms), tflops_of(M, N, K, base_ms)
                 pct = f" ({100 * tf / base_tflops:.0f}% cuBLAS)" if tf and base_tflops else ""
                 figures.append(f"{what}{fmt_tflops(tf)} TFLOPS{pct}")
-        host = (f" [host-limited in {trial.host_limited_rounds}/{len(trial.samples)} rounds]"
-                if trial.host_limited_rounds and trial.samples else "")
+        host = (
+            f" [host-limited in {trial.host_limited_rounds}/{len(trial.samples)} rounds]"
+            if trial.host_limited_rounds and trial.samples
+            else ""
+        )
         ctx.progress(idx, f"{trial.label} {label} ... {', '.join(figures)}{host}")
 
     del sets
@@ -1147,8 +1257,9 @@ def run_shape(ctx: Context, dtype: str, np_dtype: Any, shape: Shape, candidates:
     return trials
 
 
-def timing_figures(M: int, N: int, K: int, ms: float | None, base_ms: float | None,
-                   peak: float | None, prefix: str = "") -> dict:
+def timing_figures(
+    M: int, N: int, K: int, ms: float | None, base_ms: float | None, peak: float | None, prefix: str = ""
+) -> dict:
     """{prefix}ms, {prefix}tflops, {prefix}pct_cublas, {prefix}pct_peak of one median time (None
     where not measured); base_ms is cuBLAS's median of the same timing and shape."""
     tf, base_tflops = tflops_of(M, N, K, ms), tflops_of(M, N, K, base_ms)
@@ -1168,22 +1279,33 @@ def result_records(trials: list[Trial], dtype: str, peak: float | None) -> list[
     records = []
     for t in trials:
         ok = t.status == "ok"
-        record = {"kernel": t.cand.name, "version": t.cand.version, "dtype": dtype,
-                  "M": t.M, "N": t.N, "K": t.K}
-        record.update(timing_figures(t.M, t.N, t.K, t.ms if ok else None, base and base.ms, peak))
-        record.update({
-            "rel_error": t.rel_error,
-            "ok": ok,
-            "status": t.status,
-            "techniques": t.baseline if t.cand.kind == "cublas" else t.cand.techniques,
-            "rounds": len(t.samples),
-            "reps": t.reps if t.samples or t.e2e_samples else 0,
-            "host_limited_rounds": t.host_limited_rounds,
-            "selected": t.selected,
-            "error": t.error or None,
-        })
-        record.update(timing_figures(t.M, t.N, t.K, t.e2e_ms if ok else None, base and base.e2e_ms,
-                                     peak, "e2e_"))
+        record: dict[str, Any] = {
+            "kernel": t.cand.name,
+            "version": t.cand.version,
+            "dtype": dtype,
+            "M": t.M,
+            "N": t.N,
+            "K": t.K,
+        }
+        record.update(timing_figures(t.M, t.N, t.K, t.ms if ok else None, base.ms if base else None, peak))
+        record.update(
+            {
+                "rel_error": t.rel_error,
+                "ok": ok,
+                "status": t.status,
+                "techniques": t.baseline if t.cand.kind == "cublas" else t.cand.techniques,
+                "rounds": len(t.samples),
+                "reps": t.reps if t.samples or t.e2e_samples else 0,
+                "host_limited_rounds": t.host_limited_rounds,
+                "selected": t.selected,
+                "error": t.error or None,
+            }
+        )
+        record.update(
+            timing_figures(
+                t.M, t.N, t.K, t.e2e_ms if ok else None, base.e2e_ms if base else None, peak, "e2e_"
+            )
+        )
         record["e2e_rounds"] = len(t.e2e_samples)
         records.append(record)
     return records
@@ -1208,12 +1330,40 @@ def warmup_gpu(cp: Any, seconds: float) -> None:
 # Outputs
 # ----------------------------------------------------------------------------------------------
 
-CSV_FIELDS = ("kernel", "version", "dtype", "M", "N", "K", "ms", "tflops", "pct_cublas", "pct_peak",
-              "e2e_ms", "e2e_tflops", "e2e_pct_cublas", "e2e_pct_peak", "rel_error", "ok", "status",
-              "techniques", "rounds", "e2e_rounds", "reps", "host_limited_rounds", "selected", "error")
+CSV_FIELDS = (
+    "kernel",
+    "version",
+    "dtype",
+    "M",
+    "N",
+    "K",
+    "ms",
+    "tflops",
+    "pct_cublas",
+    "pct_peak",
+    "e2e_ms",
+    "e2e_tflops",
+    "e2e_pct_cublas",
+    "e2e_pct_peak",
+    "rel_error",
+    "ok",
+    "status",
+    "techniques",
+    "rounds",
+    "e2e_rounds",
+    "reps",
+    "host_limited_rounds",
+    "selected",
+    "error",
+)
 # CSV headers that differ from the record keys: every timing column names its timing.
-CSV_HEADERS = {"ms": "device_ms", "tflops": "device_tflops", "pct_cublas": "device_pct_cublas",
-               "pct_peak": "device_pct_peak", "rounds": "device_rounds"}
+CSV_HEADERS = {
+    "ms": "device_ms",
+    "tflops": "device_tflops",
+    "pct_cublas": "device_pct_cublas",
+    "pct_peak": "device_pct_peak",
+    "rounds": "device_rounds",
+}
 
 
 def output_paths(out_dir: str | os.PathLike, prefix: str, slug: str) -> dict:
@@ -1222,8 +1372,15 @@ def output_paths(out_dir: str | os.PathLike, prefix: str, slug: str) -> dict:
     return {ext: base.with_suffix(f".{ext}") for ext in ("json", "csv", "png")}
 
 
-def write_outputs(out_dir: str | os.PathLike, prefix: str, slug: str, meta: dict, results: list[dict],
-                  fields: Sequence[str] = CSV_FIELDS, headers: dict | None = None) -> dict:
+def write_outputs(
+    out_dir: str | os.PathLike,
+    prefix: str,
+    slug: str,
+    meta: dict,
+    results: list[dict],
+    fields: Sequence[str] = CSV_FIELDS,
+    headers: dict | None = None,
+) -> dict:
     """Write <prefix>-<slug>.json (meta and results) and .csv (the record keys in `fields`, headed
     by headers.get(key, key)); returns the paths (png included, not written here)."""
     headers = CSV_HEADERS if headers is None else headers
@@ -1263,8 +1420,13 @@ def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -
     except ImportError:
         warn("matplotlib is not installed: no plot (pip install matplotlib, or pass --no-plot)")
         return False
-    rungs = sorted({(r["version"], r["kernel"]) for r in results
-                    if r["version"] is not None and r["kernel"] not in (CUBLAS, AUTO)})
+    rungs = sorted(
+        {
+            (r["version"], r["kernel"])
+            for r in results
+            if r["version"] is not None and r["kernel"] not in (CUBLAS, AUTO)
+        }
+    )
     if not rungs:
         return False
     fig, ax = plt.subplots(figsize=(10, 6))
@@ -1272,8 +1434,11 @@ def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -
     for i, (M, N, K) in enumerate(_shapes_in(results)):
         color = f"C{i % 10}"
         rows = [r for r in results if (r["M"], r["N"], r["K"]) == (M, N, K)]
-        by_rung = {r["version"]: r[key] for r in rows
-                   if r["kernel"] not in (CUBLAS, AUTO) and r["version"] is not None and r.get(key)}
+        by_rung = {
+            r["version"]: r[key]
+            for r in rows
+            if r["kernel"] not in (CUBLAS, AUTO) and r["version"] is not None and r.get(key)
+        }
         label = f"{M}³" if M == N == K else shape_label(M, N, K)
         if by_rung:  # WRONG/ERROR rungs are gaps in the line
             ys = [by_rung.get(v, float("nan")) for v, _ in rungs]
@@ -1288,12 +1453,14 @@ def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -
         return False
     ax.set_yscale("log")
     ax.set_xticks([v for v, _ in rungs])
-    ax.set_xticklabels([re.sub(r"^[a-z]+gemm_", "", n) for _, n in rungs], rotation=30, ha="right",
-                       fontsize=8)
+    ax.set_xticklabels(
+        [re.sub(r"^[a-z]+gemm_", "", n) for _, n in rungs], rotation=30, ha="right", fontsize=8
+    )
     ax.set_xlabel("rung")
     ax.set_ylabel("TFLOPS (log scale)")
-    ax.set_title(f"fastgemm {dtype} on {meta.get('gpu', '?')}, {TIMING_SHORT[timing]} time "
-                 "(dashed: cuBLAS, same run)")
+    ax.set_title(
+        f"fastgemm {dtype} on {meta.get('gpu', '?')}, {TIMING_SHORT[timing]} time (dashed: cuBLAS, same run)"
+    )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()
@@ -1329,15 +1496,21 @@ def _cell(r: dict | None, with_pct: bool, prefix: str = "") -> str:
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
     """A pipe table (valid markdown) padded for the terminal."""
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
-              for i, h in enumerate(headers)]
+    widths = [
+        max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
+        for i, h in enumerate(headers)
+    ]
 
     def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(str(c).rjust(w) if rt else str(c).ljust(w)
-                                 for c, w, rt in zip(cells, widths, right)) + " |"
+        return (
+            "| "
+            + " | ".join(str(c).rjust(w) if rt else str(c).ljust(w) for c, w, rt in zip(cells, widths, right))
+            + " |"
+        )
 
-    sep = "|" + "|".join(("-" * (w + 1) + ":") if rt else ("-" * (w + 2))
-                         for w, rt in zip(widths, right)) + "|"
+    sep = (
+        "|" + "|".join(("-" * (w + 1) + ":") if rt else ("-" * (w + 2)) for w, rt in zip(widths, right)) + "|"
+    )
     return "\n".join([line(headers), sep] + [line(r) for r in rows])
 
 
@@ -1351,8 +1524,11 @@ def wide_table(results: list[dict], timings: Sequence[str] = ("device",)) -> str
     def suffix(timing: str) -> str:
         return f" {TIMING_SHORT[timing]}" if len(timings) > 1 or timing != "device" else ""
 
-    headers = (["kernel"] + [shape_label(*s) + suffix(t) for s in shapes for t in timings]
-               + [f"% peak @ {shape_label(*largest)}{suffix(timings[0])}"])
+    headers = (
+        ["kernel"]
+        + [shape_label(*s) + suffix(t) for s in shapes for t in timings]
+        + [f"% peak @ {shape_label(*largest)}{suffix(timings[0])}"]
+    )
     peak_key = TIMING_PREFIX[timings[0]] + "pct_peak"
     rows = []
     for name, _version in _row_order(results):
@@ -1391,8 +1567,9 @@ def long_table(results: list[dict], timings: Sequence[str] = ("device",)) -> str
     if both:
         headers.append("e2e - device (us/call)")
     rows = []
-    for r in sorted(results, key=lambda r: (shapes[(r["M"], r["N"], r["K"])],
-                                            order[(r["kernel"], r["version"])])):
+    for r in sorted(
+        results, key=lambda r: (shapes[(r["M"], r["N"], r["K"])], order[(r["kernel"], r["version"])])
+    ):
         name = r["kernel"] + (f" -> {r['selected']}" if r.get("selected") else "")
         row = [name, shape_label(r["M"], r["N"], r["K"])]
         for t in timings:
@@ -1412,7 +1589,7 @@ def long_table(results: list[dict], timings: Sequence[str] = ("device",)) -> str
 def timing_caption(timings: Sequence[str]) -> str:
     """'timing: ...' naming what the number columns of a table measure."""
     if len(timings) > 1:
-        return (f"timing: {TIMING_NOTE['device']}; the e2e columns: {TIMING_NOTE['end-to-end']}")
+        return f"timing: {TIMING_NOTE['device']}; the e2e columns: {TIMING_NOTE['end-to-end']}"
     return f"timing: {TIMING_NOTE[timings[0]]}"
 
 
@@ -1425,14 +1602,19 @@ def print_table(dtype: str, meta: dict, results: list[dict], long: bool, file: A
     peak_txt = f"{peak:.1f} TFLOPS ({meta.get('peak_source')})" if peak else "n/a"
     kind = "per kernel and shape" if long else "TFLOPS (% of cuBLAS) by shape"
     timings = timings_of(meta)
-    print(f"\n## {dtype} on {meta.get('gpu')} (cc {meta.get('compute_capability')}), {kind}; "
-          f"median of up to {meta.get('rounds')} rounds; peak {peak_txt}", file=file)
+    print(
+        f"\n## {dtype} on {meta.get('gpu')} (cc {meta.get('compute_capability')}), {kind}; "
+        f"median of up to {meta.get('rounds')} rounds; peak {peak_txt}",
+        file=file,
+    )
     print(timing_caption(timings), file=file)
     print(long_table(results, timings) if long else wide_table(results, timings), file=file, flush=True)
     errors = [r for r in results if r["status"] != "ok"] if long else []
     for r in errors:
-        print(f"  {r['kernel']} {shape_label(r['M'], r['N'], r['K'])}: {r['status'].upper()}: "
-              f"{r.get('error')}", file=file)
+        print(
+            f"  {r['kernel']} {shape_label(r['M'], r['N'], r['K'])}: {r['status'].upper()}: {r.get('error')}",
+            file=file,
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1440,9 +1622,26 @@ def print_table(dtype: str, meta: dict, results: list[dict], long: bool, file: A
 # ----------------------------------------------------------------------------------------------
 
 OVERHEAD_FUNCTIONS = (("hgemm", "float16", "fp16"), ("sgemm", "float32", "fp32"))
-OVERHEAD_FIELDS = ("case", "label", "library", "function", "dtype", "kernel", "beta", "layout",
-                   "host_us_median", "host_us_min", "ratio_to_peer", "peer", "batches",
-                   "calls_per_batch", "rel_error", "ok", "status", "error")
+OVERHEAD_FIELDS = (
+    "case",
+    "label",
+    "library",
+    "function",
+    "dtype",
+    "kernel",
+    "beta",
+    "layout",
+    "host_us_median",
+    "host_us_min",
+    "ratio_to_peer",
+    "peer",
+    "batches",
+    "calls_per_batch",
+    "rel_error",
+    "ok",
+    "status",
+    "error",
+)
 
 
 @dataclass(frozen=True)
@@ -1482,8 +1681,14 @@ def torch_array_lib(torch: Any, index: int) -> ArrayLib:
         t = torch.from_numpy(a.copy(order="C")).to(device)
         return t.T.contiguous().T if fortran else t
 
-    return ArrayLib("torch", str(torch.__version__), from_host, lambda x: x.cpu().numpy(),
-                    lambda: torch.cuda.synchronize(device), torch.matmul)
+    return ArrayLib(
+        "torch",
+        str(torch.__version__),
+        from_host,
+        lambda x: x.cpu().numpy(),
+        lambda: torch.cuda.synchronize(device),
+        torch.matmul,
+    )
 
 
 def cupy_array_lib(cp: Any, index: int) -> ArrayLib:
@@ -1491,8 +1696,14 @@ def cupy_array_lib(cp: Any, index: int) -> ArrayLib:
         with cp.cuda.Device(index):
             return cp.asfortranarray(cp.asarray(a)) if fortran else cp.asarray(a)
 
-    return ArrayLib("cupy", getattr(cp, "__version__", None), from_host, cp.asnumpy,
-                    lambda: cp.cuda.Device(index).synchronize(), cp.matmul)
+    return ArrayLib(
+        "cupy",
+        getattr(cp, "__version__", None),
+        from_host,
+        cp.asnumpy,
+        lambda: cp.cuda.Device(index).synchronize(),
+        cp.matmul,
+    )
 
 
 @dataclass(frozen=True)
@@ -1515,13 +1726,19 @@ def overhead_specs(forced: dict[str, str | None]) -> list[OverheadSpec]:
         specs += [
             OverheadSpec(f"{fn}-auto", f"{fn} {short}, auto, beta=0", fn, dtype),
             OverheadSpec(f"{fn}-beta", f"{fn} {short}, auto, beta=0.5", fn, dtype, beta=0.5),
-            OverheadSpec(f"{fn}-forder", f"{fn} {short}, auto, F-ordered A, B, C", fn, dtype,
-                         fortran=True),
-            OverheadSpec(f"{fn}-forced", f"{fn} {short}, kernel={forced.get(dtype) or '?'}", fn, dtype,
-                         kernel=forced.get(dtype)),
+            OverheadSpec(f"{fn}-forder", f"{fn} {short}, auto, F-ordered A, B, C", fn, dtype, fortran=True),
+            OverheadSpec(
+                f"{fn}-forced",
+                f"{fn} {short}, kernel={forced.get(dtype) or '?'}",
+                fn,
+                dtype,
+                kernel=forced.get(dtype),
+            ),
         ]
-    specs += [OverheadSpec(f"matmul-{dtype}", f"peer: matmul(A, B, out=C), {short}", "matmul", dtype,
-                           kernel=None) for _, dtype, short in OVERHEAD_FUNCTIONS]
+    specs += [
+        OverheadSpec(f"matmul-{dtype}", f"peer: matmul(A, B, out=C), {short}", "matmul", dtype, kernel=None)
+        for _, dtype, short in OVERHEAD_FUNCTIONS
+    ]
     return specs
 
 
@@ -1548,13 +1765,18 @@ class OverheadCase:
     def name(self) -> str:
         return f"{self.spec.label} ({self.lib.name})"
 
+    def invoke(self) -> Any:
+        assert self.call is not None, "invoke() before prepare_case() set the call"
+        return self.call()
+
     def fail(self, exc: BaseException) -> None:
         self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
         self.samples.clear()
 
 
-def overhead_call(spec: OverheadSpec, lib: ArrayLib, fastgemm: Any, A: Any, B: Any, C: Any
-                  ) -> Callable[[], Any]:
+def overhead_call(
+    spec: OverheadSpec, lib: ArrayLib, fastgemm: Any, A: Any, B: Any, C: Any
+) -> Callable[[], Any]:
     """The call as a user writes it, bound with functools.partial (cheaper than a lambda)."""
     if spec.function == "matmul":
         return functools.partial(lib.matmul, A, B, out=C)
@@ -1565,8 +1787,7 @@ def overhead_call(spec: OverheadSpec, lib: ArrayLib, fastgemm: Any, A: Any, B: A
     return functools.partial(getattr(fastgemm, spec.function), *args, **kwargs)
 
 
-def prepare_case(spec: OverheadSpec, lib: ArrayLib, fastgemm: Any, shape: Shape, seed: int
-                 ) -> OverheadCase:
+def prepare_case(spec: OverheadSpec, lib: ArrayLib, fastgemm: Any, shape: Shape, seed: int) -> OverheadCase:
     """Operands and call of one case, checked by one call against a float64 NumPy product (C holds
     NaN when beta = 0): status ok, wrong (error over OVERHEAD_TOLERANCE) or error."""
     import numpy as np
@@ -1576,12 +1797,15 @@ def prepare_case(spec: OverheadSpec, lib: ArrayLib, fastgemm: Any, shape: Shape,
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((M, K), dtype=np.float32).astype(spec.dtype)
     b = rng.standard_normal((K, N), dtype=np.float32).astype(spec.dtype)
-    c0 = (rng.standard_normal((M, N), dtype=np.float32) if spec.beta
-          else np.full((M, N), np.nan, dtype=np.float32)).astype(spec.dtype)
+    c0 = (
+        rng.standard_normal((M, N), dtype=np.float32)
+        if spec.beta
+        else np.full((M, N), np.nan, dtype=np.float32)
+    ).astype(spec.dtype)
     try:
         A, B, C = (lib.from_host(x, spec.fortran) for x in (a, b, c0))
         case.call = overhead_call(spec, lib, fastgemm, A, B, C)
-        case.call()
+        case.invoke()
         lib.sync()
         got = np.asarray(lib.to_host(C), dtype=np.float64)
     except Exception as exc:  # noqa: BLE001 - a failing case is a result, not a crash
@@ -1610,15 +1834,21 @@ def time_batch(call: Callable[[], Any], sync: Callable[[], Any], calls: int) -> 
     return (time.perf_counter() - t0) / calls
 
 
-def measure_overhead(cases: Sequence[OverheadCase], batches: int, calls: int, warmup: int,
-                     seed: int, note: Callable[[str], Any] | None = None) -> None:
+def measure_overhead(
+    cases: Sequence[OverheadCase],
+    batches: int,
+    calls: int,
+    warmup: int,
+    seed: int,
+    note: Callable[[str], Any] | None = None,
+) -> None:
     """Warm up every checked case, then `batches` rounds of one batch per case, each round in a new
     seeded random order; appends one sample per batch to case.samples."""
     for case in cases:
         if case.status == "ok":
             try:
                 for _ in range(warmup):
-                    case.call()
+                    case.invoke()
                 case.lib.sync()
             except Exception as exc:  # noqa: BLE001
                 case.fail(exc)
@@ -1628,7 +1858,7 @@ def measure_overhead(cases: Sequence[OverheadCase], batches: int, calls: int, wa
         rng.shuffle(order)
         for case in order:
             try:
-                case.samples.append(time_batch(case.call, case.lib.sync, calls))
+                case.samples.append(time_batch(case.invoke, case.lib.sync, calls))
             except Exception as exc:  # noqa: BLE001
                 case.fail(exc)
         if note and (b + 1) % 10 == 0 and b + 1 < batches:
@@ -1638,6 +1868,7 @@ def measure_overhead(cases: Sequence[OverheadCase], batches: int, calls: int, wa
 def overhead_records(cases: Sequence[OverheadCase], calls: int) -> list[dict]:
     """One record per case: host microseconds per call (median and min over batches), the ratio of
     the median to the same library's matmul(out=) of the same dtype, and the check."""
+
     def median_us(c: OverheadCase) -> float | None:
         return statistics.median(c.samples) * 1e6 if c.status == "ok" and c.samples else None
 
@@ -1645,27 +1876,29 @@ def overhead_records(cases: Sequence[OverheadCase], calls: int) -> list[dict]:
     records = []
     for c in cases:
         med, peer = median_us(c), peers.get((c.lib.name, c.spec.dtype))
-        records.append({
-            "case": c.spec.case,
-            "label": c.spec.label,
-            "library": c.lib.name,
-            "function": c.spec.function,
-            "dtype": c.spec.dtype,
-            "kernel": c.spec.kernel,
-            "beta": c.spec.beta,
-            "layout": "F" if c.spec.fortran else "C",
-            "host_us_median": round(med, 3) if med is not None else None,
-            "host_us_min": round(min(c.samples) * 1e6, 3) if med is not None else None,
-            "ratio_to_peer": round(med / peer, 3) if med is not None and peer else None,
-            "peer": c.lib.peer,
-            "batches": len(c.samples),
-            "calls_per_batch": calls if c.samples else 0,
-            "rel_error": c.rel_error,
-            "ok": c.status == "ok",
-            "status": c.status,
-            "error": c.error or None,
-            "host_us_samples": [round(x * 1e6, 3) for x in c.samples],
-        })
+        records.append(
+            {
+                "case": c.spec.case,
+                "label": c.spec.label,
+                "library": c.lib.name,
+                "function": c.spec.function,
+                "dtype": c.spec.dtype,
+                "kernel": c.spec.kernel,
+                "beta": c.spec.beta,
+                "layout": "F" if c.spec.fortran else "C",
+                "host_us_median": round(med, 3) if med is not None else None,
+                "host_us_min": round(min(c.samples) * 1e6, 3) if med is not None else None,
+                "ratio_to_peer": round(med / peer, 3) if med is not None and peer else None,
+                "peer": c.lib.peer,
+                "batches": len(c.samples),
+                "calls_per_batch": calls if c.samples else 0,
+                "rel_error": c.rel_error,
+                "ok": c.status == "ok",
+                "status": c.status,
+                "error": c.error or None,
+                "host_us_samples": [round(x * 1e6, 3) for x in c.samples],
+            }
+        )
     return records
 
 
@@ -1677,26 +1910,37 @@ def overhead_table(records: Sequence[dict]) -> str:
             med, low = f"{r['host_us_median']:.2f}", f"{r['host_us_min']:.2f}"
         else:
             err = r.get("rel_error")
-            med = r["status"].upper() + (f" (err {err:.1e})" if r["status"] == "wrong"
-                                         and isinstance(err, (int, float)) else "")
+            med = r["status"].upper() + (
+                f" (err {err:.1e})" if r["status"] == "wrong" and isinstance(err, (int, float)) else ""
+            )
             low = "-"
         ratio = f"{r['ratio_to_peer']:.2f}x" if r.get("ratio_to_peer") is not None else "-"
         rows.append([r["label"], r["library"], med, low, ratio])
-    return format_table(["case", "library", "host us/call (median)", "host us/call (min)",
-                         "vs matmul(out=) (same library, dtype)"], rows,
-                        [False, False, True, True, True])
+    return format_table(
+        [
+            "case",
+            "library",
+            "host us/call (median)",
+            "host us/call (min)",
+            "vs matmul(out=) (same library, dtype)",
+        ],
+        rows,
+        [False, False, True, True, True],
+    )
 
 
 def print_overhead(meta: dict, records: Sequence[dict], file: Any = None) -> None:
     file = file or sys.stdout
     M, N, K = meta["shape"]
-    print(f"\n## Host cost per call from Python on {meta.get('gpu')} (cc "
-          f"{meta.get('compute_capability')}), {M}x{N}x{K}: median and min over "
-          f"{meta['batches']} batches of {meta['calls_per_batch']} back-to-back calls, no "
-          "synchronisation inside a batch", file=file)
+    print(
+        f"\n## Host cost per call from Python on {meta.get('gpu')} (cc "
+        f"{meta.get('compute_capability')}), {M}x{N}x{K}: median and min over "
+        f"{meta['batches']} batches of {meta['calls_per_batch']} back-to-back calls, no "
+        "synchronisation inside a batch",
+        file=file,
+    )
     print(overhead_table(records), file=file)
-    print("ratio: median / the median of the same library's matmul(A, B, out=C) of the same dtype",
-          file=file)
+    print("ratio: median / the median of the same library's matmul(A, B, out=C) of the same dtype", file=file)
     for name, why in meta.get("skipped_libraries", {}).items():
         print(f"  {name}: skipped ({why})", file=file)
     for r in records:
@@ -1725,55 +1969,65 @@ def run_overhead(fastgemm: Any, args: argparse.Namespace) -> int:
     else:
         device = describe_device_torch(torch, args.device, fastgemm)
     libs = ([torch_array_lib(torch, args.device)] if torch is not None else []) + (
-        [cupy_array_lib(cp, args.device)] if cp is not None else [])
+        [cupy_array_lib(cp, args.device)] if cp is not None else []
+    )
     for name, why in skipped.items():
         warn(f"--overhead: {name} skipped: {why}")
 
     shape = args.overhead_mnk
     forced = forced_kernels(fastgemm, shape)
-    for dtype, name in forced.items():
-        if name is None:
+    for dtype, forced_name in forced.items():
+        if forced_name is None:
             warn(f"fastgemm.select({', '.join(map(str, shape))}, {dtype!r}) failed: no forced-kernel case")
     specs = overhead_specs(forced)
     progress = Progress(len(specs) * len(libs))
-    print(f"fastgemm.bench --overhead: {device.name} (cc {device.cc / 10:.1f}), fastgemm "
-          f"{device.meta['fastgemm_version']}, {' and '.join(f'{x.name} {x.version}' for x in libs)}; "
-          f"{shape_label(*shape)}, {args.overhead_batches} batches x {args.overhead_calls} calls",
-          file=sys.stderr, flush=True)
+    print(
+        f"fastgemm.bench --overhead: {device.name} (cc {device.cc / 10:.1f}), fastgemm "
+        f"{device.meta['fastgemm_version']}, {' and '.join(f'{x.name} {x.version}' for x in libs)}; "
+        f"{shape_label(*shape)}, {args.overhead_batches} batches x {args.overhead_calls} calls",
+        file=sys.stderr,
+        flush=True,
+    )
     cases = []
     try:
         for i, (lib, spec) in enumerate(((lib, spec) for lib in libs for spec in specs), 1):
             case = prepare_case(spec, lib, fastgemm, shape, args.seed + i)
             cases.append(case)
-            state = (f"check ok (rel err {case.rel_error:.1e})" if case.status == "ok"
-                     else f"{case.status.upper()} ({case.error}); not timed")
+            state = (
+                f"check ok (rel err {case.rel_error:.1e})"
+                if case.status == "ok"
+                else f"{case.status.upper()} ({case.error}); not timed"
+            )
             progress(i, f"{case.name}: {state}")
-        measure_overhead(cases, args.overhead_batches, args.overhead_calls, OVERHEAD_WARMUP_CALLS,
-                         args.seed, progress.note)
+        measure_overhead(
+            cases, args.overhead_batches, args.overhead_calls, OVERHEAD_WARMUP_CALLS, args.seed, progress.note
+        )
     except KeyboardInterrupt:
         print("fastgemm.bench: interrupted; nothing was written.", file=sys.stderr)
         return 130
 
     records = overhead_records(cases, args.overhead_calls)
     meta = run_meta(device, args)
-    meta.update({
-        "mode": "overhead",
-        "shape": list(shape),
-        "batches": args.overhead_batches,
-        "calls_per_batch": args.overhead_calls,
-        "warmup_calls": OVERHEAD_WARMUP_CALLS,
-        "seed": args.seed,
-        "torch_version": torch.__version__ if torch is not None else None,
-        "cupy_version": getattr(cp, "__version__", None),
-        "libraries": [lib.name for lib in libs],
-        "skipped_libraries": skipped,
-        "forced_kernels": forced,
-        "tolerance": OVERHEAD_TOLERANCE,
-        "method": "host time per call: per case ~200 warm-up calls, then per batch: synchronize, "
-                  "perf_counter, n back-to-back calls without synchronisation, perf_counter; "
-                  "sample = elapsed / n; batches interleaved across cases in a seeded random order "
-                  "per round; median and min over batches; one checked call per case first",
-    })
+    meta.update(
+        {
+            "mode": "overhead",
+            "shape": list(shape),
+            "batches": args.overhead_batches,
+            "calls_per_batch": args.overhead_calls,
+            "warmup_calls": OVERHEAD_WARMUP_CALLS,
+            "seed": args.seed,
+            "torch_version": torch.__version__ if torch is not None else None,
+            "cupy_version": getattr(cp, "__version__", None),
+            "libraries": [lib.name for lib in libs],
+            "skipped_libraries": skipped,
+            "forced_kernels": forced,
+            "tolerance": OVERHEAD_TOLERANCE,
+            "method": "host time per call: per case ~200 warm-up calls, then per batch: synchronize, "
+            "perf_counter, n back-to-back calls without synchronisation, perf_counter; "
+            "sample = elapsed / n; batches interleaved across cases in a seeded random order "
+            "per round; median and min over batches; one checked call per case first",
+        }
+    )
     paths = write_outputs(args.out, "overhead", device.slug, meta, records, OVERHEAD_FIELDS, {})
     print(f"fastgemm.bench: wrote {paths['json']}, {paths['csv']}", file=sys.stderr, flush=True)
     print_overhead(meta, records)
@@ -1791,26 +2045,30 @@ def run_overhead(fastgemm: Any, args: argparse.Namespace) -> int:
 def base_meta(device: Device, args: argparse.Namespace, dtype: str, prefill: Prefill) -> dict:
     peak, source = peak_tflops(device.name, dtype, device.cc, device.sm_count, device.clock_khz)
     meta = run_meta(device, args)
-    meta.update({
-        "dtype": dtype,
-        "timing": args.timing,
-        "peak_tflops": peak,
-        "peak_source": source,
-        "rounds": args.rounds,
-        "target_ms": args.target_ms,
-        "max_seconds_per_kernel": args.max_seconds_per_kernel,
-        "tolerance": TOLERANCE[dtype],
-        "row_alignment_bytes": ROW_ALIGN_BYTES if args.pad else 1,
-        "prefill": prefill.note,
-        "tf32": False,
-        "method": "correctness vs float64 first; CUDA events around each round of back-to-back "
-                  "launches; warm-up; rounds interleaved across cuBLAS and all kernels; median "
-                  "over rounds; inputs rotated when A+B+C < 3x L2",
-    })
+    meta.update(
+        {
+            "dtype": dtype,
+            "timing": args.timing,
+            "peak_tflops": peak,
+            "peak_source": source,
+            "rounds": args.rounds,
+            "target_ms": args.target_ms,
+            "max_seconds_per_kernel": args.max_seconds_per_kernel,
+            "tolerance": TOLERANCE[dtype],
+            "row_alignment_bytes": ROW_ALIGN_BYTES if args.pad else 1,
+            "prefill": prefill.note,
+            "tf32": False,
+            "method": "correctness vs float64 first; CUDA events around each round of back-to-back "
+            "launches; warm-up; rounds interleaved across cuBLAS and all kernels; median "
+            "over rounds; inputs rotated when A+B+C < 3x L2",
+        }
+    )
     if args.timing != "device":
-        meta["method"] += ("; end-to-end rounds: host clock from device synchronize to synchronize "
-                           "around reps back-to-back calls, no prefill"
-                           + (", right after each device round" if args.timing == "both" else ""))
+        meta["method"] += (
+            "; end-to-end rounds: host clock from device synchronize to synchronize "
+            "around reps back-to-back calls, no prefill"
+            + (", right after each device round" if args.timing == "both" else "")
+        )
     return meta
 
 
@@ -1834,15 +2092,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import fastgemm
     except Exception as exc:  # noqa: BLE001 - e.g. the extension is not built
-        print(f"fastgemm.bench: cannot import fastgemm ({type(exc).__name__}: {exc}); build and "
-              "install the package first (pip install .). Nothing was measured.", file=sys.stderr)
+        print(
+            f"fastgemm.bench: cannot import fastgemm ({type(exc).__name__}: {exc}); build and "
+            "install the package first (pip install .). Nothing was measured.",
+            file=sys.stderr,
+        )
         return EXIT_NO_GPU
     try:
         return run_overhead(fastgemm, args) if args.overhead else run_benchmark(fastgemm, args)
     except NoGPU as exc:
         needs = "torch or CuPy" if args.overhead else "CuPy"
-        print(f"fastgemm.bench: {exc}; the benchmark needs an NVIDIA GPU with a working driver, "
-              f"fastgemm's extension and {needs}. Nothing was measured.", file=sys.stderr)
+        print(
+            f"fastgemm.bench: {exc}; the benchmark needs an NVIDIA GPU with a working driver, "
+            f"fastgemm's extension and {needs}. Nothing was measured.",
+            file=sys.stderr,
+        )
         return EXIT_NO_GPU
 
 
@@ -1866,15 +2130,21 @@ def run_benchmark(fastgemm: Any, args: argparse.Namespace) -> int:
             continue
         plan.append((dtype, cands))
     if not plan:
-        print("fastgemm.bench: no kernel to benchmark (see the warnings above). Nothing was measured.",
-              file=sys.stderr)
+        print(
+            "fastgemm.bench: no kernel to benchmark (see the warnings above). Nothing was measured.",
+            file=sys.stderr,
+        )
         return 1
 
     total = sum(len(args.shape_list) * (len(c) + 1) for _, c in plan)
-    print(f"fastgemm.bench: {device.name} (cc {device.cc / 10:.1f}, {device.sm_count} SMs, "
-          f"L2 {device.l2_bytes / 2**20:.0f} MiB), CUDA {device.meta['cuda_runtime']}, cuBLAS "
-          f"{device.meta['cublas_version']}, fastgemm {device.meta['fastgemm_version']}; "
-          f"{total} (kernel, shape) pairs; timing: {args.timing}", file=sys.stderr, flush=True)
+    print(
+        f"fastgemm.bench: {device.name} (cc {device.cc / 10:.1f}, {device.sm_count} SMs, "
+        f"L2 {device.l2_bytes / 2**20:.0f} MiB), CUDA {device.meta['cuda_runtime']}, cuBLAS "
+        f"{device.meta['cublas_version']}, fastgemm {device.meta['fastgemm_version']}; "
+        f"{total} (kernel, shape) pairs; timing: {args.timing}",
+        file=sys.stderr,
+        flush=True,
+    )
     ctx = Context(cp, fastgemm, args, device, Prefill(cp, not args.no_prefill), Progress(total))
     done: list[tuple[str, dict, list[dict]]] = []
     status = 0
@@ -1892,8 +2162,7 @@ def run_benchmark(fastgemm: Any, args: argparse.Namespace) -> int:
         print("fastgemm.bench: interrupted; finished shapes are in the output files.", file=sys.stderr)
         status = 130
     except BrokenContext as exc:
-        print(f"fastgemm.bench: stopping: {exc}. Finished shapes are in the output files.",
-              file=sys.stderr)
+        print(f"fastgemm.bench: stopping: {exc}. Finished shapes are in the output files.", file=sys.stderr)
         status = 1
 
     for dtype, meta, results in done:
@@ -1902,8 +2171,9 @@ def run_benchmark(fastgemm: Any, args: argparse.Namespace) -> int:
         print_table(dtype, meta, results, long=True)
     bad = sum(1 for _, _, results in done for r in results if r["status"] not in ("ok", "n/a"))
     if bad and status == 0:
-        print(f"fastgemm.bench: {bad} (kernel, shape) pair(s) were WRONG or failed; see above.",
-              file=sys.stderr)
+        print(
+            f"fastgemm.bench: {bad} (kernel, shape) pair(s) were WRONG or failed; see above.", file=sys.stderr
+        )
         status = 1
     return status
 

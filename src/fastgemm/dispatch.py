@@ -24,7 +24,7 @@ __all__ = ["AUTO_RULES", "PAD_MIN_MACS", "Selection", "alignment_of", "check_run
 # dtype -> [(kernel name, why it is preferred when it applies, smallest M*N it is preferred for)],
 # fastest first.
 AUTO_RULES: dict[str, list[tuple[str, str, int]]] = {
-    dtype: [tuple(rule) for rule in rules] for dtype, rules in _C.auto_rules().items()  # type: ignore[misc]
+    dtype: [(name, why, min_mn) for name, why, min_mn in rules] for dtype, rules in _C.auto_rules().items()
 }
 
 # Operands whose rows are not aligned enough for the fastest kernel are copied into padded,
@@ -34,7 +34,7 @@ AUTO_RULES: dict[str, list[tuple[str, str, int]]] = {
 PAD_MIN_MACS: int = _C.PAD_MIN_MACS
 
 
-class _SmemTable(dict):  # type: ignore[type-arg]
+class _SmemTable(dict[int, int]):
     """Shared memory per block (bytes) that select(cc=...) assumes, by compute capability; a real
     GPU's figure is queried from its driver instead."""
 
@@ -69,8 +69,7 @@ def alignment_of(*values: int, cap: int = 16) -> int:
 def check_runnable(k: KernelInfo, cc: int, alignment: int) -> str | None:
     """Why ``k`` cannot run on compute capability ``cc`` with operands of ``alignment`` bytes
     (shared memory: the documented per-architecture limit), or None if it can."""
-    return _C.check_runnable(k.name, k.min_cc, k.max_cc or 0, k.smem_bytes, k.alignment, cc,
-                             alignment)
+    return _C.check_runnable(k.name, k.min_cc, k.max_cc or 0, k.smem_bytes, k.alignment, cc, alignment)
 
 
 def select(
