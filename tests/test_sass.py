@@ -649,7 +649,8 @@ def test_expectations_cover_the_hgemm_ladder(dtype):
     hopper = [k for k in fastgemm.kernels(dtype) if _is_hopper(k)]
     assert [k.version for k in ladder] == list(range(1, 10))
     mma_sync_on_hopper = [k for k in hopper if _is_hopper_mma_sync(k)]
-    assert [k.version for k in mma_sync_on_hopper] == [17]
+    # Hopper rungs exist only in builds with sm_90 in the arch list.
+    assert [k.version for k in mma_sync_on_hopper] == ([17] if hopper else [])
     assert _of("tensor_cores", dtype) == ladder + mma_sync_on_hopper
     assert [k.version for k in _of("vector_loads", dtype)] == list(range(2, 10))
     assert [k.version for k in _of("cp_async", dtype)] == [6, 7, 8, 9]
@@ -658,7 +659,7 @@ def test_expectations_cover_the_hgemm_ladder(dtype):
     assert _of("tma", dtype) == hopper
     assert _of("wgmma", dtype) == [k for k in hopper if k not in mma_sync_on_hopper]
     assert all(k.version >= 10 for k in hopper), hopper
-    assert [k.version for k in _of("multicast", dtype)] == [15]
+    assert [k.version for k in _of("multicast", dtype)] == ([15] if hopper else [])
     turing = [k.name for k in _of("turing_mma", dtype)]
     if dtype == "float16":
         assert turing == [k.name for k in ladder if k.version <= 5]
