@@ -1,0 +1,52 @@
+"""The README's code examples, executed: interactive (``>>>``) blocks as doctests on the CPU, other
+Python blocks compiled here and run on a GPU (marker ``gpu``). ``text`` and ``bash`` blocks are not
+Python. Examples in prose cannot drift from the build this way."""
+
+from __future__ import annotations
+
+import doctest
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+_FENCE = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+
+
+def _blocks() -> list[tuple[int, str]]:
+    if not README.exists():
+        return []
+    text = README.read_text()
+    return [(text[: m.start()].count("\n") + 1, m.group(1)) for m in _FENCE.finditer(text)]
+
+
+DOCTESTS = [(line, code) for line, code in _blocks() if code.lstrip().startswith(">>>")]
+SCRIPTS = [(line, code) for line, code in _blocks() if not code.lstrip().startswith(">>>")]
+
+
+def test_readme_has_examples():
+    if not README.exists():
+        pytest.skip("not a source checkout")
+    assert DOCTESTS and SCRIPTS
+
+
+@pytest.mark.parametrize("line, code", DOCTESTS, ids=lambda v: f"line{v}" if isinstance(v, int) else "")
+def test_doctest_block(line, code):
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(code, {}, f"README.md:{line}", str(README), line)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    out: list[str] = []
+    runner.run(test, out=out.append)
+    assert runner.failures == 0, "".join(out)
+
+
+@pytest.mark.parametrize("line, code", SCRIPTS, ids=lambda v: f"line{v}" if isinstance(v, int) else "")
+def test_script_block_compiles(line, code):
+    compile(code, f"README.md:{line}", "exec")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("line, code", SCRIPTS, ids=lambda v: f"line{v}" if isinstance(v, int) else "")
+def test_script_block_runs_on_the_gpu(line, code):
+    exec(compile(code, f"README.md:{line}", "exec"), {})  # noqa: S102 - the README example itself
