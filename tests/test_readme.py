@@ -50,3 +50,28 @@ def test_script_block_compiles(line, code):
 @pytest.mark.parametrize("line, code", SCRIPTS, ids=lambda v: f"line{v}" if isinstance(v, int) else "")
 def test_script_block_runs_on_the_gpu(line, code):
     exec(compile(code, f"README.md:{line}", "exec"), {})  # noqa: S102 - the README example itself
+
+
+def test_layout_names_every_file():
+    # Every source, package and benchmark file appears in the README's layout block by name (rung
+    # files as "vNN_*.cu"), so the map cannot miss a file.
+    import subprocess
+
+    root = README.parent
+    r = subprocess.run(
+        ["git", "-C", str(root), "ls-files", "csrc", "src", "benchmarks"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if r.returncode != 0 or not r.stdout.strip():
+        pytest.skip("not a git checkout")
+    text = README.read_text()
+    block = text[text.index("## Layout") :]
+    block = block[: block.index("```", block.index("```") + 3)]
+    missing = [
+        path
+        for path in r.stdout.split()
+        if not re.fullmatch(r"v\d\d_\w+\.cu", Path(path).name) and Path(path).name not in block
+    ]
+    assert not missing, f"README.md's layout block does not name {missing}"
