@@ -610,18 +610,22 @@ def _checkout() -> Path | None:
 
 
 def git_commit() -> str | None:
-    """HEAD of the git checkout holding this file, else of the working directory; None if neither
-    is one (or git is missing)."""
+    """HEAD of the git checkout holding this file, else of the working directory; else
+    $FASTGEMM_GIT_COMMIT (a copy of a checkout without .git, e.g. on a remote GPU machine: pass
+    the commit along); None otherwise."""
     where = _checkout()
-    return None if where is None else _git(where, "rev-parse", "HEAD")
+    if where is None:
+        return os.environ.get("FASTGEMM_GIT_COMMIT") or None
+    return _git(where, "rev-parse", "HEAD")
 
 
 def git_clean() -> bool | None:
-    """Whether that checkout has no changes to tracked files (untracked files aside); None
-    without a checkout."""
+    """Whether that checkout has no changes to tracked files (untracked files aside); without a
+    checkout, $FASTGEMM_GIT_CLEAN ("1" / "0") if set, else None."""
     where = _checkout()
     if where is None:
-        return None
+        flag = os.environ.get("FASTGEMM_GIT_CLEAN")
+        return None if flag not in ("0", "1") else flag == "1"
     status = _git(where, "status", "--porcelain", "--untracked-files=no")
     return None if status is None else status == ""
 
