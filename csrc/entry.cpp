@@ -264,9 +264,17 @@ struct RecordOps final : Ops {
   }
 };
 
-std::unique_ptr<Ops> make_ops(int device, cudaStream_t stream, int64_t itemsize) {
-  if (runtime_hooks().record) return std::make_unique<RecordOps>(stream, itemsize);
-  return std::make_unique<DeviceOps>(device, stream, itemsize);
+// Calls f(ops) with the device's Ops, or the recorder under the `record` hook: a stack object
+// either way, no allocation per call.
+template <typename F>
+void with_ops(int device, cudaStream_t stream, int64_t itemsize, F&& f) {
+  if (runtime_hooks().record) {
+    RecordOps ops(stream, itemsize);
+    f(static_cast<Ops&>(ops));
+  } else {
+    DeviceOps ops(device, stream, itemsize);
+    f(static_cast<Ops&>(ops));
+  }
 }
 
 int alignment(const Mat& m, int64_t itemsize) {
@@ -293,8 +301,8 @@ struct Job {
   std::optional<Strided> copy_a, copy_b;
 };
 
-void execute(const Job& job) {
-  const std::unique_ptr<Ops> ops = make_ops(job.device, job.stream, job.itemsize);
+void execute(const Job& job, Ops& work) {
+  Ops* const ops = &work;
   for (cudaStream_t w : job.waits) ops->wait(w);
   const int64_t M = job.M, N = job.N, K = job.K, size = job.itemsize;
   // A copy of rows x cols at src (strides rs, cs) into a fresh aligned temporary.
@@ -511,10 +519,11 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   if (K == 0 || alpha_d == 0.0) {  // C = beta * C without reading A or B
     {
       py::gil_scoped_release release;
-      const std::unique_ptr<Ops> ops = make_ops(device, cuda_stream, c.itemsize);
-      for (cudaStream_t w : waits) ops->wait(w);
-      ops->scale(dtype, c.ptr, c_layout->col_major ? N : M, c_layout->col_major ? M : N,
-                 c_layout->ld, beta_f);
+      with_ops(device, cuda_stream, c.itemsize, [&](Ops& ops) {
+        for (cudaStream_t w : waits) ops.wait(w);
+        ops.scale(dtype, c.ptr, c_layout->col_major ? N : M, c_layout->col_major ? M : N,
+                  c_layout->ld, beta_f);
+      });
     }
     return result;
   }
@@ -560,7 +569,7 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   if (!b_layout) job.copy_b = Strided{b.ptr, b.rows, b.cols, b.rs, b.cs};
   {
     py::gil_scoped_release release;
-    execute(job);
+    with_ops(device, cuda_stream, size, [&job](Ops& ops) { execute(job, ops); });
   }
   return result;
 }

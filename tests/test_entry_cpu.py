@@ -55,11 +55,25 @@ def auto(M, N, K, dtype, alignment):
     return fastgemm.select(M, N, K, dtype, cc=90, alignment=alignment)
 
 
-def test_row_major(recorded):
-    M, N, K = 4, 8, 12
-    fastgemm.sgemm(row((M, K), ptr=PTR_A), row((K, N), ptr=PTR_B), row((M, N), ptr=PTR_C), 2.0, 0.5)
-    name = auto(M, N, K, "float32", 16).kernel.name
-    assert recorded() == [("gemm", name, (M, N, K, PTR_A, K, 0, PTR_B, N, 0, PTR_C, N, 2, 0.5, 0))]
+_M, _N, _K = 4, 8, 12
+# (A, B, C layouts) -> the kernel's problem and operands: (M, N, K, A, lda, a_col, B, ldb, b_col,
+# C, ldc). An F-ordered C is C^T = B^T A^T with a row-major C^T: the kernel sees an N x M problem,
+# B first, both operands read transposed.
+LAYOUTS = {
+    "row-row-row": (_M, _N, _K, PTR_A, _K, 0, PTR_B, _N, 0, PTR_C, _N),
+    "row-row-col": (_N, _M, _K, PTR_B, _N, 1, PTR_A, _K, 1, PTR_C, _M),
+    "col-col-col": (_N, _M, _K, PTR_B, _K, 0, PTR_A, _M, 0, PTR_C, _M),
+    "col-col-row": (_M, _N, _K, PTR_A, _M, 1, PTR_B, _K, 1, PTR_C, _N),
+}
+
+
+@pytest.mark.parametrize("layouts", sorted(LAYOUTS))
+def test_layouts(recorded, layouts):
+    a, b, c = ({"row": row, "col": col}[x] for x in layouts.split("-"))
+    fastgemm.sgemm(a((_M, _K), ptr=PTR_A), b((_K, _N), ptr=PTR_B), c((_M, _N), ptr=PTR_C), 2.0, 0.5)
+    expected = LAYOUTS[layouts]
+    name = auto(*expected[:3], "float32", 16).kernel.name
+    assert recorded() == [("gemm", name, (*expected, 2, 0.5, 0))]
 
 
 def test_explicit_stream_and_forced_kernel(recorded):
@@ -74,29 +88,6 @@ def test_explicit_stream_and_forced_kernel(recorded):
     assert recorded() == [
         ("gemm", "sgemm_v01_naive", (M, N, K, PTR_A, K, 0, PTR_B, N, 0, PTR_C, N, 1, 0, 0x77))
     ]
-
-
-def test_f_ordered_c_swaps_the_operands(recorded):
-    # C^T = B^T A^T with a row-major C^T: the kernel sees an N x M problem, B first, both operands
-    # read transposed.
-    M, N, K = 4, 8, 12
-    fastgemm.sgemm(row((M, K), ptr=PTR_A), row((K, N), ptr=PTR_B), col((M, N), ptr=PTR_C))
-    name = auto(N, M, K, "float32", 16).kernel.name
-    assert recorded() == [("gemm", name, (N, M, K, PTR_B, N, 1, PTR_A, K, 1, PTR_C, M, 1, 0, 0))]
-
-
-def test_all_column_major(recorded):
-    M, N, K = 4, 8, 12
-    fastgemm.sgemm(col((M, K), ptr=PTR_A), col((K, N), ptr=PTR_B), col((M, N), ptr=PTR_C))
-    name = auto(N, M, K, "float32", 16).kernel.name
-    assert recorded() == [("gemm", name, (N, M, K, PTR_B, K, 0, PTR_A, M, 0, PTR_C, M, 1, 0, 0))]
-
-
-def test_column_major_inputs_row_major_c(recorded):
-    M, N, K = 4, 8, 12
-    fastgemm.sgemm(col((M, K), ptr=PTR_A), col((K, N), ptr=PTR_B), row((M, N), ptr=PTR_C))
-    name = auto(M, N, K, "float32", 16).kernel.name
-    assert recorded() == [("gemm", name, (M, N, K, PTR_A, M, 1, PTR_B, K, 1, PTR_C, N, 1, 0, 0))]
 
 
 def test_strided_input_is_copied_row_major(recorded):
