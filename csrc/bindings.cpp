@@ -6,7 +6,9 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <new>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -148,6 +150,47 @@ py::capsule dlpack_test_capsule(uintptr_t ptr, std::vector<int64_t> shape,
   });
 }
 
+// _C.gemm as a plain METH_FASTCALL function: the eight positional arguments arrive as an array,
+// without pybind11's per-call argument vectors and overload walk. Exceptions map as pybind11
+// maps them (its builtin errors, then the module's translator's, then RuntimeError).
+PyObject* gemm_fastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 8) {
+    PyErr_Format(PyExc_TypeError, "gemm() takes 8 positional arguments (%zd given)", nargs);
+    return nullptr;
+  }
+  const long fn = PyLong_AsLong(args[0]);
+  if (fn == -1 && PyErr_Occurred()) return nullptr;
+  try {
+    return gemm_call(static_cast<int>(fn), args[1], args[2], args[3], args[4],
+                     args[5], args[6], args[7])
+        .release()
+        .ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const DeviceAccessForbidden& e) {
+    PyErr_SetString(PyExc_AssertionError, e.what());
+  } catch (const std::out_of_range& e) {
+    PyErr_SetString(PyExc_KeyError, e.what());
+  } catch (const std::invalid_argument& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception in fastgemm._C.gemm");
+  }
+  return nullptr;
+}
+
+PyMethodDef gemm_def = {
+    "gemm", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&gemm_fastcall)),
+    METH_FASTCALL,
+    "gemm(fn, A, B, C, alpha, beta, kernel, stream) -> C: the entry of fastgemm.gemm (fn 0), "
+    "sgemm (1) and hgemm (2)."};
+
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -163,9 +206,7 @@ PYBIND11_MODULE(_C, m) {
   });
 
   // --- the GEMM entry ----------------------------------------------------------------------------
-  m.def("gemm", &gemm_call,
-        "gemm(fn, A, B, C, alpha, beta, kernel, stream) -> C: the entry of fastgemm.gemm (fn 0), "
-        "sgemm (1) and hgemm (2).");
+  m.add_object("gemm", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&gemm_def, nullptr, m.ptr())));
 
   // --- the kernel table and the auto decision ----------------------------------------------------
   m.def("kernels", [] {

@@ -2,6 +2,7 @@
 #include "operands.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -59,7 +60,8 @@ py::object steal(PyObject* p) { return py_steal(p); }
 py::object get(py::handle obj, PyObject* attr) { return steal(PyObject_GetAttr(obj.ptr(), attr)); }
 py::object get_optional(py::handle obj, PyObject* attr) { return py_get_optional(obj, attr); }
 py::object call0(py::handle obj, PyObject* method) {
-  return steal(PyObject_CallMethodObjArgs(obj.ptr(), method, nullptr));
+  PyObject* self[1] = {obj.ptr()};  // vectorcall: no bound method, no argument tuple
+  return steal(PyObject_VectorcallMethod(method, self, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
 }
 int64_t to_int(py::handle v) {
   if (PyLong_Check(v.ptr())) {
@@ -110,6 +112,18 @@ void check_2d(const char* nm, const std::vector<int64_t>& shape) {
     throw py::value_error(std::string(nm) + " must be a 2-D matrix, got " +
                           std::to_string(shape.size()) + "-D with shape " + seq_repr(shape));
   }
+}
+
+// A 2-D shape (or its strides) as two integers: a tuple (torch.Size is one) read in place, any
+// other sequence through int_sequence; anything but two entries is "not a 2-D matrix".
+std::array<int64_t, 2> int_pair(py::handle seq, const char* nm) {
+  PyObject* p = seq.ptr();
+  if (PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 2) {
+    return {to_int(PyTuple_GET_ITEM(p, 0)), to_int(PyTuple_GET_ITEM(p, 1))};
+  }
+  const std::vector<int64_t> v = int_sequence(seq);
+  check_2d(nm, v);
+  return {v[0], v[1]};
 }
 
 // --- producer classes, classified once per type -------------------------------------------------
@@ -193,20 +207,24 @@ Operand from_torch(py::handle t, const char* nm) {
                              "'; fastgemm needs CUDA arrays (move it with .cuda() or .to('cuda'))");
   }
   m.device = static_cast<int>(device);
-  if (py::object layout = get_optional(t, n.layout)) {
-    static PyObject* strided = nullptr;  // torch.strided, once seen
-    if (layout.ptr() != strided) {
+  // Only dense tensors have strides: stride() is read first, and the layout only when it fails
+  // (a sparse or nested tensor), so a dense tensor costs no layout read.
+  PyObject* self[1] = {t.ptr()};
+  PyObject* stride = PyObject_VectorcallMethod(n.stride, self, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                               nullptr);
+  if (stride == nullptr) {
+    py::error_already_set failure;  // takes the error; restored unless the layout explains it
+    if (py::object layout = get_optional(t, n.layout)) {
       const std::string text = str_of(layout);
       if (text != "torch.strided") {
         throw py::type_error(std::string(nm) + " is a " + text +
                              " PyTorch tensor; fastgemm needs dense (strided) tensors");
       }
-      if (strided == nullptr) strided = layout.inc_ref().ptr();
     }
+    throw failure;
   }
-  const std::vector<int64_t> shape = int_sequence(get(t, n.shape));
-  check_2d(nm, shape);
-  const std::vector<int64_t> strides = int_sequence(call0(t, n.stride));
+  const std::array<int64_t, 2> shape = int_pair(get(t, n.shape), nm);
+  const std::array<int64_t, 2> strides = int_pair(steal(stride), nm);
   py::object dtype = get(t, n.dtype);
   const DTypeInfo info = dtype_info(dtype, [&] {
     std::string text = str_of(dtype);
@@ -215,7 +233,7 @@ Operand from_torch(py::handle t, const char* nm) {
   });
   m.ptr = to_address(call0(t, n.data_ptr));
   m.rows = shape[0], m.cols = shape[1];
-  m.rs = strides.at(0), m.cs = strides.at(1);
+  m.rs = strides[0], m.cs = strides[1];
   m.dtype = info.name;
   m.itemsize = info.itemsize;
   return m;
@@ -227,16 +245,16 @@ Operand from_cupy(py::handle a, const char* nm) {
   const Names& n = names();
   Operand m;
   m.library = Library::cupy;
-  const std::vector<int64_t> shape = int_sequence(get(a, n.shape));
-  check_2d(nm, shape);
+  const std::array<int64_t, 2> shape = int_pair(get(a, n.shape), nm);
   py::object dtype = get(a, n.dtype);
   const DTypeInfo info = dtype_info(dtype, [&] {
     return DTypeInfo{str_of(dtype), static_cast<int>(to_int(get(dtype, n.itemsize)))};
   });
-  const std::vector<int64_t> byte_strides = int_sequence(get(a, n.strides));
+  const std::array<int64_t, 2> byte_strides = int_pair(get(a, n.strides), nm);
   for (int64_t s : byte_strides) {
     if (s % info.itemsize) {
-      throw py::value_error(std::string(nm) + ": byte strides " + seq_repr(byte_strides) +
+      throw py::value_error(std::string(nm) + ": byte strides " +
+                            seq_repr({byte_strides[0], byte_strides[1]}) +
                             " are not multiples of the item size (" +
                             std::to_string(info.itemsize) + " bytes for " + info.name + ")");
     }
@@ -245,7 +263,7 @@ Operand from_cupy(py::handle a, const char* nm) {
   m.ptr = to_address(get(data, n.ptr));
   m.device = static_cast<int>(to_int(get(data, n.device_id)));
   m.rows = shape[0], m.cols = shape[1];
-  m.rs = byte_strides.at(0) / info.itemsize, m.cs = byte_strides.at(1) / info.itemsize;
+  m.rs = byte_strides[0] / info.itemsize, m.cs = byte_strides[1] / info.itemsize;
   m.dtype = info.name;
   m.itemsize = info.itemsize;
   return m;

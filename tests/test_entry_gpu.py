@@ -186,3 +186,17 @@ def test_default_stream_is_torch_current_stream(torch):
         fastgemm.hgemm(A, B, C)
     s.synchronize()
     assert _rel_err(torch, C, src, B) < 2e-3
+
+
+@pytest.mark.parametrize("layout", ["sparse_coo", "sparse_csr"])
+def test_sparse_torch_tensor_is_refused_by_layout(torch, layout):
+    # A dense tensor's layout is never read (stride() answers first); a sparse one, whose
+    # stride() raises, is named by its layout, whichever operand it is.
+    dense = torch.randn(64, 64, device="cuda").half()
+    sparse = dense.to_sparse() if layout == "sparse_coo" else dense.to_sparse_csr()
+    C = torch.empty(64, 64, device="cuda", dtype=torch.float16)
+    for args, name in (((sparse, dense, C), "A"), ((dense, sparse, C), "B"), ((dense, dense, sparse), "C")):
+        with pytest.raises(
+            TypeError, match=f"{name} is a torch.{layout} PyTorch tensor; fastgemm needs dense"
+        ):
+            fastgemm.hgemm(*args)
