@@ -136,7 +136,9 @@ int64_t torch_current_stream(int device) {
     }
   }
   if (r.torch_raw_stream != nullptr) {
-    return to_int64(steal(PyObject_CallFunction(r.torch_raw_stream, "i", device)));
+    py::object index = steal(PyLong_FromLong(device));
+    PyObject* args[1] = {index.ptr()};
+    return to_int64(steal(PyObject_Vectorcall(r.torch_raw_stream, args, 1, nullptr)));
   }
   py::object stream = steal(PyObject_CallFunction(r.torch_current_stream, "i", device));
   return to_int64(steal(PyObject_GetAttr(stream.ptr(), r.cuda_stream)));

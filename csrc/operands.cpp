@@ -207,35 +207,39 @@ Operand from_torch(py::handle t, const char* nm) {
                              "'; fastgemm needs CUDA arrays (move it with .cuda() or .to('cuda'))");
   }
   m.device = static_cast<int>(device);
-  // Only dense tensors have strides: stride() is read first, and the layout only when it fails
-  // (a sparse or nested tensor), so a dense tensor costs no layout read.
-  PyObject* self[1] = {t.ptr()};
-  PyObject* stride = PyObject_VectorcallMethod(n.stride, self, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                               nullptr);
-  if (stride == nullptr) {
-    py::error_already_set failure;  // takes the error; restored unless the layout explains it
+  // Only a dense tensor reads as one: a sparse or nested one fails somewhere below (stride(),
+  // data_ptr(), a shape that is not two integers). Its layout is read then, and names the
+  // problem; a dense tensor costs no layout read.
+  try {
+    const std::array<int64_t, 2> shape = int_pair(get(t, n.shape), nm);
+    const std::array<int64_t, 2> strides = int_pair(call0(t, n.stride), nm);
+    py::object dtype = get(t, n.dtype);
+    const DTypeInfo info = dtype_info(dtype, [&] {
+      std::string text = str_of(dtype);
+      if (starts_with(text, "torch.")) text = text.substr(6);
+      return DTypeInfo{text, static_cast<int>(to_int(call0(t, n.element_size)))};
+    });
+    m.ptr = to_address(call0(t, n.data_ptr));
+    m.rows = shape[0], m.cols = shape[1];
+    m.rs = strides[0], m.cs = strides[1];
+    m.dtype = info.name;
+    m.itemsize = info.itemsize;
+  } catch (...) {
+    PyObject* type = nullptr;
+    PyObject* value = nullptr;
+    PyObject* trace = nullptr;
+    PyErr_Fetch(&type, &value, &trace);  // a pending Python error waits while the layout is read
     if (py::object layout = get_optional(t, n.layout)) {
       const std::string text = str_of(layout);
       if (text != "torch.strided") {
+        Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(trace);
         throw py::type_error(std::string(nm) + " is a " + text +
                              " PyTorch tensor; fastgemm needs dense (strided) tensors");
       }
     }
-    throw failure;
+    PyErr_Restore(type, value, trace);
+    throw;
   }
-  const std::array<int64_t, 2> shape = int_pair(get(t, n.shape), nm);
-  const std::array<int64_t, 2> strides = int_pair(steal(stride), nm);
-  py::object dtype = get(t, n.dtype);
-  const DTypeInfo info = dtype_info(dtype, [&] {
-    std::string text = str_of(dtype);
-    if (starts_with(text, "torch.")) text = text.substr(6);
-    return DTypeInfo{text, static_cast<int>(to_int(call0(t, n.element_size)))};
-  });
-  m.ptr = to_address(call0(t, n.data_ptr));
-  m.rows = shape[0], m.cols = shape[1];
-  m.rs = strides[0], m.cs = strides[1];
-  m.dtype = info.name;
-  m.itemsize = info.itemsize;
   return m;
 }
 

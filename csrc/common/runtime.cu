@@ -305,14 +305,25 @@ void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, i
 void set_smem_once(const void* kernel, int bytes) {
   int device = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  using Key = std::tuple<const void*, int, int>;
+  const Key key{kernel, bytes, device};
+  // What this thread last saw set: a repeated launch of one kernel takes no lock.
+  thread_local Key recent[4] = {};
+  thread_local unsigned next = 0;
+  for (const Key& k : recent) {
+    if (k == key) return;
+  }
   static std::mutex mutex;
-  static std::set<std::tuple<const void*, int, int>> done;
-  const auto key = std::make_tuple(kernel, bytes, device);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (done.count(key)) return;
-  FASTGEMM_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  done.insert(key);
+  static std::set<Key> done;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!done.count(key)) {
+      FASTGEMM_CUDA_CHECK(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+      done.insert(key);
+    }
+  }
+  recent[next++ % 4] = key;
 }
 
 void stream_wait(cudaStream_t producer, cudaStream_t consumer) {
