@@ -13,41 +13,37 @@
 // start and drain in waves, each paying its prologue and epilogue; the tile order is row-major
 // (no L2-aware order yet); the epilogue writes C from registers with 4-byte stores.
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B. sm_90a.
-#include "hopper/common.cuh"
+#include "hopper/epilogue.cuh"
+#include "hopper/mainloop.cuh"
+#include "hopper/rungs.h"
 #include "registry.h"
 
 namespace fastgemm {
 namespace {
 
 using namespace hopper;
-constexpr int BLOCK_M = 128, BLOCK_N = 256, STAGES = 4;
-constexpr int CONSUMERS = 2, THREADS = 128 * (CONSUMERS + 1);
-template <bool AK, bool BK>
-using RingT = Ring<BLOCK_M, BLOCK_N, STAGES, CONSUMERS, AK, BK>;
-constexpr int STAGE_BYTES = RingT<true, true>::STAGE_BYTES;
-constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
 
-FASTGEMM_HOPPER_KERNEL(hgemm_v12_warp_specialized, __launch_bounds__(THREADS, 1)) {
-  extern __shared__ unsigned char smem_raw[];
-  __shared__ uint64_t full[STAGES], empty[STAGES];
-  const RingT<A_KMAJOR, B_KMAJOR> ring{aligned_smem(smem_raw), full, empty};
-  ring.init();
+FASTGEMM_HOPPER_KERNEL(hgemm_v12_warp_specialized, V12) {
+  using RingT = Ring<V12::BM, V12::BN, V12::STAGES, 2>;
+  const RingT ring = make_ring<RingT>();
   __syncthreads();
-  const int m0 = blockIdx.y * BLOCK_M, n0 = blockIdx.x * BLOCK_N, wg = threadIdx.x / 128;
+  int m0, n0;
+  OneShot<V12::BM, V12::BN>::tile(m0, n0);
+  const int wg = threadIdx.x / 128;
   const int k_tiles = static_cast<int>((K + BLOCK_K - 1) / BLOCK_K);
   int it = 0;
   if (wg == 0) {  // producer: registers go to the consumers, one thread issues the copies
     ptx::setmaxnreg_dec<PRODUCER_REGS>();
-    if (threadIdx.x == 0) ring.produce(&tma_a, &tma_b, m0, n0, k_tiles, it);
+    if (threadIdx.x == 0) produce<A_KMAJOR, B_KMAJOR>(ring, &tma_a, &tma_b, m0, n0, k_tiles, it);
   } else {  // consumers: warpgroup 1 takes rows 0-63 of the tile, warpgroup 2 rows 64-127
     ptx::setmaxnreg_inc<CONSUMER_REGS>();
-    float acc[BLOCK_N / 2];
-    ring.template consume<T>(acc, wg - 1, k_tiles, it);
-    store_acc<BLOCK_N>(acc, C, ldc, M, N, m0 + 64 * (wg - 1), n0, alpha, beta);
+    float acc[V12::BN / 2];
+    consume<T, A_KMAJOR, B_KMAJOR>(ring, acc, wg - 1, k_tiles, it);
+    store_acc<V12::BN>(acc, C, ldc, M, N, m0 + 64 * (wg - 1), n0, alpha, beta);
   }
 }
 
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v12_warp_specialized, tile_grid(a, BLOCK_M, BLOCK_N, name), 1, false, false)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v12_warp_specialized, V12)

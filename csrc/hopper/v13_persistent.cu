@@ -8,38 +8,31 @@
 // column by column (a 2048-row band of A stays in L2 while B streams past it once per band).
 // Why faster: no block launch and prologue per tile, epilogue overlapped with the next tile's
 // copies, and fewer L2 misses than the row-major order of v12's grid.
-// (hopper/persistent.cuh: persistent_gemm, shared with v14-v15.)
+// (Parts: ring.cuh, scheduler.cuh's Persistent, persistent.cuh's persistent_gemm.)
 // What limits it: each block still loads its own A and B tiles (neighbours on the same cluster
 // re-fetch the same data from L2), and the epilogue writes C straight from registers.
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B. sm_90a.
 #include "hopper/persistent.cuh"
+#include "hopper/rungs.h"
 #include "registry.h"
 
 namespace fastgemm {
 namespace {
 
 using namespace hopper;
-constexpr int BLOCK_M = 128, BLOCK_N = 256, STAGES = 4, GROUP_M = 16;
-constexpr int CONSUMERS = 2, THREADS = 128 * (CONSUMERS + 1);
-template <bool AK, bool BK>
-using RingT = Ring<BLOCK_M, BLOCK_N, STAGES, CONSUMERS, AK, BK>;
-constexpr int STAGE_BYTES = RingT<true, true>::STAGE_BYTES;
-constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
 
-FASTGEMM_HOPPER_KERNEL(hgemm_v13_persistent, __launch_bounds__(THREADS, 1)) {
-  extern __shared__ unsigned char smem_raw[];
-  __shared__ uint64_t full[STAGES], empty[STAGES];
-  const RingT<A_KMAJOR, B_KMAJOR> ring{aligned_smem(smem_raw), full, empty};
-  ring.init();
+FASTGEMM_HOPPER_KERNEL(hgemm_v13_persistent, V13) {
+  using RingT = RingOf<V13>;
+  const RingT ring = make_ring<RingT>();
   __syncthreads();
-  persistent_gemm<T, BLOCK_M, BLOCK_N, GROUP_M, false, false>(
-      ring, &tma_a, &tma_b, M, N, K,
-      [&](float(&acc)[BLOCK_N / 2], int64_t row0, int64_t col0, int, unsigned char*) {
-        store_acc<BLOCK_N>(acc, C, ldc, M, N, row0, col0, alpha, beta);
+  persistent_gemm<T, V13::PDL, A_KMAJOR, B_KMAJOR, PersistentOf<V13>>(
+      ring, &tma_a, &tma_b, M, N, K, OwnBuffers<RingT>{},
+      [&](float(&acc)[V13::BN / 2], int64_t row0, int64_t col0, int, unsigned char*) {
+        store_acc<V13::BN>(acc, C, ldc, M, N, row0, col0, alpha, beta);
       });
 }
 
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v13_persistent, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1, false, false)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v13_persistent, V13)

@@ -7,7 +7,7 @@
 // clipped at the matrix edges) and the warpgroup goes straight on to its next tile; the store
 // drains in the background and is only awaited (bulk wait_group.read) before the buffer is
 // reused one tile later. The ring drops to 3 stages to make room for the two C buffers.
-// (hopper/persistent.cuh: store_tile, tma_store_gemm.)
+// (Parts: epilogue.cuh's TmaStore and store_tile, persistent.cuh's persistent_tma_store_gemm.)
 // Why faster: 16 stmatrix and 4 bulk stores per warpgroup and tile instead of 128 scattered
 // 4-byte global stores, and the tensor cores restart on the next tile while C is written.
 // What limits it: each block loads its own A and B tiles from L2 (no multicast between
@@ -15,22 +15,20 @@
 // their epilogues still do not overlap their own math.
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B. sm_90a.
 #include "hopper/persistent.cuh"
+#include "hopper/rungs.h"
 #include "registry.h"
 
 namespace fastgemm {
 namespace {
 
 using namespace hopper;
-constexpr int BLOCK_M = 128, BLOCK_N = 256, STAGES = 3, GROUP_M = 16, THREADS = 384;
-using Shape = TmaStoreShape<BLOCK_M, BLOCK_N, STAGES, GROUP_M, 1, 4, 1>;
-constexpr int SMEM = Shape::SMEM;
 
-FASTGEMM_HOPPER_KERNEL(hgemm_v14_tma_store, __launch_bounds__(THREADS, 1)) {
-  tma_store_gemm<T, Shape, A_KMAJOR, B_KMAJOR>(
-      &tma_a, &tma_b, &tma_c, C, M, N, K, ldc, alpha, beta);
+FASTGEMM_HOPPER_KERNEL(hgemm_v14_tma_store, V14) {
+  persistent_tma_store_gemm<T, V14, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, &tma_c, C, M, N, K, ldc,
+                                                        alpha, beta);
 }
 
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v14_tma_store, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1, false, false)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v14_tma_store, V14)

@@ -18,23 +18,20 @@
 // multiple of 256; SMs left over when a GPC's free SMs are odd stay idle.
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B. sm_90a.
 #include "hopper/persistent.cuh"
+#include "hopper/rungs.h"
 #include "registry.h"
 
 namespace fastgemm {
 namespace {
 
 using namespace hopper;
-constexpr int BLOCK_M = 128, BLOCK_N = 256, STAGES = 3, CLUSTER = 2, THREADS = 384;
-constexpr int GROUP_M = 8;  // cluster tile rows per group: 2048 rows of A, as in v13-v14
-using Shape = TmaStoreShape<BLOCK_M, BLOCK_N, STAGES, GROUP_M, CLUSTER, 4, 1>;
-constexpr int SMEM = Shape::SMEM;
 
-FASTGEMM_HOPPER_KERNEL(hgemm_v15_cluster_multicast, __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)) {
-  tma_store_gemm<T, Shape, A_KMAJOR, B_KMAJOR>(
-      &tma_a, &tma_b, &tma_c, C, M, N, K, ldc, alpha, beta);
+FASTGEMM_HOPPER_KERNEL(hgemm_v15_cluster_multicast, V15, __cluster_dims__(V15::CLUSTER, 1, 1)) {
+  persistent_tma_store_gemm<T, V15, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, &tma_c, C, M, N, K, ldc,
+                                                        alpha, beta);
 }
 
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v15_cluster_multicast, persistent_grid(a, BLOCK_M, BLOCK_N, name, CLUSTER), CLUSTER, false, false)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v15_cluster_multicast, V15)

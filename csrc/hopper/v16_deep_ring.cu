@@ -1,40 +1,37 @@
 // hgemm_v16_deep_ring — a 4-stage ring, bought by storing C in 8 KiB pieces; a balanced grid.
 //
-// What changed since v15: the epilogue's shared-memory buffer shrinks from 32 KiB to 16 KiB per
+// What changed since v14: the epilogue's shared-memory buffer shrinks from 32 KiB to 16 KiB per
 // consumer warpgroup — two 64x64 slots that the four boxes of a 64x256 output slab take in turn
 // (stmatrix one box, TMA-store it as its own bulk group, and before reusing a slot wait until at
 // most one younger store still reads shared memory) — and the 32 KiB saved make room for a
 // fourth ring stage (4 x 48 + 2 x 16 KiB = 224 KiB). The persistent grid is balanced: as few
 // blocks as keep the number of tile rounds (512 tiles at 4096^3: 128 blocks x 4 rounds instead
-// of 132 blocks of which 16 do one tile less). Blocks are single CTAs again: with the deeper ring,
-// v15's 2-CTA clusters measured 1-4% slower on the H200 than independent blocks — the pair
-// advances in lockstep, and the L2 traffic that multicast saves is not what limits this kernel.
+// of 132 blocks of which 16 do one tile less). Blocks are single CTAs, as in v14: with the deeper
+// ring, v15's 2-CTA clusters (a branch of v14) measured slower than independent blocks — the
+// pair advances in lockstep, and the L2 traffic that multicast saves is not what limits this
+// kernel (benchmarks/NOTES.md).
 // Why faster: the producer runs up to four k-tiles ahead instead of three, which covers the
 // latency of L2 and DRAM when every SM streams at once and refills the ring during the epilogue;
-// at 2048^3 (one tile per block, where the ring's fill is not amortised) +7% over v14.
+// most at sizes of about one tile per block, where the ring's fill is not amortised.
 // What limits it: the two consumer warpgroups finish a tile together, so the tensor cores idle
-// during the epilogue (conversion, stmatrix, store issue); the H200's power limit holds the SM
-// clock near 1.75 GHz under this load, so ~75% of the 989 TFLOPS datasheet peak is the ceiling
-// that cuBLAS meets too.
+// during the epilogue (conversion, stmatrix, store issue); under this load the GPU's power limit,
+// not the datasheet clock, sets the ceiling (GPU.md), and cuBLAS meets it too.
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B. sm_90a.
 #include "hopper/persistent.cuh"
+#include "hopper/rungs.h"
 #include "registry.h"
 
 namespace fastgemm {
 namespace {
 
 using namespace hopper;
-constexpr int BLOCK_M = 128, BLOCK_N = 256, STAGES = 4, GROUP_M = 16, THREADS = 384;
-constexpr int C_PIECE = 1, C_SLOTS = 2;  // 64x64 boxes per store, pieces per C buffer
-using Shape = TmaStoreShape<BLOCK_M, BLOCK_N, STAGES, GROUP_M, 1, C_PIECE, C_SLOTS>;
-constexpr int SMEM = Shape::SMEM;
 
-FASTGEMM_HOPPER_KERNEL(hgemm_v16_deep_ring, __launch_bounds__(THREADS, 1)) {
-  tma_store_gemm<T, Shape, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, &tma_c, C, M, N, K, ldc, alpha,
-                                               beta);
+FASTGEMM_HOPPER_KERNEL(hgemm_v16_deep_ring, V16) {
+  persistent_tma_store_gemm<T, V16, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, &tma_c, C, M, N, K, ldc,
+                                                        alpha, beta);
 }
 
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v16_deep_ring, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1, true, false)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v16_deep_ring, V16)

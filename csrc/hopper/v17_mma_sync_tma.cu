@@ -11,53 +11,52 @@
 // XOR pattern of v04-v09 in 64-element boxes). Blocks are persistent (one per SM, grouped order of
 // 16 tile rows), so the producer fills the ring for the next tile while the math warps write C.
 // Why faster: in v09 every math warp also issues 12 cp.async and their address arithmetic per
-// k-tile, waits for its own copies and meets the others at a barrier. Measured on the H200 in one
-// run: 488 / 461 TFLOPS at 4096^3 / 8192^3 fp16 against v09's 387 / 376. Issuing the copies from
-// a math thread instead (no producer warps) was slower than v09 (369 / 371): that warp falls
-// behind each k-tile and paces the whole block through the ring.
-// What limits it: mma.sync's ceiling on Hopper (about 2/3 of wgmma's; the H200's power limit
-// holds the clock near 1.75 GHz), 32 ldmatrix.x4 per 128 mma per warp and k-tile, and C written
+// k-tile, waits for its own copies and meets the others at a barrier. Issuing the copies from a
+// math thread instead (no producer warps) measured slower than v09: that warp falls behind each
+// k-tile and paces the whole block through the ring (benchmarks/NOTES.md).
+// What limits it: mma.sync's ceiling on Hopper (about 2/3 of wgmma's), 32 ldmatrix.x4 per 128 mma per warp and k-tile, and C written
 // straight from registers while the tensor cores idle. Only for sm_90a (TMA, setmaxnreg).
 // Shapes: any M, N, K >= 1 (TMA zero-fills the edges); 16-byte aligned operands; both layouts.
 #include "hgemm/rungs.h"
-#include "hopper/common.cuh"
+#include "hopper/mainloop.cuh"
+#include "hopper/rungs.h"
 #include "registry.h"
 
 namespace fastgemm {
 namespace {
 
 using namespace hopper;
-// v09's tiles, warps and fragment code on the TMA layout, 4 stages (its COPY and run() are unused).
+// v09's tiles, warps and fragment code on the TMA layout, 4 stages (its COPY and run() are
+// unused); the Hopper launch of a persistent, balanced, single-CTA rung without PDL.
 struct V17 : hgemm::V09 {
   static constexpr hgemm::Smem SMEM = hgemm::Smem::tma_boxes;
   static constexpr int STAGES = 4;
+  static constexpr int BM = BLOCK_M, BN = BLOCK_N, MATH_WARPS = WARPS_M * WARPS_N;
+  static constexpr int THREADS = 32 * MATH_WARPS + 128;  // two math warpgroups + the producer
+  static constexpr Mainloop MAINLOOP = Mainloop::ring;
+  static constexpr Schedule SCHEDULE = Schedule::persistent;
+  static constexpr int GROUP_M = 16, CLUSTER = 1;
+  static constexpr bool BALANCE = true;
+  static constexpr Store STORE = Store::registers;
+  static constexpr int C_PIECE = 0, C_SLOTS = 0;
+  static constexpr bool BORROW = false, HOIST_BETA = false, PDL = false;
 };
-constexpr int BLOCK_M = V17::BLOCK_M, BLOCK_N = V17::BLOCK_N, STAGES = V17::STAGES;
-constexpr int GROUP_M = 16, MATH_WARPS = V17::WARPS_M * V17::WARPS_N;
-constexpr int THREADS = 32 * MATH_WARPS + 128;  // two math warpgroups + the producer warpgroup
 static_assert(V17::BLOCK_K == BLOCK_K, "a stage is one 64-deep TMA k-tile");
-template <bool AK, bool BK>
-using RingT = Ring<BLOCK_M, BLOCK_N, STAGES, MATH_WARPS, AK, BK>;
-constexpr int SMEM = STAGES * RingT<true, true>::STAGE_BYTES + 1024;
 
-FASTGEMM_HOPPER_KERNEL(hgemm_v17_mma_sync_tma, __launch_bounds__(THREADS, 1)) {
+FASTGEMM_HOPPER_KERNEL(hgemm_v17_mma_sync_tma, V17) {
   using Kern = hgemm::Kernel<V17, T, A_KMAJOR, B_KMAJOR>;
-  using Ring = RingT<A_KMAJOR, B_KMAJOR>;
-  extern __shared__ unsigned char smem_raw[];
-  __shared__ uint64_t full[STAGES], empty[STAGES];
-  const Ring ring{aligned_smem(smem_raw), full, empty};
-  ring.init();
+  using Ring = hopper::Ring<V17::BM, V17::BN, V17::STAGES, V17::MATH_WARPS>;
+  constexpr int STAGES = V17::STAGES;
+  const Ring ring = make_ring<Ring>();
   __syncthreads();
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int k_tiles = static_cast<int>((K + BLOCK_K - 1) / BLOCK_K);
-  const int tiles_m = static_cast<int>((M + BLOCK_M - 1) / BLOCK_M);
-  const int tiles_n = static_cast<int>((N + BLOCK_N - 1) / BLOCK_N);
-  if (warp >= MATH_WARPS) {  // the producer warpgroup: one thread streams every tile's k-tiles
+  const Persistent<V17::BM, V17::BN, V17::GROUP_M> sched(M, N);
+  if (warp >= V17::MATH_WARPS) {  // the producer warpgroup: one thread streams every tile's k-tiles
     ptx::setmaxnreg_dec<PRODUCER_REGS>();
-    if (threadIdx.x == 32 * MATH_WARPS) {
-      ring.template produce_tiles<BLOCK_M, GROUP_M>(&tma_a, &tma_b, blockIdx.x, gridDim.x, tiles_m,
-                                                    tiles_n, k_tiles);
+    if (threadIdx.x == 32 * V17::MATH_WARPS) {
+      produce_tiles<A_KMAJOR, B_KMAJOR>(ring, sched, &tma_a, &tma_b, k_tiles);
     }
     return;
   }
@@ -65,14 +64,14 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v17_mma_sync_tma, __launch_bounds__(THREADS, 1)) {
 
   const int warp_m = warp / V17::WARPS_N, warp_n = warp % V17::WARPS_N;
   auto frags = [&](int s) {
-    const T* As = reinterpret_cast<const T*>(ring.stages + s * Ring::STAGE_BYTES);
+    const T* As = reinterpret_cast<const T*>(ring.stage(s));
     return typename Kern::Frags(As, As + Ring::A_BYTES / sizeof(T), warp_m, warp_n);
   };
   uint32_t a[2][Kern::MI][4], b[2][Kern::NI][2];  // fragments of k-steps kk and kk + 1
   int it = 0;  // the block's running k-tile (as produce_tiles counts it): stage it % STAGES
-  for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
+  for (int tile = sched.first; tile < sched.count(); tile += sched.step) {
     int m0, n0;
-    grouped_tile<BLOCK_M, BLOCK_N, GROUP_M>(tile, tiles_m, tiles_n, m0, n0);
+    sched.tile(tile, m0, n0);
     float acc[Kern::MI][Kern::NI][4];
 #pragma unroll
     for (int i = 0; i < Kern::MI; ++i)
@@ -81,8 +80,7 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v17_mma_sync_tma, __launch_bounds__(THREADS, 1)) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
     if (k_tiles > 0) {
-      ptx::mbarrier_wait(&full[it % STAGES], (it / STAGES) & 1);
-      frags(it % STAGES).load(0, a[0], b[0]);
+      frags(ring.wait_full(it)).load(0, a[0], b[0]);
     }
     for (int t = 0; t < k_tiles; ++t, ++it) {
       const int s = it % STAGES;
@@ -92,8 +90,7 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v17_mma_sync_tma, __launch_bounds__(THREADS, 1)) {
         if (kk + 1 < Kern::KSTEPS) {
           cur.load(kk + 1, a[(kk + 1) % 2], b[(kk + 1) % 2]);
         } else if (t + 1 < k_tiles) {  // the next k-tile's first fragments, from the next stage
-          ptx::mbarrier_wait(&full[(it + 1) % STAGES], ((it + 1) / STAGES) & 1);
-          frags((it + 1) % STAGES).load(0, a[(kk + 1) % 2], b[(kk + 1) % 2]);
+          frags(ring.wait_full(it + 1)).load(0, a[(kk + 1) % 2], b[(kk + 1) % 2]);
         }
         Kern::mma_step(a[kk % 2], b[kk % 2], acc);
       }
@@ -109,5 +106,4 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v17_mma_sync_tma, __launch_bounds__(THREADS, 1)) {
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v17_mma_sync_tma, persistent_grid(a, BLOCK_M, BLOCK_N, name), 1,
-                             true, false)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v17_mma_sync_tma, V17)

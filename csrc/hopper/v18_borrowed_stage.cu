@@ -10,32 +10,27 @@
 // that by then is over). The slab goes out in two pieces of two boxes, nothing waits for a slot,
 // and the shared memory stays at v16's 224 KiB.
 // Why faster: the epilogue, during which the tensor cores idle, loses its waits for slot reuse and
-// half its barriers and store issues. H200, final run: +3-4% over v16 at 4096x14336x4096, level
-// within noise at 4096^3 and 8192^3, -1.5% at 2048^3 (one tile per block: the slab's first store
-// starts later than v16's first box).
+// half its barriers and store issues; least where a block has one tile (there the slab's first
+// store starts later than v16's first box).
 // What limits it: the tensor cores still idle during the epilogue (both warpgroups finish a tile
 // together); the ring runs one stage short while warpgroup 2's stores drain; between kernels of a
 // stream the GPU waits for this grid to finish before it starts the next (v19).
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B. sm_90a.
 #include "hopper/persistent.cuh"
+#include "hopper/rungs.h"
 #include "registry.h"
 
 namespace fastgemm {
 namespace {
 
 using namespace hopper;
-constexpr int BLOCK_M = 128, BLOCK_N = 256, STAGES = 4, GROUP_M = 16, THREADS = 384;
-constexpr int C_PIECE = 2, C_SLOTS = 2;  // a 64x256 slab: two pieces of two 64x64 boxes
-using Shape = TmaStoreShape<BLOCK_M, BLOCK_N, STAGES, GROUP_M, 1, C_PIECE, C_SLOTS, true>;
-constexpr int SMEM = Shape::SMEM;
 
-FASTGEMM_HOPPER_KERNEL(hgemm_v18_borrowed_stage, __launch_bounds__(THREADS, 1)) {
-  tma_store_gemm<T, Shape, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, &tma_c, C, M, N, K, ldc, alpha,
-                                               beta);
+FASTGEMM_HOPPER_KERNEL(hgemm_v18_borrowed_stage, V18) {
+  persistent_tma_store_gemm<T, V18, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, &tma_c, C, M, N, K, ldc,
+                                                        alpha, beta);
 }
 
 }  // namespace
 }  // namespace fastgemm
 
-FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v18_borrowed_stage, persistent_grid(a, BLOCK_M, BLOCK_N, name),
-                             1, true, false)
+FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v18_borrowed_stage, V18)

@@ -1,0 +1,159 @@
+// hopper/launch.cuh — the host side of a Hopper rung, read from its configuration struct (see
+// rungs.h): tensor maps of A, B and C, the scheduler's grid, the cluster size and programmatic
+// dependent launch — each stated once, in the struct, for the kernel and the launch alike.
+#pragma once
+#include <cuda.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "common/gemm_args.h"
+#include "common/launch.cuh"
+#include "common/runtime.h"
+#include "hopper/scheduler.cuh"
+#include "hopper/tensor_map.h"
+#include "hopper/tile.cuh"
+
+namespace fastgemm::hopper {
+
+enum class Mainloop { one_stage, ring };  // mainloop.cuh
+enum class Schedule { one_shot, persistent };  // scheduler.cuh
+enum class Store { registers, tma };  // epilogue.cuh: store_acc / TmaStore
+
+// Dynamic shared memory of a configuration: its tiles (one stage, or the ring), the TMA-store
+// epilogue's C buffers (one per consumer warpgroup, one when warpgroup 2 borrows a stage), and
+// 1 KiB to align them to the swizzle atom.
+template <typename Cfg>
+constexpr int smem_bytes() {
+  constexpr int stage = tile_bytes<Cfg::BM>() + tile_bytes<Cfg::BN>();
+  constexpr int tiles = Cfg::MAINLOOP == Mainloop::one_stage ? stage : Cfg::STAGES * stage;
+  constexpr int c_buffers = Cfg::STORE == Store::tma
+                                ? (Cfg::BORROW ? 1 : 2) * Cfg::C_SLOTS * Cfg::C_PIECE * BOX_BYTES
+                                : 0;
+  static_assert(!Cfg::BORROW || Cfg::C_SLOTS * Cfg::C_PIECE * BOX_BYTES <= stage,
+                "a borrowed stage holds a C buffer");
+  return tiles + c_buffers + 1024;
+}
+
+template <typename Cfg>
+using SchedulerOf = std::conditional_t<Cfg::SCHEDULE == Schedule::persistent,
+                                       Persistent<Cfg::BM, Cfg::BN, Cfg::GROUP_M, Cfg::CLUSTER>,
+                                       OneShot<Cfg::BM, Cfg::BN>>;
+
+// Host: a persistent grid of clusters capped at the clusters the GPU can hold at once (a GPC
+// whose free SMs do not divide by the cluster size leaves some idle; a cluster beyond the cap
+// would wait for a second wave). Cached per device: the answer depends only on the kernel, its
+// shared memory and the GPU. The kernel's compiled cluster size must be the configuration's.
+template <int CLUSTER, typename Kernel>
+dim3 resident_clusters(Kernel kernel, dim3 grid, int threads, int smem, const char* name) {
+  static std::atomic<int> cached[64] = {};
+  int device = 0;
+  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  int clusters = device < 64 ? cached[device].load(std::memory_order_relaxed) : 0;
+  if (clusters == 0) {
+    cudaFuncAttributes attr{};
+    FASTGEMM_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    if (attr.requiredClusterWidth != CLUSTER) {
+      throw std::logic_error(std::string(name) + ": kernel compiled for clusters of " +
+                             std::to_string(attr.requiredClusterWidth) + ", launched for " +
+                             std::to_string(CLUSTER));
+    }
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem;
+    FASTGEMM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+    if (clusters < 1) throw std::runtime_error("no cluster of this kernel fits on the GPU");
+    if (device < 64) cached[device].store(clusters, std::memory_order_relaxed);
+  }
+  if (grid.x > unsigned(clusters * CLUSTER)) grid.x = clusters * CLUSTER;
+  return grid;
+}
+
+// Host: tensor maps for BM x 64 tiles of A and BN x 64 tiles of B in their layouts (and 64x64
+// boxes of C), and a launch of the instantiation for that layout pair. KernelFor(a_kmajor,
+// b_kmajor) returns the kernel; every Hopper kernel takes (tma_a, tma_b, tma_c, C, M, N, K, ldc,
+// alpha, beta). CLUSTER > 1: each CTA loads 1/CLUSTER of a K-major B tile (the box of B's map),
+// and the grid is capped at the resident clusters. BALANCE (persistent rungs): as few blocks as
+// keep the number of tile rounds (a block per SM at most): 512 tiles on 132 SMs take 4 rounds on
+// 128 blocks as on 132, and the 4 idle SMs spare the power budget that the busy ones' clocks
+// share. PDL: launched with programmatic stream serialisation (the kernel executes
+// griddepcontrol.wait before it touches global memory).
+template <typename Cfg, typename T, typename KernelFor>
+void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, CLUSTER = Cfg::CLUSTER;
+  constexpr int threads = Cfg::THREADS, smem = smem_bytes<Cfg>();
+  const bool bf16 = std::is_same_v<T, __nv_bfloat16>;
+  const bool a_kmajor = !a.a_col_major, b_kmajor = a.b_col_major;
+  if (a.M > 2147483647 - BM || a.N > 2147483647 - BN || a.K > 2147483647 - BLOCK_K) {
+    throw std::runtime_error(std::string(name) +
+                             ": TMA coordinates are 32-bit; M, N and K must stay below 2^31");
+  }
+  dim3 grid = SchedulerOf<Cfg>::grid(a, name);
+  // Storage views: K-major A is M rows of K elements, MN-major A is K rows of M (B likewise).
+  const CUtensorMap tma_a = a_kmajor ? make_tensor_map_2d(a.A, bf16, a.K, a.M, a.lda, BOX, BM)
+                                     : make_tensor_map_2d(a.A, bf16, a.M, a.K, a.lda, BOX, BLOCK_K);
+  const CUtensorMap tma_b = b_kmajor ? make_tensor_map_2d(a.B, bf16, a.K, a.N, a.ldb, BOX, BN / CLUSTER)
+                                     : make_tensor_map_2d(a.B, bf16, a.N, a.K, a.ldb, BOX, BLOCK_K);
+  // C (row-major, M rows of N) in 64x64 boxes, for the rungs that store through TMA.
+  const CUtensorMap tma_c = make_tensor_map_2d(a.C, bf16, a.N, a.M, a.ldc, BOX, BOX);
+  with_kmajor(a, [&](auto ak, auto bk) {
+    auto kernel = kernel_for(ak, bk);
+    set_smem(kernel, smem);
+    if constexpr (CLUSTER > 1) grid = resident_clusters<CLUSTER>(kernel, grid, threads, smem, name);
+    if constexpr (Cfg::BALANCE) {
+      const int64_t tiles = ceil_div(a.M, int64_t(BM) * CLUSTER) * ceil_div(a.N, BN);
+      const int64_t rounds = ceil_div(tiles, int64_t(grid.x / CLUSTER));
+      grid.x = static_cast<unsigned>(CLUSTER * ceil_div(tiles, rounds));
+    }
+    // One launch path; PDL adds programmatic stream serialisation.
+    cudaLaunchAttribute pdl[1];
+    pdl[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    pdl[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem;
+    config.stream = a.stream;
+    config.attrs = pdl;
+    config.numAttrs = Cfg::PDL ? 1 : 0;
+    cuda_check(cudaLaunchKernelEx(&config, kernel, tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M,
+                                  a.N, a.K, a.ldc, a.alpha, a.beta),
+               name);
+  });
+  cuda_check(cudaGetLastError(), name);
+}
+
+}  // namespace fastgemm::hopper
+
+// A rung's kernel, one instantiation per element type and operand layout, with the launch bounds
+// of its configuration CFG (and any further attributes, e.g. __cluster_dims__(CFG::CLUSTER, 1,
+// 1), which the launcher checks against CFG::CLUSTER); the rung's file writes the body:
+//   FASTGEMM_HOPPER_KERNEL(hgemm_v20_hoisted_beta, V20) { ... }
+// The kernel keeps the rung's name (NAME_kernel), which the SASS tests and profilers look for.
+#define FASTGEMM_HOPPER_KERNEL(NAME, CFG, ...)                                                  \
+  template <typename T, bool A_KMAJOR, bool B_KMAJOR>                                           \
+  __global__ void __VA_ARGS__ __launch_bounds__(CFG::THREADS, CFG::MIN_BLOCKS) NAME##_kernel(                 \
+      const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_b,     \
+      const __grid_constant__ CUtensorMap tma_c, T* C, int64_t M, int64_t N, int64_t K,         \
+      int64_t ldc, float alpha, float beta)
+
+// The rung's host side, after its kernel: the fp16/bf16 entry points of the kernel table (each
+// launches NAME_kernel for the operands' layouts with hopper::launch<CFG>) and its shared-memory
+// figure.
+#define FASTGEMM_HOPPER_ENTRY_POINTS(NAME, CFG)                                                 \
+  namespace fastgemm {                                                                          \
+  namespace {                                                                                   \
+  template <typename T>                                                                         \
+  void NAME##_launch(const GemmArgs& a) {                                                       \
+    hopper::launch<CFG, T>(a, #NAME, [](auto ak, auto bk) {                                     \
+      return NAME##_kernel<T, decltype(ak)::value, decltype(bk)::value>;                        \
+    });                                                                                         \
+  }                                                                                             \
+  }                                                                                             \
+  void NAME##_f16(const GemmArgs& a) { NAME##_launch<__half>(a); }                              \
+  void NAME##_bf16(const GemmArgs& a) { NAME##_launch<__nv_bfloat16>(a); }                      \
+  int NAME##_smem() { return hopper::smem_bytes<CFG>(); }                                       \
+  }

@@ -1,0 +1,141 @@
+// hopper/mainloop.cuh — the k-loop: TMA copies in, wgmma products out, for one output tile.
+//
+// Two mainloops:
+//   one_stage_mainloop — every thread of the block: one thread issues a k-tile's copies, all
+//     wait on one mbarrier, the WARPGROUPS warpgroups multiply, and a block barrier orders the
+//     next copy after every read.
+//   produce / consume  — warp specialisation over a Ring (ring.cuh): one producer thread streams
+//     k-tiles into the ring; each consumer warpgroup waits on `full`, issues its wgmmas and
+//     releases the stage with one k-tile of wgmmas kept in flight.
+// Contract: a consumer warpgroup owns 64 rows (`slice`) of the BM x BN tile and returns its
+// 64 x BN fp32 accumulators in registers (BN / 2 per thread, wgmma's fragment layout); it never
+// writes global memory. The producer never reads registers of the consumers.
+#pragma once
+#include "hopper/ring.cuh"
+
+namespace fastgemm::hopper {
+
+// Registers per thread after setmaxnreg: the producer warpgroup only issues copies, the consumer
+// warpgroups hold 128 fp32 accumulators each (384 threads: 40 + 2 x 232 <= 504 of the 512).
+constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+
+// WARPGROUPS warpgroups share a BM x BN tile at (m0, n0), each owning BM / 64 / WARPGROUPS slices
+// of 64 rows; acc[h] is slice wg * SLICES + h.
+template <typename T, int BM, int BN, int WARPGROUPS, bool A_KMAJOR, bool B_KMAJOR>
+__device__ __forceinline__ void one_stage_mainloop(const CUtensorMap* tma_a,
+                                                   const CUtensorMap* tma_b, int64_t K, int m0,
+                                                   int n0,
+                                                   float (&acc)[BM / 64 / WARPGROUPS][BN / 2]) {
+  constexpr int SLICES = BM / 64 / WARPGROUPS, A_BYTES = tile_bytes<BM>();
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* As = aligned_smem(smem_raw);
+  unsigned char* Bs = As + A_BYTES;
+  __shared__ uint64_t full;  // the tile's TMA copies have landed
+
+  const int wg = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    ptx::mbarrier_init(&full, 1);
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+
+#pragma unroll
+  for (int h = 0; h < SLICES; ++h)
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[h][i] = 0.0f;
+
+  const uint32_t a_s = ptx::smem_addr(As), b_s = ptx::smem_addr(Bs);
+  const int tiles = static_cast<int>((K + BLOCK_K - 1) / BLOCK_K);
+  for (int t = 0; t < tiles; ++t) {
+    if (threadIdx.x == 0) {
+      ptx::mbarrier_arrive_expect_tx(&full, A_BYTES + tile_bytes<BN>());
+      load_tile<BM, A_KMAJOR>(As, tma_a, &full, t * BLOCK_K, m0);
+      load_tile<BN, B_KMAJOR>(Bs, tma_b, &full, t * BLOCK_K, n0);
+    }
+    ptx::mbarrier_wait(&full, t & 1);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+#pragma unroll
+      for (int h = 0; h < SLICES; ++h) {
+        // Slice (wg, h) of A is BOX_BYTES per 64 rows further: 64 rows of 128 bytes (K-major)
+        // or the next 64-wide box (MN-major).
+        const int slice = wg * SLICES + h;
+        ptx::wgmma_m64k16<BN, T>(acc[h], slice_desc<A_KMAJOR>(a_s, slice * BOX_BYTES, kk),
+                                 slice_desc<B_KMAJOR>(b_s, 0, kk), !A_KMAJOR, !B_KMAJOR);
+      }
+    }
+    ptx::wgmma_commit();
+    ptx::wgmma_wait<0>();
+#pragma unroll
+    for (int h = 0; h < SLICES; ++h) ptx::fence_registers(acc[h]);
+    __syncthreads();  // every warp is done with the tiles before the next copy overwrites them
+  }
+}
+
+// Producer (one thread): the k_tiles k-tiles of output tile (m0, n0) into the ring. CLUSTER > 1:
+// this CTA loads part `ring.rank` of the B tile, multicast to every CTA of the cluster.
+template <bool A_KMAJOR, bool B_KMAJOR, typename RingT>
+__device__ __forceinline__ void produce(const RingT& ring, const CUtensorMap* tma_a,
+                                        const CUtensorMap* tma_b, int m0, int n0, int k_tiles,
+                                        int& it) {
+  constexpr int BM = RingT::TILE_M, BN = RingT::TILE_N, CLUSTER = RingT::CLUSTER;
+  for (int t = 0; t < k_tiles; ++t, ++it) {
+    const int s = ring.acquire(it);
+    unsigned char* As = ring.stage(s);
+    load_tile<BM, A_KMAJOR>(As, tma_a, &ring.full[s], t * BLOCK_K, m0);
+    if (CLUSTER == 1) {
+      load_tile<BN, B_KMAJOR>(As + RingT::A_BYTES, tma_b, &ring.full[s], t * BLOCK_K, n0);
+    } else {
+      load_tile<BN, B_KMAJOR, CLUSTER>(As + RingT::A_BYTES, tma_b, &ring.full[s], t * BLOCK_K,
+                                       n0, ring.rank, (1u << CLUSTER) - 1);
+    }
+  }
+}
+
+// Producer (one thread) of a persistent block: the k-tiles of every tile the scheduler gives
+// it, running ahead across tile boundaries (this CTA's rows start row_offset into each tile).
+template <bool A_KMAJOR, bool B_KMAJOR, typename RingT, typename Sched>
+__device__ __forceinline__ void produce_tiles(const RingT& ring, const Sched& sched,
+                                              const CUtensorMap* tma_a, const CUtensorMap* tma_b,
+                                              int k_tiles, int row_offset = 0) {
+  int it = 0;
+  for (int tile = sched.first; tile < sched.count(); tile += sched.step) {
+    int m0, n0;
+    sched.tile(tile, m0, n0);
+    produce<A_KMAJOR, B_KMAJOR>(ring, tma_a, tma_b, m0 + row_offset, n0, k_tiles, it);
+  }
+}
+
+// Consumer warpgroup `slice` (its 64 rows of the tile): acc = the tile's product over k_tiles
+// k-tiles. One k-tile of wgmmas stays in flight (wait_group 1), so the previous stage is
+// released while the tensor cores already work on the current one. The tile's first wgmma
+// ignores acc's old contents, so no zeroing pass separates two tiles. With keep_last the
+// warpgroup keeps its last stage (a borrowing epilogue stores C through it), and its leader runs
+// `on_first` once the tile's first k-tile is issued.
+template <typename T, bool A_KMAJOR, bool B_KMAJOR, typename RingT, typename OnFirst = void (*)()>
+__device__ __forceinline__ void consume(const RingT& ring, float (&acc)[RingT::TILE_N / 2], int slice,
+                                        int k_tiles, int& it, bool keep_last = false,
+                                        OnFirst on_first = [] {}) {
+  const bool leader = threadIdx.x % 128 == 0;
+  for (int t = 0; t < k_tiles; ++t, ++it) {
+    const int s = ring.wait_full(it);
+    const uint32_t a_s = ptx::smem_addr(ring.stage(s)), b_s = a_s + RingT::A_BYTES;
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+      ptx::wgmma_m64k16<RingT::TILE_N, T>(acc, slice_desc<A_KMAJOR>(a_s, slice * BOX_BYTES, kk),
+                                          slice_desc<B_KMAJOR>(b_s, 0, kk), !A_KMAJOR,
+                                          !B_KMAJOR, t > 0 || kk > 0);
+    }
+    ptx::wgmma_commit();
+    ptx::wgmma_wait<1>();
+    if (t > 0 && leader) ring.release((it - 1) % RingT::DEPTH);
+    if (t == 0 && leader) on_first();
+  }
+  ptx::wgmma_wait<0>();
+  if (leader && !keep_last) ring.release((it - 1) % RingT::DEPTH);
+  ptx::fence_registers(acc);
+}
+
+}  // namespace fastgemm::hopper

@@ -1,0 +1,61 @@
+// hopper/rungs.h — the configuration of every wgmma rung, each derived from the rung it changes,
+// so that the ladder's steps read as a diff. Kernel and launcher read the same struct (tile,
+// threads, ring depth, scheduler, cluster size, epilogue, PDL); the shared memory follows from
+// it (launch.cuh: smem_bytes). Each rung's .cu says why its change pays and what limits it.
+//
+// Main line: V10 -> V12 -> V13 -> V14 -> V16 -> V18 -> V19 -> V20. Branches, selectable but not
+// improvements on their parent: V11 (V10's wide tile alone), V15 (V14 + 2-CTA clusters).
+#pragma once
+#include "hopper/launch.cuh"
+
+namespace fastgemm::hopper {
+
+struct V10 {  // wgmma + TMA, one stage, one warpgroup per 128x128 tile, registers -> global
+  static constexpr int BM = 128, BN = 128, THREADS = 128, MIN_BLOCKS = 0;  // launch bounds
+  static constexpr Mainloop MAINLOOP = Mainloop::one_stage;
+  static constexpr int STAGES = 1;
+  static constexpr Schedule SCHEDULE = Schedule::one_shot;
+  static constexpr int GROUP_M = 0, CLUSTER = 1;
+  static constexpr bool BALANCE = false;
+  static constexpr Store STORE = Store::registers;
+  static constexpr int C_PIECE = 0, C_SLOTS = 0;  // TmaStore: 64x64 boxes per store, pieces
+  static constexpr bool BORROW = false, HOIST_BETA = false;
+  static constexpr bool PDL = false;
+};
+struct V11 : V10 {  // 128x256 tiles, two warpgroups of m64n256k16
+  static constexpr int BN = 256, THREADS = 256;
+};
+struct V12 : V11 {  // + a producer warpgroup and a 4-stage mbarrier ring
+  static constexpr int THREADS = 384, MIN_BLOCKS = 1;
+  static constexpr Mainloop MAINLOOP = Mainloop::ring;
+  static constexpr int STAGES = 4;
+};
+struct V13 : V12 {  // persistent blocks, grouped tile order
+  static constexpr Schedule SCHEDULE = Schedule::persistent;
+  static constexpr int GROUP_M = 16;
+};
+struct V14 : V13 {  // stmatrix + TMA-store epilogue (32 KiB per warpgroup), 3 stages
+  static constexpr int STAGES = 3;
+  static constexpr Store STORE = Store::tma;
+  static constexpr int C_PIECE = 4, C_SLOTS = 1;
+};
+struct V15 : V14 {  // 2-CTA clusters sharing B by multicast (groups of 8 cluster tiles: 2048 rows)
+  static constexpr int CLUSTER = 2, GROUP_M = 8;
+};
+struct V16 : V14 {  // C stored in 8 KiB pieces, bought back as a fourth stage; balanced grid
+  static constexpr int STAGES = 4;
+  static constexpr int C_PIECE = 1, C_SLOTS = 2;
+  static constexpr bool BALANCE = true;
+};
+struct V18 : V16 {  // warpgroup 2 stores through its last stage; slabs in two pieces of two boxes
+  static constexpr int C_PIECE = 2;
+  static constexpr bool BORROW = true;
+};
+struct V19 : V18 {  // programmatic dependent launch
+  static constexpr bool PDL = true;
+};
+struct V20 : V19 {  // beta == 0 tested once per tile, outside the store loop
+  static constexpr bool HOIST_BETA = true;
+};
+
+}  // namespace fastgemm::hopper

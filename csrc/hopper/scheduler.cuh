@@ -1,0 +1,70 @@
+// hopper/scheduler.cuh — which output tiles a block computes, and the grid that covers them.
+//
+// Contract: a scheduler gives each block (each cluster: its CTAs stack along M, a cluster tile
+// is CLUSTER * BM rows) a sequence of output tiles (m0, n0), and the host side gives the grid
+// that makes those sequences cover every tile exactly once. Device side: tiles first,
+// first + step, ... below count(); `tile(index, m0, n0)`. Host side: `grid(a, name)`.
+//   OneShot     — a block per tile (blockIdx.y rows, blockIdx.x columns), row-major.
+//   Persistent  — a block (cluster) per SM at most, walking tiles in groups of GROUP_M tile rows,
+//                 column by column: a band of A rows stays in L2 while B streams past it.
+// (The launcher may shrink a persistent grid further: to the clusters the GPU holds at once, and
+// with BALANCE to as few blocks as keep the number of tile rounds; see launch.cuh.)
+#pragma once
+#include <stdexcept>
+#include <string>
+
+#include "common/gemm_args.h"
+#include "common/launch.cuh"
+#include "common/runtime.h"
+
+namespace fastgemm::hopper {
+
+// Output tile `index` in groups of GROUP_M tile rows walked column by column.
+template <int BM, int BN, int GROUP_M>
+__device__ __forceinline__ void grouped_tile(int index, int tiles_m, int tiles_n, int& m0, int& n0) {
+  const int per_group = GROUP_M * tiles_n, group = index / per_group;
+  const int first_m = group * GROUP_M;
+  const int rows = min(tiles_m - first_m, GROUP_M);
+  const int in_group = index % per_group;
+  m0 = (first_m + in_group % rows) * BM;
+  n0 = (in_group / rows) * BN;
+}
+
+template <int BM, int BN>
+struct OneShot {
+  __device__ __forceinline__ static void tile(int& m0, int& n0) {
+    m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  }
+  static dim3 grid(const GemmArgs& a, const char* name) { return tile_grid(a, BM, BN, name); }
+};
+
+template <int BM, int BN, int GROUP_M, int CLUSTER = 1>
+struct Persistent {
+  static constexpr int BM_TILE = BM * CLUSTER;  // rows of a cluster's tile
+  int tiles_m, tiles_n, first, step;
+
+  __device__ __forceinline__ Persistent(int64_t M, int64_t N)
+      : tiles_m(static_cast<int>((M + BM_TILE - 1) / BM_TILE)),
+        tiles_n(static_cast<int>((N + BN - 1) / BN)),
+        first(blockIdx.x / CLUSTER),
+        step(gridDim.x / CLUSTER) {}
+  __device__ __forceinline__ int count() const { return tiles_m * tiles_n; }
+  __device__ __forceinline__ void tile(int index, int& m0, int& n0) const {
+    grouped_tile<BM_TILE, BN, GROUP_M>(index, tiles_m, tiles_n, m0, n0);
+  }
+
+  // One block per SM at most (one per output tile when there are fewer), in whole clusters.
+  static dim3 grid(const GemmArgs& a, const char* name) {
+    int device = 0;
+    FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+    const int sms = device_props(device).sm_count;  // queried once per device
+    const int64_t tiles = ceil_div(a.M, int64_t(BM_TILE)) * ceil_div(a.N, BN);
+    if (tiles > 2147483647 / CLUSTER) {
+      throw std::runtime_error(std::string(name) + ": too many output tiles");
+    }
+    const int64_t clusters = tiles < sms / CLUSTER ? tiles : sms / CLUSTER;
+    return dim3(static_cast<unsigned>(clusters * CLUSTER));
+  }
+};
+
+}  // namespace fastgemm::hopper

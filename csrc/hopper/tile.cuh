@@ -1,0 +1,69 @@
+// hopper/tile.cuh — the shared-memory tiles every Hopper part works on: the geometry of the
+// 128-byte swizzle, the wgmma descriptor of a tile slice, and the TMA copy of a tile.
+//
+// Contract: a tile is what TMA writes with the 128-byte swizzle — rows of 64 elements (128 bytes)
+// in 8-row groups of 1024 bytes, 1024-byte aligned. A K-major operand tile (row-major A,
+// column-major B) is BMN rows of 64 k; an MN-major one is BMN/64 boxes of 64 k-rows x 64
+// elements, 8 KiB apart. load_tile only issues copies: the caller owns the barrier they complete
+// on and the expected transaction bytes.
+#pragma once
+#include <cuda.h>
+
+#include "common/ptx_sm90.cuh"
+
+namespace fastgemm::hopper {
+
+constexpr int BLOCK_K = 64;                    // one swizzled row of k (128 bytes)
+constexpr int BOX = 64;                        // elements per swizzled row
+constexpr int BOX_BYTES = BOX * BLOCK_K * 2;   // one 64x64 box
+constexpr int SW_ROW = 128, SW_GROUP = 1024;   // bytes per swizzled row / per 8-row group
+
+template <int BMN>
+constexpr int tile_bytes() {
+  return BMN * BLOCK_K * 2;
+}
+
+// wgmma descriptor of the slice of an operand tile that starts `offset` bytes in, at k-step kk.
+// K-major: 8-row groups SW_GROUP apart (SBO); a 16-deep k-step moves 32 bytes along the swizzled
+// row. MN-major: 8-row groups along k SW_GROUP apart (SBO), 64-element chunks along M/N a box
+// apart (LBO); a k-step moves 16 rows.
+template <bool K_MAJOR>
+__device__ __forceinline__ uint64_t slice_desc(uint32_t tile, int offset, int kk) {
+  if (K_MAJOR) return ptx::wgmma_desc_sw128(tile + offset + 32 * kk, 16, SW_GROUP);
+  return ptx::wgmma_desc_sw128(tile + offset + 16 * SW_ROW * kk, BOX_BYTES, SW_GROUP);
+}
+
+// One thread issues the TMA copies of part `part` (of PARTS) of a BMN x 64 tile (k0, x0): rows
+// x0 + part * BMN / PARTS on, written where they sit in the whole tile. With a `cta_mask` the
+// part is multicast to the same offset of every CTA in the mask (a cluster splits the shared
+// operand's tile between its CTAs, each loading one part for all of them).
+template <int BMN, bool K_MAJOR, int PARTS = 1>
+__device__ __forceinline__ void load_tile(unsigned char* dst, const CUtensorMap* map,
+                                          uint64_t* bar, int k0, int x0, int part = 0,
+                                          uint16_t cta_mask = 0) {
+  constexpr int ROWS = BMN / PARTS;
+  auto copy = [&](unsigned char* d, int c0, int c1) {
+    if (cta_mask) {
+      ptx::tma_load_2d_multicast(d, map, bar, c0, c1, cta_mask);
+    } else {
+      ptx::tma_load_2d(d, map, bar, c0, c1);
+    }
+  };
+  x0 += part * ROWS;
+  if (K_MAJOR) {  // one box of 64 (k) x ROWS rows (the tensor map's box)
+    copy(dst + part * ROWS * SW_ROW, k0, x0);
+  } else {        // ROWS / 64 boxes of 64 elements x 64 (k) rows
+    static_assert(ROWS % BOX == 0, "MN-major parts are whole 64-element boxes");
+    dst += part * (ROWS / BOX) * BOX_BYTES;
+#pragma unroll
+    for (int j = 0; j < ROWS / BOX; ++j) copy(dst + j * BOX_BYTES, x0 + BOX * j, k0);
+  }
+}
+
+// The shared memory a kernel asks for: its tiles plus 1 KiB to align them to the swizzle atom.
+__device__ __forceinline__ unsigned char* aligned_smem(unsigned char* raw) {
+  return reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(raw) + 1023) &
+                                          ~uintptr_t(1023));
+}
+
+}  // namespace fastgemm::hopper
