@@ -25,19 +25,24 @@ as one captioned table per file: one row per case, per library the host microsec
 (median over the batches) and the ratio to that library's ``matmul(A, B, out=C)``. A README
 without these two markers keeps its other blocks updated; the overhead table is then reported as
 not written and the exit status is 1.
+
+The tables are drawn by ``fastgemm.bench.tables``, the renderer of the benchmark's own printed
+tables (row order, TFLOPS cells, pipe-table layout). This checkout's ``src/fastgemm/bench/tables.py``
+is loaded by path (standard library only), so neither an installed fastgemm nor its built extension
+is needed, and an older installed copy never renders this README.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-CUBLAS = "cuBLAS"
-AUTO = "auto"
 OVERHEAD_START, OVERHEAD_END = "<!-- overhead_results -->", "<!-- /overhead_results -->"
 LIBRARIES = (("torch", "torch"), ("cupy", "CuPy"))  # (record value, column name), column order
 TIMING_NOTE = {
@@ -48,22 +53,26 @@ TIMING_NOTE = {
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def _bench_tables() -> ModuleType:
+    """fastgemm.bench.tables: this checkout's file, loaded by path; else the installed package's."""
+    path = REPO_ROOT / "src" / "fastgemm" / "bench" / "tables.py"
+    if not path.is_file():
+        from fastgemm.bench import tables as installed
+
+        return installed
+    spec = importlib.util.spec_from_file_location("_fastgemm_bench_tables", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+tables = _bench_tables()
+
+
 class UpdateError(Exception):
     pass
-
-
-def fmt_tflops(x: float | None) -> str:
-    if x is None:
-        return "-"
-    if x >= 100:
-        return f"{x:.0f}"
-    if x >= 10:
-        return f"{x:.1f}"
-    return f"{x:.2f}"
-
-
-def shape_header(M: int, N: int, K: int) -> str:
-    return f"{M}³" if M == N == K else f"{M}x{N}x{K}"
 
 
 def load(path: Path) -> dict:
@@ -105,36 +114,10 @@ def technique_lookup() -> dict:
         return {}
 
 
-def _row_keys(results: list[dict]) -> list[tuple]:
-    keys = dict.fromkeys((r["kernel"], r.get("version")) for r in results)
-
-    def order(kv: tuple) -> tuple:
-        name, version = kv
-        rank = 2 if name == CUBLAS else 1 if name == AUTO else 0
-        return (rank, version if version is not None else 0, name)
-
-    return sorted(keys, key=order)
-
-
-def _status(r: dict) -> str:
-    return r.get("status") or ("ok" if r.get("ok") else "error")
-
-
 def _cell(r: dict | None, baseline: bool, prefix: str = "") -> str:
-    """'TFLOPS (xx% of cuBLAS)' from the record's {prefix}tflops and {prefix}pct_cublas."""
-    if r is None:
-        return "—"
-    status = _status(r)
-    if status == "wrong":
-        return "WRONG"
-    if status == "n/a":
-        return "n/a"
-    if status != "ok" or r.get(prefix + "tflops") is None:
-        return "error"
-    text = fmt_tflops(r[prefix + "tflops"])
-    if not baseline and r.get(prefix + "pct_cublas") is not None:
-        text += f" ({r[prefix + 'pct_cublas']:.0f}%)"
-    return text
+    """'TFLOPS (xx% of cuBLAS)' from the record's {prefix}tflops and {prefix}pct_cublas; "—" where
+    there is no record, "error" where there is no number."""
+    return tables.tflops_cell(r, not baseline, prefix, missing="—", failed="error", unmeasured="error")
 
 
 def _escape(text: str) -> str:
@@ -174,41 +157,39 @@ def markdown_table(data: dict, techniques: dict | None = None) -> str:
     """Caption and table for one results file."""
     techniques = techniques or {}
     meta, results = data["meta"], data["results"]
-    shapes = list(dict.fromkeys((r["M"], r["N"], r["K"]) for r in results))
-    largest = max(shapes, key=lambda s: (s[0] * s[1] * s[2], s))
-    index = {(r["kernel"], r["M"], r["N"], r["K"]): r for r in results}
+    shapes = tables.shapes_in(results)
+    largest = tables.largest_shape(shapes)
+    index = tables.by_kernel_and_shape(results)
     peak = meta.get("peak_tflops")
-    peak_note = f", peak {fmt_tflops(peak)} TFLOPS" if peak else ""
+    peak_note = f", peak {tables.fmt_tflops(peak)} TFLOPS" if peak else ""
     prefixes = timing_columns(data)
     e2e_label = " e2e" if prefixes[0] else ""  # the "% of peak" column shows the first timing
     headers = (
         ["rung", "kernel", "technique"]
-        + [shape_header(*s) + (" e2e" if p else "") for s in shapes for p in prefixes]
-        + [f"% of peak ({shape_header(*largest)}{e2e_label}{peak_note})"]
+        + [tables.cube_label(*s) + (" e2e" if p else "") for s in shapes for p in prefixes]
+        + [f"% of peak ({tables.cube_label(*largest)}{e2e_label}{peak_note})"]
     )
-    lines = [
-        "| " + " | ".join(headers) + " |",
-        "|" + "|".join(["---:", "---", "---"] + ["---:"] * (len(headers) - 3)) + "|",
-    ]
-    for name, version in _row_keys(results):
+    table_rows = []
+    for name, version in tables.row_order(results):
         rows = [r for r in results if r["kernel"] == name]
-        if name == CUBLAS:
+        if name == tables.CUBLAS:
             rung, shown = "—", "cuBLAS"
             tech = next((r.get("techniques") for r in rows if r.get("techniques")), None)
             tech = tech or meta.get("baseline") or "cuBLAS through CuPy"
-        elif name == AUTO:
+        elif name == tables.AUTO:
             rung, shown = "auto", '`kernel="auto"`'
             tech = "fastgemm.select() picks the rung per shape"
         else:
             rung, shown = (str(version) if version is not None else "?"), f"`{name}`"
             stored = next((r.get("techniques") for r in rows if r.get("techniques")), "")
             tech = techniques.get(name) or stored
-        cells = [_cell(index.get((name, *s)), name == CUBLAS, p) for s in shapes for p in prefixes]
+        cells = [_cell(index.get((name, *s)), name == tables.CUBLAS, p) for s in shapes for p in prefixes]
         big = index.get((name, *largest))
         pct_peak = big.get(prefixes[0] + "pct_peak") if big else None
         cells.append(f"{pct_peak:.0f}%" if pct_peak is not None else "n/a")
-        lines.append("| " + " | ".join([rung, shown, _escape(tech), *cells]) + " |")
-    return caption(meta, prefixes) + "\n\n" + "\n".join(lines)
+        table_rows.append([rung, shown, _escape(tech), *cells])
+    right = [True, False, False] + [True] * (len(headers) - 3)
+    return caption(meta, prefixes) + "\n\n" + tables.format_table(headers, table_rows, right, padded=False)
 
 
 def fmt_us(x: float) -> str:
@@ -219,7 +200,7 @@ def _overhead_cells(r: dict | None) -> list[str]:
     """[µs per call, ratio to the peer] of one (case, library) record."""
     if r is None:
         return ["—", "—"]
-    status = _status(r)
+    status = tables.status_of(r)
     if status != "ok" or r.get("host_us_median") is None:
         return ["WRONG" if status == "wrong" else "error", "—"]
     ratio = r.get("ratio_to_peer")
@@ -257,11 +238,12 @@ def overhead_markdown(data: dict) -> str:
     headers = ["case"]
     for key, shown in libs:
         headers += [f"{shown} µs/call", f"vs {key}.matmul"]
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(["---"] + ["---:"] * (len(headers) - 1)) + "|"]
+    rows = []
     for case, label in labels.items():
         cells = [c for key, _ in libs for c in _overhead_cells(index.get((case, key)))]
-        lines.append("| " + " | ".join([_escape(label), *cells]) + " |")
-    return overhead_caption(meta) + "\n\n" + "\n".join(lines)
+        rows.append([_escape(label), *cells])
+    right = [False] + [True] * (len(headers) - 1)
+    return overhead_caption(meta) + "\n\n" + tables.format_table(headers, rows, right, padded=False)
 
 
 def replace_block(

@@ -1,11 +1,12 @@
 """CPU tests of the benchmark's pure parts: argument parsing, result records, tables, the --overhead
 pipeline on NumPy stand-ins, and the README rendering of benchmarks/update_readme.py.
 
-No GPU, CuPy or torch is needed. ``src/fastgemm/bench.py`` and ``benchmarks/update_readme.py`` are
-loaded from the checkout by path: neither imports fastgemm's extension at module level, so these
-tests run where ``fastgemm._C`` is not built (run them with ``--noconftest`` there: the shared
-conftest imports fastgemm). Only the test that asks the real ``fastgemm.select`` needs ``_C`` and
-is skipped without it.
+No GPU, CuPy or torch is needed. The package ``src/fastgemm/bench/`` and
+``benchmarks/update_readme.py`` are loaded from the checkout by path (the package under a name of
+its own, its modules as submodules of that name): neither imports fastgemm's extension at module
+level, so these tests run where ``fastgemm._C`` is not built (run them with ``--noconftest`` there:
+the shared conftest imports fastgemm), and never test an installed copy. Only the test that asks the
+real ``fastgemm.select`` needs ``_C`` and is skipped without it.
 """
 
 from __future__ import annotations
@@ -23,15 +24,22 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _load(name: str, path: Path) -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
+def _load(name: str, path: Path, package: bool = False) -> types.ModuleType:
+    """The file at `path` as module `name`; with package=True, `path` is a package's __init__.py and
+    its modules import as name.<module> (relative imports resolve within it)."""
+    search = [str(path.parent)] if package else None
+    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=search)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)
     return module
 
 
-bench = _load("fastgemm_bench_under_test", ROOT / "src" / "fastgemm" / "bench.py")
+bench = _load("fastgemm_bench_under_test", ROOT / "src" / "fastgemm" / "bench" / "__init__.py", package=True)
+cli, overhead, peers, report, tables, timing = (
+    importlib.import_module(f"{bench.__name__}.{name}")
+    for name in ("cli", "overhead", "peers", "report", "tables", "timing")
+)
 update_readme = _load("fastgemm_update_readme_under_test", ROOT / "benchmarks" / "update_readme.py")
 
 
@@ -41,24 +49,24 @@ update_readme = _load("fastgemm_update_readme_under_test", ROOT / "benchmarks" /
 
 
 def test_defaults_keep_device_timing_and_leave_overhead_off():
-    args = bench.parse_args([])
+    args = cli.parse_args([])
     assert args.timing == "device"
     assert args.overhead is False
 
 
 @pytest.mark.parametrize("timing", ["device", "end-to-end", "both"])
 def test_timing_values(timing):
-    assert bench.parse_args(["--timing", timing]).timing == timing
+    assert cli.parse_args(["--timing", timing]).timing == timing
 
 
 def test_overhead_defaults():
-    args = bench.parse_args(["--overhead"])
+    args = cli.parse_args(["--overhead"])
     assert args.overhead_mnk == (64, 64, 64)
     assert (args.overhead_batches, args.overhead_calls) == (30, 200)
 
 
 def test_overhead_options():
-    args = bench.parse_args(
+    args = cli.parse_args(
         ["--overhead", "--overhead-shape", "128x64x32", "--overhead-batches", "5", "--overhead-calls", "50"]
     )
     assert args.overhead_mnk == (128, 64, 32)
@@ -74,7 +82,7 @@ def test_overhead_options():
         ["--overhead", "--overhead-batches", "many"],
         ["--overhead", "--overhead-calls", "0"],
         ["--overhead", "--overhead-calls", "-5"],
-        ["--overhead", "--overhead-calls", str(bench.OVERHEAD_MAX_CALLS + 1)],
+        ["--overhead", "--overhead-calls", str(overhead.OVERHEAD_MAX_CALLS + 1)],
         ["--overhead", "--overhead-shape", "64x64"],
         ["--overhead", "--overhead-shape", "64x64x0"],
         ["--overhead", "--overhead-shape", "64x64x64,128x128x128"],
@@ -86,7 +94,7 @@ def test_overhead_options():
 )
 def test_bad_arguments_exit_with_status_2(argv, capsys):
     with pytest.raises(SystemExit) as info:
-        bench.parse_args(argv)
+        cli.parse_args(argv)
     assert info.value.code == 2
     assert "error:" in capsys.readouterr().err
 
@@ -98,8 +106,8 @@ def test_bad_arguments_exit_with_status_2(argv, capsys):
 
 def _trial(name: str, kind: str, device_ms: list, e2e_ms: list, status: str = "ok") -> Any:
     version = None if kind != "kernel" else 20
-    cand = bench.Candidate(name, version, "tech", kind)
-    trial = bench.Trial(cand, 1024, 1024, 1024, status=status, reps=100)
+    cand = timing.Candidate(name, version, "tech", kind)
+    trial = timing.Trial(cand, 1024, 1024, 1024, status=status, reps=100)
     trial.samples, trial.e2e_samples = list(device_ms), list(e2e_ms)
     return trial
 
@@ -107,7 +115,7 @@ def _trial(name: str, kind: str, device_ms: list, e2e_ms: list, status: str = "o
 def _records(device: bool, e2e: bool) -> list[dict]:
     trials = [
         _trial(
-            bench.CUBLAS,
+            tables.CUBLAS,
             "cublas",
             [0.010, 0.012, 0.011] if device else [],
             [0.020, 0.022, 0.021] if e2e else [],
@@ -115,7 +123,7 @@ def _records(device: bool, e2e: bool) -> list[dict]:
         _trial("hgemm_v20_hoisted_beta", "kernel", [0.0110] if device else [], [0.0420] if e2e else []),
         _trial("hgemm_v01_mma", "kernel", [], [], status="wrong"),
     ]
-    return bench.result_records(trials, "float16", 989.0)
+    return report.result_records(trials, "float16", 989.0)
 
 
 def test_records_carry_device_and_end_to_end_figures():
@@ -169,7 +177,7 @@ def test_end_to_end_only_records():
 
 def test_csv_headers_name_the_timing(tmp_path):
     results = _records(device=True, e2e=True)
-    paths = bench.write_outputs(tmp_path, "float16", "gpu", {"timing": "both"}, results)
+    paths = report.write_outputs(tmp_path, "float16", "gpu", {"timing": "both"}, results)
     with open(paths["csv"], newline="") as f:
         rows = list(csv.DictReader(f))
     assert {
@@ -190,8 +198,8 @@ def test_csv_headers_name_the_timing(tmp_path):
 def test_printed_tables_say_which_timing(capsys):
     results = _records(device=True, e2e=True)
     meta = {"gpu": "Fake GPU", "compute_capability": "9.0", "rounds": 3, "timing": "both"}
-    bench.print_table("float16", meta, results, long=False)
-    bench.print_table("float16", meta, results, long=True)
+    report.print_table("float16", meta, results, long=False)
+    report.print_table("float16", meta, results, long=True)
     out = capsys.readouterr().out
     assert "1024x1024x1024 device" in out and "1024x1024x1024 e2e" in out
     assert "TFLOPS (device)" in out and "TFLOPS (e2e)" in out and "e2e - device (us/call)" in out
@@ -200,9 +208,9 @@ def test_printed_tables_say_which_timing(capsys):
 
 def test_device_only_wide_table_is_unchanged():
     results = _records(device=True, e2e=False)
-    header = bench.wide_table(results).splitlines()[0]
+    header = report.wide_table(results).splitlines()[0]
     assert "e2e" not in header and "device" not in header
-    assert "TFLOPS (device)" in bench.long_table(results).splitlines()[0]
+    assert "TFLOPS (device)" in report.long_table(results).splitlines()[0]
 
 
 def test_end_to_end_round_times_host_calls():
@@ -216,7 +224,7 @@ def test_end_to_end_round_times_host_calls():
     trial = _trial("k", "kernel", [], [])
     trial.launch = calls.append
     trial.next_set = 1
-    ms = bench.time_end_to_end(cp, trial, ["s0", "s1", "s2"], 4)
+    ms = timing.time_end_to_end(cp, trial, ["s0", "s1", "s2"], 4)
     assert calls == ["s1", "s2", "s0", "s1"]  # rotating input sets, as the device rounds do
     assert syncs == [0, 4]  # synchronised before the first and after the last call
     assert trial.next_set == 2 and ms >= 0
@@ -233,7 +241,7 @@ def _numpy_lib(name: str) -> Any:
     def from_host(a: Any, fortran: bool) -> Any:  # a copy, as a transfer to the device makes
         return np.array(a, order="F" if fortran else "C", copy=True)
 
-    return bench.ArrayLib(
+    return peers.ArrayLib(
         name, "0.0", from_host, np.asarray, lambda: None, lambda A, B, out: np.matmul(A, B, out=out)
     )
 
@@ -263,13 +271,13 @@ def _fake_fastgemm(wrong_sgemm: bool = False) -> Any:
 
 def _run_overhead_pipeline(fg: Any, libs: list) -> list[dict]:
     shape = (16, 8, 24)
-    specs = bench.overhead_specs(bench.forced_kernels(fg, shape))
+    specs = overhead.overhead_specs(overhead.forced_kernels(fg, shape))
     cases = [
-        bench.prepare_case(spec, lib, fg, shape, seed)
+        overhead.prepare_case(spec, lib, fg, shape, seed)
         for seed, (lib, spec) in enumerate((lib, spec) for lib in libs for spec in specs)
     ]
-    bench.measure_overhead(cases, batches=3, calls=4, warmup=2, seed=0)
-    return bench.overhead_records(cases, calls=4)
+    overhead.measure_overhead(cases, batches=3, calls=4, warmup=2, seed=0)
+    return overhead.overhead_records(cases, calls=4)
 
 
 def test_overhead_cases_and_records():
@@ -313,7 +321,7 @@ def test_overhead_marks_wrong_cases_and_does_not_time_them():
         assert by_case[case]["status"] == "wrong" and by_case[case]["batches"] == 0
         assert by_case[case]["host_us_median"] is None and "relative Frobenius" in by_case[case]["error"]
     assert by_case["hgemm-auto"]["status"] == "ok"
-    assert "WRONG (err" in bench.overhead_table(records)
+    assert "WRONG (err" in report.overhead_table(records)
 
 
 def test_overhead_error_when_select_names_no_kernel():
@@ -329,9 +337,9 @@ def test_interleaved_batches_in_seeded_random_order():
     log: list = []
 
     def case(name: str) -> Any:
-        lib = bench.ArrayLib(name, None, None, None, lambda: None, None)
-        c = bench.OverheadCase(
-            bench.OverheadSpec(name, name, "hgemm", "float16"),
+        lib = peers.ArrayLib(name, None, None, None, lambda: None, None)
+        c = overhead.OverheadCase(
+            overhead.OverheadSpec(name, name, "hgemm", "float16"),
             lib,
             call=lambda: log.append(name),
             status="ok",
@@ -339,12 +347,12 @@ def test_interleaved_batches_in_seeded_random_order():
         return c
 
     cases = [case(n) for n in "abcdef"]
-    bench.measure_overhead(cases, batches=4, calls=1, warmup=0, seed=1)
+    overhead.measure_overhead(cases, batches=4, calls=1, warmup=0, seed=1)
     rounds = [log[i : i + 6] for i in range(0, 24, 6)]
     assert all(sorted(r) == list("abcdef") for r in rounds)  # batch b of every case, then b+1
     assert len({tuple(r) for r in rounds}) > 1  # a new order each round
     log.clear()
-    bench.measure_overhead([case(n) for n in "abcdef"], batches=4, calls=1, warmup=0, seed=1)
+    overhead.measure_overhead([case(n) for n in "abcdef"], batches=4, calls=1, warmup=0, seed=1)
     assert [log[i : i + 6] for i in range(0, 24, 6)] == rounds  # seeded
 
 
@@ -358,12 +366,14 @@ def test_overhead_outputs(tmp_path, capsys):
         "calls_per_batch": 4,
         "skipped_libraries": {"cupy": "CuPy is not installed"},
     }
-    paths = bench.write_outputs(tmp_path, "overhead", "fake-gpu", meta, records, bench.OVERHEAD_FIELDS, {})
+    paths = report.write_outputs(
+        tmp_path, "overhead", "fake-gpu", meta, records, overhead.OVERHEAD_FIELDS, {}
+    )
     assert paths["json"].name == "overhead-fake-gpu.json"
     with open(paths["csv"], newline="") as f:
         header = next(csv.reader(f))
-    assert header == list(bench.OVERHEAD_FIELDS)
-    bench.print_overhead(meta, records)
+    assert header == list(overhead.OVERHEAD_FIELDS)
+    report.print_overhead(meta, records)
     out = capsys.readouterr().out
     assert "hgemm fp16, auto, F-ordered A, B, C" in out and "host us/call (median)" in out
     assert "cupy: skipped (CuPy is not installed)" in out
@@ -445,7 +455,7 @@ def test_main_overhead_without_any_array_library(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "fastgemm", fg)
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.setitem(sys.modules, "cupy", None)
-    assert bench.main(["--overhead"]) == bench.EXIT_NO_GPU == 3  # 2 is for bad arguments
+    assert bench.main(["--overhead"]) == cli.EXIT_NO_GPU == 3  # 2 is for bad arguments
     err = capsys.readouterr().err
     assert "torch is not installed" in err and "CuPy is not installed" in err
     assert "Nothing was measured" in err
@@ -453,7 +463,7 @@ def test_main_overhead_without_any_array_library(monkeypatch, capsys):
 
 def test_real_select_names_a_kernel_to_force():
     fastgemm = pytest.importorskip("fastgemm")  # needs the built extension, not a GPU
-    forced = bench.forced_kernels(
+    forced = overhead.forced_kernels(
         types.SimpleNamespace(select=lambda M, N, K, dtype: fastgemm.select(M, N, K, dtype, cc=90)),
         (64, 64, 64),
     )
@@ -575,6 +585,36 @@ def _shape_data(device: bool, e2e: bool, timing: str) -> dict:
     }
 
 
+def test_one_table_renderer_for_the_terminal_and_the_readme():
+    # update_readme.py draws with the benchmark's own renderer, this checkout's file
+    assert Path(update_readme.tables.__file__).resolve() == Path(tables.__file__).resolve()
+    padded = tables.format_table(["a", "bb"], [["x", "1"]], [False, True])
+    assert padded.splitlines() == ["| a | bb |", "|---|---:|", "| x |  1 |"]
+    compact = tables.format_table(["a", "bb"], [["xyz", "1"]], [False, True], padded=False)
+    assert compact.splitlines() == ["| a | bb |", "|---|---:|", "| xyz | 1 |"]
+
+
+def test_terminal_and_readme_tables_share_row_order_and_cells():
+    def rows(table: str) -> list[list[str]]:
+        lines = [line for line in table.splitlines() if line.startswith("| ")][1:]  # no header
+        return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+
+    terminal = [(row[0], row[1]) for row in rows(report.wide_table(_records(device=True, e2e=False)))]
+    readme = [
+        (row[1].strip("`"), row[3])
+        for row in rows(update_readme.markdown_table(_shape_data(True, False, "device")))
+    ]
+    assert (
+        terminal
+        == readme
+        == [
+            ("hgemm_v01_mma", "WRONG"),
+            ("hgemm_v20_hoisted_beta", "195 (100%)"),
+            ("cuBLAS", "195"),
+        ]
+    )
+
+
 def test_shape_table_says_device_time_for_old_results():
     data = _shape_data(True, False, "device")
     del data["meta"]["timing"]  # results written before --timing existed
@@ -601,10 +641,10 @@ def test_shape_table_end_to_end_only():
 
 def test_version_flag(capsys):
     with pytest.raises(SystemExit) as info:
-        bench.parse_args(["--version"])
+        cli.parse_args(["--version"])
     assert info.value.code == 0
     assert capsys.readouterr().out.startswith("fastgemm ")
 
 
 def test_git_clean_is_a_bool_or_none():
-    assert bench.git_clean() in (True, False, None)
+    assert report.git_clean() in (True, False, None)
