@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -104,14 +105,33 @@ def load(path: Path) -> dict:
     return data
 
 
-def technique_lookup() -> dict:
-    """kernel name -> techniques from the installed fastgemm, or {} when it cannot be imported."""
+def kernel_lookup() -> dict:
+    """kernel name -> {techniques, version, parent, branch} from the installed fastgemm, or {}
+    when it cannot be imported (the JSON records then say what they hold)."""
     try:
         import fastgemm
 
-        return {k.name: k.techniques for k in fastgemm.kernels()}
+        return {
+            k.name: {"techniques": k.techniques, "version": k.version, "parent": k.parent, "branch": k.branch}
+            for k in fastgemm.kernels()
+        }
     except Exception:  # noqa: BLE001 - not built, no CUDA runtime, ...: fall back to the JSON
         return {}
+
+
+def rung_cell(name: str, version: int | None, rows: list[dict], kernels: dict) -> str:
+    """The rung number; a branch names the rung it branches from."""
+    info = kernels.get(name, {})
+    branch = info.get("branch", any(r.get("branch") for r in rows))
+    rung = str(version) if version is not None else "?"
+    if not branch:
+        return rung
+    parent = info.get("parent") or next((r.get("parent") for r in rows if r.get("parent")), "")
+    parent_version = kernels.get(parent, {}).get("version")
+    if parent_version is None:
+        m = re.match(r"^[a-z]+gemm_v(\d+)_", parent)
+        parent_version = int(m.group(1)) if m else None
+    return f"{rung} (branch of {parent_version})" if parent_version is not None else f"{rung} (branch)"
 
 
 def _cell(r: dict | None, baseline: bool, prefix: str = "") -> str:
@@ -153,9 +173,10 @@ def caption(meta: dict, prefixes: Sequence[str] = ("",)) -> str:
     )
 
 
-def markdown_table(data: dict, techniques: dict | None = None) -> str:
-    """Caption and table for one results file."""
-    techniques = techniques or {}
+def markdown_table(data: dict, kernels: dict | None = None) -> str:
+    """Caption and table for one results file; `kernels` (kernel_lookup) adds what the installed
+    build says about each rung (techniques, branches)."""
+    kernels = kernels or {}
     meta, results = data["meta"], data["results"]
     shapes = tables.shapes_in(results)
     largest = tables.largest_shape(shapes)
@@ -180,9 +201,9 @@ def markdown_table(data: dict, techniques: dict | None = None) -> str:
             rung, shown = "auto", '`kernel="auto"`'
             tech = "fastgemm.select() picks the rung per shape"
         else:
-            rung, shown = (str(version) if version is not None else "?"), f"`{name}`"
+            rung, shown = rung_cell(name, version, rows, kernels), f"`{name}`"
             stored = next((r.get("techniques") for r in rows if r.get("techniques")), "")
-            tech = techniques.get(name) or stored
+            tech = kernels.get(name, {}).get("techniques") or stored
         cells = [_cell(index.get((name, *s)), name == tables.CUBLAS, p) for s in shapes for p in prefixes]
         big = index.get((name, *largest))
         pct_peak = big.get(prefixes[0] + "pct_peak") if big else None
@@ -282,12 +303,12 @@ def update(readme: Path, json_paths: Sequence[Path], dry_run: bool = False, out:
         text = readme.read_text()
     except OSError as exc:
         raise UpdateError(f"cannot read {readme}: {exc}") from None
-    techniques = technique_lookup() if by_dtype else {}
+    kernels = kernel_lookup() if by_dtype else {}
     new = text
     report = []
     status = 0
     for dtype, items in by_dtype.items():
-        body = "\n\n".join(markdown_table(data, techniques) for _, data in items)
+        body = "\n\n".join(markdown_table(data, kernels) for _, data in items)
         new, old = replace_block(new, dtype, body)
         sources = ", ".join(str(p) for p, _ in items)
         report.append(f"{readme}: bench:{dtype}: {_change(old, body)} (from {sources})")

@@ -37,6 +37,11 @@ py::dict kernel_info(const KernelEntry& k) {
   d["alignment"] = k.alignment;
   d["techniques"] = k.techniques;
   d["smem_bytes"] = k.smem_bytes ? k.smem_bytes() : 0;
+  d["family"] = k.family;
+  d["copy"] = k.copy;
+  d["epilogue"] = k.epilogue;
+  d["parent"] = k.parent;
+  d["branch"] = k.branch;
   return d;
 }
 

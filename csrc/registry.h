@@ -1,5 +1,7 @@
-// registry.h — THE kernel table. Adding a rung = its .cu file + one declaration here + one row in
-// registry.cpp. Python (kernels(), select(), tests, benchmarks) reads the table through _C.
+// registry.h — THE kernel table. Each rung registers itself, at the end of its own .cu file, with
+// one FASTGEMM_REGISTER_SGEMM / FASTGEMM_REGISTER_HGEMM line (the HGEMM form adds its fp16 and
+// bf16 rows); nothing else names it. Python (kernels(), select(), tests, benchmarks) reads the
+// table through _C.
 #pragma once
 #include <string>
 #include <string_view>
@@ -20,7 +22,48 @@ struct KernelEntry {
   const char* techniques;  // one line
   LaunchFn launch;
   int (*smem_bytes)();     // dynamic shared memory per block (nullptr: only static, <= 48 KiB)
+  const char* family;      // the math: "simt" | "mma_sync" | "wgmma"
+  const char* copy;        // global -> shared: "ldg" (through registers) | "cp_async" | "tma"
+  const char* epilogue;    // C written: "registers" (from registers) | "tma_store" (via smem)
+  const char* parent;      // the rung it changes ("" for the first of a ladder)
+  bool branch;             // an experiment off the main line: selectable, not an improvement
 };
+
+// What a rung states about itself in its registration (its rows add name, dtype, launchers).
+// min_cc is the fp32 / fp16 row's; a bf16 row starts at sm_80 at the earliest.
+struct RungInfo {
+  int version, min_cc, max_cc, alignment;
+  const char* family;
+  const char* copy;
+  const char* epilogue;
+  const char* parent;
+  bool branch;
+  const char* techniques;
+};
+
+// Adds a row to the table (at load time, from a static object of the rung's .cu file).
+struct Registration {
+  Registration(const char* name, const char* dtype, const RungInfo& info, LaunchFn launch,
+               int (*smem_bytes)());
+};
+
+// At the end of a rung's .cu, after its entry points: NAME (fp32) or NAME_f16 / NAME_bf16 /
+// NAME_smem (the HGEMM and Hopper entry-point macros define those), and the RungInfo fields.
+#define FASTGEMM_REGISTER_SGEMM(NAME, ...)                                                      \
+  namespace fastgemm {                                                                          \
+  namespace {                                                                                   \
+  const Registration NAME##_registration(#NAME, "float32", RungInfo __VA_ARGS__, NAME, nullptr); \
+  }                                                                                             \
+  }
+#define FASTGEMM_REGISTER_HGEMM(NAME, ...)                                                      \
+  namespace fastgemm {                                                                          \
+  namespace {                                                                                   \
+  const Registration NAME##_f16_registration(#NAME, "float16", RungInfo __VA_ARGS__, NAME##_f16, \
+                                             NAME##_smem);                                     \
+  const Registration NAME##_bf16_registration(#NAME, "bfloat16", RungInfo __VA_ARGS__,          \
+                                              NAME##_bf16, NAME##_smem);                       \
+  }                                                                                             \
+  }
 
 const std::vector<KernelEntry>& kernel_table();
 // The entry for (name, dtype), or nullptr: one hash lookup (fp16 and bf16 rungs share names).
@@ -28,46 +71,5 @@ const KernelEntry* find_kernel(std::string_view name, DType dtype);
 // True when some entry, of any dtype, has this name.
 bool kernel_name_exists(std::string_view name);
 DType kernel_dtype(const KernelEntry& k);
-
-// --- SGEMM ladder (csrc/sgemm/) ----------------------------------------------------------------
-void sgemm_v01_naive(const GemmArgs&);
-void sgemm_v02_coalesced(const GemmArgs&);
-void sgemm_v03_smem_tiling(const GemmArgs&);
-void sgemm_v04_blocktile_1d(const GemmArgs&);
-void sgemm_v05_blocktile_2d(const GemmArgs&);
-void sgemm_v06_vectorized(const GemmArgs&);
-void sgemm_v07_conflict_free(const GemmArgs&);
-void sgemm_v08_warptile(const GemmArgs&);
-void sgemm_v09_cp_async(const GemmArgs&);
-
-// --- HGEMM ladder (csrc/hgemm/): fp16 and bf16 entry points of one template per rung ----------
-#define FASTGEMM_DECLARE_HGEMM(NAME)   \
-  void NAME##_f16(const GemmArgs&); \
-  void NAME##_bf16(const GemmArgs&); \
-  int NAME##_smem();
-FASTGEMM_DECLARE_HGEMM(hgemm_v01_mma)
-FASTGEMM_DECLARE_HGEMM(hgemm_v02_vectorized)
-FASTGEMM_DECLARE_HGEMM(hgemm_v03_padded)
-FASTGEMM_DECLARE_HGEMM(hgemm_v04_swizzle)
-FASTGEMM_DECLARE_HGEMM(hgemm_v05_reg_prefetch)
-FASTGEMM_DECLARE_HGEMM(hgemm_v06_cp_async)
-FASTGEMM_DECLARE_HGEMM(hgemm_v07_multistage)
-FASTGEMM_DECLARE_HGEMM(hgemm_v08_tuned)
-FASTGEMM_DECLARE_HGEMM(hgemm_v09_raster)
-#if FASTGEMM_HAS_HOPPER
-// --- Hopper rungs of the HGEMM ladder (csrc/hopper/, sm_90a only) ------------------------------
-FASTGEMM_DECLARE_HGEMM(hgemm_v10_wgmma_tma)
-FASTGEMM_DECLARE_HGEMM(hgemm_v11_wide_tile)
-FASTGEMM_DECLARE_HGEMM(hgemm_v12_warp_specialized)
-FASTGEMM_DECLARE_HGEMM(hgemm_v13_persistent)
-FASTGEMM_DECLARE_HGEMM(hgemm_v14_tma_store)
-FASTGEMM_DECLARE_HGEMM(hgemm_v15_cluster_multicast)
-FASTGEMM_DECLARE_HGEMM(hgemm_v16_deep_ring)
-FASTGEMM_DECLARE_HGEMM(hgemm_v17_mma_sync_tma)
-FASTGEMM_DECLARE_HGEMM(hgemm_v18_borrowed_stage)
-FASTGEMM_DECLARE_HGEMM(hgemm_v19_dependent_launch)
-FASTGEMM_DECLARE_HGEMM(hgemm_v20_hoisted_beta)
-#endif
-#undef FASTGEMM_DECLARE_HGEMM
 
 }  // namespace fastgemm

@@ -11,6 +11,7 @@ that mention CUDA.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -158,7 +159,7 @@ BUILT_ARCHS = {a.strip() for a in str(fastgemm._C.cuda_archs).replace(";", ",").
 
 
 def _is_hopper(k: fastgemm.KernelInfo) -> bool:
-    return k.max_cc == HOPPER_CC
+    return k.copy == "tma"  # the table's own word for it; its cc range is checked below
 
 
 def _hopper(dtype: str | None = None) -> list[fastgemm.KernelInfo]:
@@ -186,6 +187,34 @@ def test_hgemm_ladder(dtype):
         assert (k.min_cc, k.max_cc) == (HOPPER_CC, HOPPER_CC), k
         assert k.alignment == 16, k  # TMA: 16-byte aligned addresses and row pitches
         assert k.smem_bytes > 0, k  # dynamic shared memory for the TMA tiles
+
+
+FAMILIES = {"simt", "mma_sync", "wgmma"}
+COPIES = {"ldg", "cp_async", "tma"}
+EPILOGUES = {"registers", "tma_store"}
+
+
+@pytest.mark.parametrize("dtype", ["float32", *HALF])
+def test_table_structure_fields(dtype):
+    # Every row says what it is (family, copy path, epilogue) and which rung it changes; a
+    # ladder has one root, parents are earlier rungs of the same dtype, and the main line (rows
+    # that are not branches) is a chain: each main-line rung's parent is the previous one.
+    ks = fastgemm.kernels(dtype)
+    by_name = {k.name: k for k in ks}
+    for k in ks:
+        assert k.family in FAMILIES and k.copy in COPIES and k.epilogue in EPILOGUES, k
+        assert (k.family == "simt") == (dtype == "float32"), k
+        assert (k.copy == "tma") == (k.max_cc == HOPPER_CC), k
+        if k.parent:
+            assert k.parent in by_name and by_name[k.parent].version < k.version, k
+    roots = [k for k in ks if not k.parent]
+    assert [k.version for k in roots] == [1], roots
+    main = [k for k in ks if not k.branch]
+    for prev, k in zip(main, main[1:]):
+        assert k.parent == prev.name, (k.name, k.parent, prev.name)
+    for k in ks:
+        if k.branch:
+            assert k.parent and not by_name[k.parent].branch, k
 
 
 @pytest.mark.parametrize("dtype", HALF)
@@ -998,3 +1027,17 @@ def test_layout_half_padding():
     assert layout(_matrix((1, 5), (3, 1), "float16")) == (False, 8)
     assert layout(_matrix((1, 9), (3, 1), "float16")) == (False, 16)
     assert layout(_matrix((4, 8), (1, 4), "float16")) == (True, 4)
+
+
+def test_rungs_are_named_only_by_their_own_files():
+    # A rung registers itself at the end of its .cu file: the table's sources name none of them,
+    # so adding a rung touches its file (and, for a configured ladder, its config header) alone.
+    root = Path(__file__).resolve().parents[1] / "csrc"
+    for name in ("registry.h", "registry.cpp", "bindings.cpp"):
+        code = re.sub(r"//[^\n]*", "", (root / name).read_text())  # examples in comments are fine
+        assert not re.search(r"\b[sh]gemm_v\d\d_", code), name
+    for k in fastgemm.kernels():
+        sub = "sgemm" if k.dtype == "float32" else ("hopper" if k.copy == "tma" else "hgemm")
+        files = list((root / sub).glob(f"v{k.version:02d}_*.cu"))
+        assert len(files) == 1 and "FASTGEMM_REGISTER_" in files[0].read_text(), (k.name, files)
+        assert f"({k.name}," in files[0].read_text(), (k.name, files)

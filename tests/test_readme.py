@@ -75,3 +75,29 @@ def test_layout_names_every_file():
         if not re.fullmatch(r"v\d\d_\w+\.cu", Path(path).name) and Path(path).name not in block
     ]
     assert not missing, f"README.md's layout block does not name {missing}"
+
+
+def test_contributing_cpp_snippets_match_the_sources():
+    # CONTRIBUTING.md's C++ examples are checked against the code they imitate: the struct
+    # derives from a configuration that exists, and the registration uses a macro of
+    # csrc/registry.h with as many fields as RungInfo has, in the form every rung's file uses.
+    root = README.parent
+    doc = root / "CONTRIBUTING.md"
+    if not doc.exists():
+        pytest.skip("not a source checkout")
+    blocks = re.findall(r"^ *```cpp\n(.*?)^ *```$", doc.read_text(), re.MULTILINE | re.DOTALL)
+    assert len(blocks) == 2
+    struct, registration = blocks
+    parent = re.search(r"struct V\d+ : (V\d+)", struct)
+    assert parent and f"struct {parent.group(1)} " in (root / "csrc/hopper/rungs.h").read_text()
+    macro = re.search(r"(FASTGEMM_REGISTER_\w+)\((\w+), \{(.*)\}\)", " ".join(registration.split()))
+    assert macro and f"#define {macro.group(1)}(NAME, ...)" in (root / "csrc/registry.h").read_text()
+    fields = re.findall(r'"[^"]*"(?:\s*"[^"]*")*|[^,\s][^,]*', macro.group(3))
+    registry = (root / "csrc/registry.h").read_text()
+    rung_info = registry[
+        registry.index("struct RungInfo {") : registry.index("};", registry.index("struct RungInfo {"))
+    ]
+    declared = sum(len(line.split(";")[0].split(",")) for line in rung_info.splitlines()[1:] if ";" in line)
+    assert len(fields) == declared == 10, (fields, declared)
+    real = (root / "csrc/hopper/v20_hoisted_beta.cu").read_text()
+    assert f"{macro.group(1)}(hgemm_v20_hoisted_beta, {{20, 90, 90, 16," in real

@@ -244,9 +244,6 @@ def _runs_on(k: fastgemm.KernelInfo, arch: int) -> bool:
 
 
 HALF = ("float16", "bfloat16")
-# Rungs whose copies are cp.async, by name: the SGEMM one, and HGEMM v06 and every mma.sync rung
-# built on it (Hopper rungs copy with TMA, whatever their names say).
-CP_ASYNC_NAMES = ("cp_async", "multistage", "tuned", "raster")
 
 
 def _is_half(k: fastgemm.KernelInfo) -> bool:
@@ -254,30 +251,26 @@ def _is_half(k: fastgemm.KernelInfo) -> bool:
 
 
 def _is_hopper(k: fastgemm.KernelInfo) -> bool:
-    """A Hopper rung: sm_90a machine code only (wgmma, TMA)."""
-    return k.max_cc == HOPPER_CC
+    """A Hopper rung: sm_90a machine code only (TMA copies; wgmma or mma.sync math)."""
+    return k.copy == "tma"
 
 
 def _is_mma_sync(k: fastgemm.KernelInfo) -> bool:
     """A rung of the portable tensor-core ladder (mma.sync + ldmatrix), in every cubin."""
-    return _is_half(k) and not _is_hopper(k)
+    return k.family == "mma_sync" and not _is_hopper(k)
 
 
 def _is_hopper_mma_sync(k: fastgemm.KernelInfo) -> bool:
     """A Hopper rung whose math is mma.sync + ldmatrix (TMA copies), not wgmma."""
-    return _is_hopper(k) and "mma_sync" in k.name
+    return k.family == "mma_sync" and _is_hopper(k)
 
 
 def _is_wgmma(k: fastgemm.KernelInfo) -> bool:
-    return _is_hopper(k) and not _is_hopper_mma_sync(k)
+    return k.family == "wgmma"
 
 
 def _uses_cp_async(k: fastgemm.KernelInfo) -> bool:
-    if _is_hopper(k):
-        return False
-    if _is_half(k):
-        return any(word in k.name for word in CP_ASYNC_NAMES)
-    return "cp_async" in k.name
+    return k.copy == "cp_async"
 
 
 EXPECTATIONS = {
@@ -307,8 +300,8 @@ EXPECTATIONS = {
     "wgmma": (_is_wgmma, "in the sm_90a cubin, every instantiation has HGMMA (wgmma.mma_async)"),
     "tma": (_is_hopper, "in the sm_90a cubin, every instantiation has UTMALDG (TMA tensor loads)"),
     "tma_store": (
-        lambda k: _is_wgmma(k) and k.version >= 14,
-        "wgmma rungs from v14 (tma_store) on: every instantiation stores C with UTMASTG (TMA stores)",
+        lambda k: k.epilogue == "tma_store",
+        "rungs with the TMA-store epilogue: every instantiation stores C with UTMASTG (TMA stores)",
     ),
     "multicast": (
         lambda k: _is_hopper(k) and "multicast" in k.name,

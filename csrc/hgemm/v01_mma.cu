@@ -13,5 +13,10 @@
 // Shapes: any M, N, K >= 1, any alignment (element-wise copies and stores); fp16 from sm_75
 // (two m16n8k8 per mma there), bf16 from sm_80.
 #include "hgemm/rungs.h"
+#include "registry.h"
 
 FASTGEMM_HGEMM_RUNG(hgemm_v01_mma, fastgemm::hgemm::V01)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v01_mma, {1, 75, 0, 2, "mma_sync", "ldg", "registers",
+    "", false,
+    "block/warp/mma tiling, ldmatrix + mma.sync m16n8k16, element-wise copies"})

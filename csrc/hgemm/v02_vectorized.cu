@@ -10,5 +10,10 @@
 // Shapes: any M, N, K >= 1 (element-exact zero fill at the edges); 16-byte aligned operands
 // (addresses and leading dimensions multiples of 8 elements).
 #include "hgemm/rungs.h"
+#include "registry.h"
 
 FASTGEMM_HGEMM_RUNG(hgemm_v02_vectorized, fastgemm::hgemm::V02)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v02_vectorized, {2, 75, 0, 16, "mma_sync", "ldg", "registers",
+    "hgemm_v01_mma", false,
+    "16-byte unrolled global->shared copies"})

@@ -10,5 +10,10 @@
 // alternate behind two barriers per K-step.
 // Shapes: as v02.
 #include "hgemm/rungs.h"
+#include "registry.h"
 
 FASTGEMM_HGEMM_RUNG(hgemm_v03_padded, fastgemm::hgemm::V03)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v03_padded, {3, 75, 0, 16, "mma_sync", "ldg", "registers",
+    "hgemm_v02_vectorized", false,
+    "shared-memory rows padded by 16 bytes: conflict-free ldmatrix"})

@@ -9,5 +9,10 @@
 // barrier); nothing overlaps the memory system with the tensor cores.
 // Shapes: as v02.
 #include "hgemm/rungs.h"
+#include "registry.h"
 
 FASTGEMM_HGEMM_RUNG(hgemm_v04_swizzle, fastgemm::hgemm::V04)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v04_swizzle, {4, 75, 0, 16, "mma_sync", "ldg", "registers",
+    "hgemm_v03_padded", false,
+    "XOR-swizzled shared memory, no padding, no bank conflicts"})

@@ -10,5 +10,10 @@
 // flight. This is the best that sm_75 can do (no cp.async); the registry runs it from sm_75.
 // Shapes: as v02.
 #include "hgemm/rungs.h"
+#include "registry.h"
 
 FASTGEMM_HGEMM_RUNG(hgemm_v05_reg_prefetch, fastgemm::hgemm::V05)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v05_reg_prefetch, {5, 75, 0, 16, "mma_sync", "ldg", "registers",
+    "hgemm_v04_swizzle", false,
+    "register-prefetched double buffer (Turing path, no cp.async)"})

@@ -10,5 +10,10 @@
 // the warps still wait at the end of every step.
 // Shapes: as v02; sm_80+.
 #include "hgemm/rungs.h"
+#include "registry.h"
 
 FASTGEMM_HGEMM_RUNG(hgemm_v06_cp_async, fastgemm::hgemm::V06)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v06_cp_async, {6, 80, 0, 16, "mma_sync", "cp_async", "registers",
+    "hgemm_v05_reg_prefetch", false,
+    "cp.async global->shared copies, double buffer"})

@@ -10,5 +10,10 @@
 // load; 64 KiB of shared memory per block.
 // Shapes: as v02; sm_80+.
 #include "hgemm/rungs.h"
+#include "registry.h"
 
 FASTGEMM_HGEMM_RUNG(hgemm_v07_multistage, fastgemm::hgemm::V07)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v07_multistage, {7, 80, 0, 16, "mma_sync", "cp_async", "registers",
+    "hgemm_v06_cp_async", false,
+    "4-stage cp.async pipeline, one barrier per K-step"})

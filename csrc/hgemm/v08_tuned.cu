@@ -16,5 +16,10 @@
 // Shapes: as v02; sm_80+ (144 KiB of shared memory per block: sm_80/86/89/90 all have it... see
 // the launcher's shared-memory opt-in).
 #include "hgemm/rungs.h"
+#include "registry.h"
 
 FASTGEMM_HGEMM_RUNG(hgemm_v08_tuned, fastgemm::hgemm::V08)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v08_tuned, {8, 80, 0, 16, "mma_sync", "cp_async", "registers",
+    "hgemm_v07_multistage", false,
+    "128x256 block tile, ldmatrix.x4 for A and B, XOR pointer stepping"})

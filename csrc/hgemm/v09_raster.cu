@@ -9,5 +9,10 @@
 // from registers (4-byte stores, rows 16 apart per warp) rather than staged for 16-byte stores.
 // Shapes: as v02; sm_80+.
 #include "hgemm/rungs.h"
+#include "registry.h"
 
 FASTGEMM_HGEMM_RUNG(hgemm_v09_raster, fastgemm::hgemm::V09)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v09_raster, {9, 80, 0, 16, "mma_sync", "cp_async", "registers",
+    "hgemm_v08_tuned", false,
+    "threadblock swizzle: L2-friendly order of the output tiles"})

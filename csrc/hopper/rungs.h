@@ -4,7 +4,8 @@
 // it (launch.cuh: smem_bytes). Each rung's .cu says why its change pays and what limits it.
 //
 // Main line: V10 -> V12 -> V13 -> V14 -> V16 -> V18 -> V19 -> V20. Branches, selectable but not
-// improvements on their parent: V11 (V10's wide tile alone), V15 (V14 + 2-CTA clusters).
+// improvements on their parent: V11 (V10's wide tile alone; V12 takes it with the ring that
+// makes it pay), V15 (V14 + 2-CTA clusters). The registry's `parent` and `branch` say the same.
 #pragma once
 #include "hopper/launch.cuh"
 
@@ -25,8 +26,8 @@ struct V10 {  // wgmma + TMA, one stage, one warpgroup per 128x128 tile, registe
 struct V11 : V10 {  // 128x256 tiles, two warpgroups of m64n256k16
   static constexpr int BN = 256, THREADS = 256;
 };
-struct V12 : V11 {  // + a producer warpgroup and a 4-stage mbarrier ring
-  static constexpr int THREADS = 384, MIN_BLOCKS = 1;
+struct V12 : V10 {  // v11's tile, two consumer warpgroups + a producer warpgroup, 4-stage ring
+  static constexpr int BN = 256, THREADS = 384, MIN_BLOCKS = 1;
   static constexpr Mainloop MAINLOOP = Mainloop::ring;
   static constexpr int STAGES = 4;
 };

@@ -43,3 +43,8 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v10_wgmma_tma, V10) {
 }  // namespace fastgemm
 
 FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v10_wgmma_tma, V10)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v10_wgmma_tma, {10, 90, 90, 16, "wgmma", "tma", "registers",
+    "hgemm_v09_raster", false,
+    "wgmma m64n128k16 from shared memory, TMA loads (128-byte swizzle) on an mbarrier; "
+    "one stage, one warpgroup per 128x128 tile"})

@@ -40,3 +40,7 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v11_wide_tile, V11) {
 }  // namespace fastgemm
 
 FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v11_wide_tile, V11)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v11_wide_tile, {11, 90, 90, 16, "wgmma", "tma", "registers",
+    "hgemm_v10_wgmma_tma", true,
+    "128x256 tiles, two consumer warpgroups issuing m64n256k16"})

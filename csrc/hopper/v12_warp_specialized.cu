@@ -47,3 +47,8 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v12_warp_specialized, V12) {
 }  // namespace fastgemm
 
 FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v12_warp_specialized, V12)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v12_warp_specialized, {12, 90, 90, 16, "wgmma", "tma", "registers",
+    "hgemm_v10_wgmma_tma", false,
+    "producer warpgroup + 4-stage mbarrier ring, setmaxnreg, wgmma kept in flight across "
+    "k-tiles"})

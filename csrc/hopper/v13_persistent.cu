@@ -36,3 +36,8 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v13_persistent, V13) {
 }  // namespace fastgemm
 
 FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v13_persistent, V13)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v13_persistent, {13, 90, 90, 16, "wgmma", "tma", "registers",
+    "hgemm_v12_warp_specialized", false,
+    "persistent blocks (one per SM), grouped L2-aware tile order, epilogue overlapped "
+    "with the next tile's copies"})

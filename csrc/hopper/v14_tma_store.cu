@@ -32,3 +32,7 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v14_tma_store, V14) {
 }  // namespace fastgemm
 
 FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v14_tma_store, V14)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v14_tma_store, {14, 90, 90, 16, "wgmma", "tma", "tma_store",
+    "hgemm_v13_persistent", false,
+    "epilogue through shared memory (stmatrix) and TMA stores; C read only when beta != 0"})

@@ -35,3 +35,7 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v15_cluster_multicast, V15, __cluster_dims__(V15::C
 }  // namespace fastgemm
 
 FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v15_cluster_multicast, V15)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v15_cluster_multicast, {15, 90, 90, 16, "wgmma", "tma", "tma_store",
+    "hgemm_v14_tma_store", true,
+    "2-CTA clusters: the B tile split between the pair and multicast by TMA into both"})

@@ -35,3 +35,7 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v16_deep_ring, V16) {
 }  // namespace fastgemm
 
 FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v16_deep_ring, V16)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v16_deep_ring, {16, 90, 90, 16, "wgmma", "tma", "tma_store",
+    "hgemm_v14_tma_store", false,
+    "4-stage ring (C stored in 8 KiB pieces), balanced persistent grid, single-CTA blocks"})

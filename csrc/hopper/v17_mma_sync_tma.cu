@@ -107,3 +107,8 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v17_mma_sync_tma, V17) {
 }  // namespace fastgemm
 
 FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v17_mma_sync_tma, V17)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v17_mma_sync_tma, {17, 90, 90, 16, "mma_sync", "tma", "registers",
+    "hgemm_v09_raster", true,
+    "mma.sync + ldmatrix math warps fed by TMA copies through a 4-stage mbarrier ring (no"
+    " copy instructions in the math warps), persistent"})

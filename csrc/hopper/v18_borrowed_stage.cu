@@ -34,3 +34,8 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v18_borrowed_stage, V18) {
 }  // namespace fastgemm
 
 FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v18_borrowed_stage, V18)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v18_borrowed_stage, {18, 90, 90, 16, "wgmma", "tma", "tma_store",
+    "hgemm_v16_deep_ring", false,
+    "each warpgroup stores its 64x256 slab at once, one of them through its last ring "
+    "stage (kept until the stores have read it)"})

@@ -30,3 +30,8 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v19_dependent_launch, V19) {
 }  // namespace fastgemm
 
 FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v19_dependent_launch, V19)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v19_dependent_launch, {19, 90, 90, 16, "wgmma", "tma", "tma_store",
+    "hgemm_v18_borrowed_stage", false,
+    "v18 with programmatic dependent launch: the next kernel of the stream starts while "
+    "this one finishes (griddepcontrol)"})

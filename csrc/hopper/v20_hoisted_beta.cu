@@ -34,3 +34,8 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v20_hoisted_beta, V20) {
 }  // namespace fastgemm
 
 FASTGEMM_HOPPER_ENTRY_POINTS(hgemm_v20_hoisted_beta, V20)
+
+FASTGEMM_REGISTER_HGEMM(hgemm_v20_hoisted_beta, {20, 90, 90, 16, "wgmma", "tma", "tma_store",
+    "hgemm_v19_dependent_launch", false,
+    "v19 with beta == 0 tested once per tile: a straight-line epilogue loop without a "
+    "branch or C read per output pair"})

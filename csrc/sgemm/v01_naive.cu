@@ -37,3 +37,7 @@ void sgemm_v01_naive(const GemmArgs& a) {
 }
 
 }  // namespace fastgemm
+
+FASTGEMM_REGISTER_SGEMM(sgemm_v01_naive, {1, 75, 0, 4, "simt", "ldg", "registers",
+    "", false,
+    "one thread per output, threadIdx.x along rows (uncoalesced)"})

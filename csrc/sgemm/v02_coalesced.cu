@@ -37,3 +37,7 @@ void sgemm_v02_coalesced(const GemmArgs& a) {
 }
 
 }  // namespace fastgemm
+
+FASTGEMM_REGISTER_SGEMM(sgemm_v02_coalesced, {2, 75, 0, 4, "simt", "ldg", "registers",
+    "sgemm_v01_naive", false,
+    "threadIdx.x along columns: coalesced B loads and C stores"})

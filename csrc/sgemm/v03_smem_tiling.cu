@@ -51,3 +51,7 @@ void sgemm_v03_smem_tiling(const GemmArgs& a) {
 }
 
 }  // namespace fastgemm
+
+FASTGEMM_REGISTER_SGEMM(sgemm_v03_smem_tiling, {3, 75, 0, 4, "simt", "ldg", "registers",
+    "sgemm_v02_coalesced", false,
+    "32x32 tiles of A and B staged in shared memory"})

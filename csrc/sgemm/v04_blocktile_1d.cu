@@ -63,3 +63,7 @@ void sgemm_v04_blocktile_1d(const GemmArgs& a) {
 }
 
 }  // namespace fastgemm
+
+FASTGEMM_REGISTER_SGEMM(sgemm_v04_blocktile_1d, {4, 75, 0, 4, "simt", "ldg", "registers",
+    "sgemm_v03_smem_tiling", false,
+    "64x64 block tile, 8 outputs per thread along M (1D register blocking)"})

@@ -80,3 +80,7 @@ void sgemm_v05_blocktile_2d(const GemmArgs& a) {
 }
 
 }  // namespace fastgemm
+
+FASTGEMM_REGISTER_SGEMM(sgemm_v05_blocktile_2d, {5, 75, 0, 4, "simt", "ldg", "registers",
+    "sgemm_v04_blocktile_1d", false,
+    "128x128 block tile, 8x8 outputs per thread (2D register blocking)"})

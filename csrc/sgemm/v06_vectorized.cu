@@ -34,3 +34,7 @@ void sgemm_v06_vectorized(const GemmArgs& a) {
 }
 
 }  // namespace fastgemm
+
+FASTGEMM_REGISTER_SGEMM(sgemm_v06_vectorized, {6, 75, 0, 16, "simt", "ldg", "registers",
+    "sgemm_v05_blocktile_2d", false,
+    "float4 global loads, A transposed in shared memory, float4 fragment reads"})

@@ -32,3 +32,7 @@ void sgemm_v07_conflict_free(const GemmArgs& a) {
 }
 
 }  // namespace fastgemm
+
+FASTGEMM_REGISTER_SGEMM(sgemm_v07_conflict_free, {7, 75, 0, 16, "simt", "ldg", "registers",
+    "sgemm_v06_vectorized", false,
+    "padded A tile and split 4-wide fragments: no shared-memory bank conflicts"})

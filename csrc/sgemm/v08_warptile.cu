@@ -56,3 +56,7 @@ void sgemm_v08_warptile(const GemmArgs& a) {
 }
 
 }  // namespace fastgemm
+
+FASTGEMM_REGISTER_SGEMM(sgemm_v08_warptile, {8, 75, 0, 16, "simt", "ldg", "registers",
+    "sgemm_v07_conflict_free", false,
+    "warp tiles of 64x32, each lane 2x2 patches of 4x4; BK = 16, single-buffered"})

@@ -121,3 +121,8 @@ void sgemm_v09_cp_async(const GemmArgs& a) {
 }
 
 }  // namespace fastgemm
+
+FASTGEMM_REGISTER_SGEMM(sgemm_v09_cp_async, {9, 80, 0, 16, "simt", "cp_async", "registers",
+    "sgemm_v08_warptile", false,
+    "double-buffered shared memory: cp.async for the layout-matching operand, registers "
+    "for the transposed one"})

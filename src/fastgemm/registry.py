@@ -1,4 +1,5 @@
-"""The kernel table as Python objects (read from the one table in ``csrc/registry.cpp``)."""
+"""The kernel table as Python objects (read from the one table in ``csrc/registry.cpp``, to which
+each rung's ``.cu`` file adds its rows)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,18 @@ class KernelInfo:
     smem_bytes : int
         Dynamic shared memory per block (0 for kernels with only static shared memory, which
         fits every supported GPU).
+    family : str
+        The math: ``"simt"`` (CUDA cores), ``"mma_sync"`` or ``"wgmma"`` (tensor cores).
+    copy : str
+        How tiles reach shared memory: ``"ldg"`` (through registers), ``"cp_async"`` or ``"tma"``.
+    epilogue : str
+        How C is written: ``"registers"`` (straight from registers) or ``"tma_store"`` (staged in
+        shared memory, stored by TMA).
+    parent : str
+        The rung this one changes (``""`` for the first of a ladder).
+    branch : bool
+        An experiment off the main line: selectable and measured, but not an improvement on
+        its parent.
     """
 
     name: str
@@ -39,6 +52,11 @@ class KernelInfo:
     alignment: int
     techniques: str
     smem_bytes: int = 0
+    family: str = ""
+    copy: str = ""
+    epilogue: str = ""
+    parent: str = ""
+    branch: bool = False
 
 
 @lru_cache(maxsize=1)

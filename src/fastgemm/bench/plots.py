@@ -1,5 +1,6 @@
-"""The PNG of a dtype's results: TFLOPS by rung, one line per shape, cuBLAS dashed. matplotlib is
-optional (the ``bench`` extra); without it there is a warning and no plot.
+"""The PNG of a dtype's results: TFLOPS by rung, one line per shape along the main line, branches
+as unconnected hollow markers, cuBLAS dashed. matplotlib is optional (the ``bench`` extra); without
+it there is a warning and no plot.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import os
 import re
 
 from .report import TIMING_PREFIX, TIMING_SHORT, timings_of, warn
-from .tables import AUTO, CUBLAS, cube_label, shapes_in
+from .tables import AUTO, CUBLAS, branch_names, cube_label, shapes_in
 
 
 def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -> bool:
@@ -33,6 +34,7 @@ def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -
     )
     if not rungs:
         return False
+    branches = branch_names(results)
     fig, ax = plt.subplots(figsize=(10, 6))
     drew = False
     for i, (M, N, K) in enumerate(shapes_in(results)):
@@ -44,9 +46,14 @@ def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -
             if r["kernel"] not in (CUBLAS, AUTO) and r["version"] is not None and r.get(key)
         }
         label = cube_label(M, N, K)
-        if by_rung:  # WRONG/ERROR rungs are gaps in the line
-            ys = [by_rung.get(v, float("nan")) for v, _ in rungs]
-            ax.plot([v for v, _ in rungs], ys, marker="o", color=color, label=label)
+        if by_rung:  # WRONG/ERROR rungs are gaps in the line; branches sit beside it
+            main = [v for v, n in rungs if n not in branches]
+            ax.plot(main, [by_rung.get(v, float("nan")) for v in main], marker="o", color=color, label=label)
+            side = [v for v, n in rungs if n in branches and v in by_rung]
+            if side:
+                ax.plot(
+                    side, [by_rung[v] for v in side], linestyle="none", marker="o", mfc="none", color=color
+                )
             drew = True
         cub = next((r[key] for r in rows if r["kernel"] == CUBLAS and r.get(key)), None)
         if cub:
@@ -58,7 +65,10 @@ def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -
     ax.set_yscale("log")
     ax.set_xticks([v for v, _ in rungs])
     ax.set_xticklabels(
-        [re.sub(r"^[a-z]+gemm_", "", n) for _, n in rungs], rotation=30, ha="right", fontsize=8
+        [re.sub(r"^[a-z]+gemm_", "", n) + (" (branch)" if n in branches else "") for _, n in rungs],
+        rotation=30,
+        ha="right",
+        fontsize=8,
     )
     ax.set_xlabel("rung")
     ax.set_ylabel("TFLOPS (log scale)")

@@ -22,9 +22,11 @@ from typing import TYPE_CHECKING, Any
 from .device import Device
 from .tables import (
     CUBLAS,
+    branch_names,
     by_kernel_and_shape,
     fmt_tflops,
     format_table,
+    kernel_label,
     largest_shape,
     row_order,
     shape_label,
@@ -163,6 +165,8 @@ def result_records(trials: list[Trial], dtype: str, peak: float | None) -> list[
                 "host_limited_rounds": t.host_limited_rounds,
                 "selected": t.selected,
                 "error": t.error or None,
+                "parent": t.cand.parent,
+                "branch": t.cand.branch,
             }
         )
         record.update(
@@ -200,6 +204,8 @@ CSV_FIELDS = (
     "host_limited_rounds",
     "selected",
     "error",
+    "parent",
+    "branch",
 )
 # CSV headers that differ from the record keys: every timing column names its timing.
 CSV_HEADERS = {
@@ -265,8 +271,9 @@ def wide_table(results: list[dict], timings: Sequence[str] = ("device",)) -> str
     )
     peak_key = TIMING_PREFIX[timings[0]] + "pct_peak"
     rows = []
+    branches = branch_names(results)
     for name, _version in row_order(results):
-        cells = [name]
+        cells = [kernel_label(name, name in branches)]
         for s in shapes:
             for t in timings:
                 cells.append(tflops_cell(index.get((name, *s)), name != CUBLAS, TIMING_PREFIX[t]))
@@ -304,7 +311,9 @@ def long_table(results: list[dict], timings: Sequence[str] = ("device",)) -> str
     for r in sorted(
         results, key=lambda r: (shapes[(r["M"], r["N"], r["K"])], order[(r["kernel"], r["version"])])
     ):
-        name = r["kernel"] + (f" -> {r['selected']}" if r.get("selected") else "")
+        name = kernel_label(r["kernel"], bool(r.get("branch"))) + (
+            f" -> {r['selected']}" if r.get("selected") else ""
+        )
         row = [name, shape_label(r["M"], r["N"], r["K"])]
         for t in timings:
             p = TIMING_PREFIX[t]

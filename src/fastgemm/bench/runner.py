@@ -70,7 +70,16 @@ def select_candidates(
                 need = f"exactly {need}" if max_cc == info.min_cc else f"{need} to {max_cc / 10:.1f}"
             notes.append(f"skipping {info.name}: needs compute capability {need}, this GPU is {cc / 10:.1f}")
             continue
-        chosen.append(Candidate(info.name, int(info.version), str(info.techniques), "kernel"))
+        chosen.append(
+            Candidate(
+                info.name,
+                int(info.version),
+                str(info.techniques),
+                "kernel",
+                str(getattr(info, "parent", "")),
+                bool(getattr(info, "branch", False)),
+            )
+        )
     if kernel_re is not None and not chosen:
         notes.append(f"--kernels {kernel_re.pattern!r} matches no runnable {dtype} kernel")
     if include_auto and any(runnable(i, cc) for i in infos):

@@ -60,6 +60,16 @@ def row_order(results: Sequence[dict]) -> list[tuple]:
     return sorted(seen, key=key)
 
 
+def branch_names(results: Sequence[dict]) -> set[str]:
+    """Kernels whose records say they are branches (experiments off the main line)."""
+    return {r["kernel"] for r in results if r.get("branch")}
+
+
+def kernel_label(name: str, branch: bool) -> str:
+    """A kernel's name in a table: a branch says so."""
+    return f"{name} (branch)" if branch else name
+
+
 def status_of(r: dict) -> str:
     """The record's status; records without one (older files) say only ok or not."""
     return r.get("status") or ("ok" if r.get("ok") else "error")

@@ -29,6 +29,8 @@ class Candidate:
     version: int | None
     techniques: str
     kind: str  # "kernel" | "auto" | "cublas"
+    parent: str = ""  # the rung this one changes (kernels only)
+    branch: bool = False  # off the main line: shown as a branch in tables and plots
 
 
 _SPIN_SOURCE = r"""
