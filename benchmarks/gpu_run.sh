@@ -6,7 +6,8 @@
 #
 #   bash benchmarks/gpu_run.sh              # everything (~6-8 min on an H100 host, build included)
 #   GPU_RUN_TESTS=0 bash benchmarks/gpu_run.sh   # benchmarks only
-# Where the tree arrives without .git, pass FASTGEMM_GIT_COMMIT=<sha> FASTGEMM_GIT_CLEAN=1 so that
+# Where the tree arrives as a copy (its .git, if any, need not match the files), pass
+# FASTGEMM_GIT_COMMIT=<sha> FASTGEMM_GIT_CLEAN=1 (they win over git) so that
 # the result files still name the commit they measured.
 set -o pipefail
 export PYTHONUNBUFFERED=1 FASTGEMM_REQUIRE_GPU=1

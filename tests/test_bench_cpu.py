@@ -648,3 +648,12 @@ def test_version_flag(capsys):
 
 def test_git_clean_is_a_bool_or_none():
     assert report.git_clean() in (True, False, None)
+
+
+def test_git_environment_wins_over_the_checkout(monkeypatch):
+    # A copy of the tree on a GPU machine may carry a stale .git: the commit passed along wins.
+    monkeypatch.setenv("FASTGEMM_GIT_COMMIT", "0" * 40)
+    monkeypatch.setenv("FASTGEMM_GIT_CLEAN", "1")
+    assert report.git_commit() == "0" * 40 and report.git_clean() is True
+    monkeypatch.setenv("FASTGEMM_GIT_CLEAN", "0")
+    assert report.git_clean() is False

@@ -83,22 +83,24 @@ def _checkout() -> Path | None:
 
 
 def git_commit() -> str | None:
-    """HEAD of the git checkout holding this file, else of the working directory; else
-    $FASTGEMM_GIT_COMMIT (a copy of a checkout without .git, e.g. on a remote GPU machine: pass
-    the commit along); None otherwise."""
+    """$FASTGEMM_GIT_COMMIT where set (a copy of a checkout on a remote GPU machine, whose .git, if
+    any, need not match the files: pass the commit along); else HEAD of the git checkout holding
+    this file, else of the working directory; None otherwise."""
+    if os.environ.get("FASTGEMM_GIT_COMMIT"):
+        return os.environ["FASTGEMM_GIT_COMMIT"]
     where = _checkout()
-    if where is None:
-        return os.environ.get("FASTGEMM_GIT_COMMIT") or None
-    return _git(where, "rev-parse", "HEAD")
+    return None if where is None else _git(where, "rev-parse", "HEAD")
 
 
 def git_clean() -> bool | None:
-    """Whether that checkout has no changes to tracked files (untracked files aside); without a
-    checkout, $FASTGEMM_GIT_CLEAN ("1" / "0") if set, else None."""
+    """$FASTGEMM_GIT_CLEAN ("1" / "0") where set; else whether the checkout has no changes to
+    tracked files (untracked files aside); None without a checkout."""
+    flag = os.environ.get("FASTGEMM_GIT_CLEAN")
+    if flag in ("0", "1"):
+        return flag == "1"
     where = _checkout()
     if where is None:
-        flag = os.environ.get("FASTGEMM_GIT_CLEAN")
-        return None if flag not in ("0", "1") else flag == "1"
+        return None
     status = _git(where, "status", "--porcelain", "--untracked-files=no")
     return None if status is None else status == ""
 
