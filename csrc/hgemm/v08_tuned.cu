@@ -6,12 +6,13 @@
 // fragment addresses computed once and stepped along K by an XOR (K-major tiles: the k-step flips
 // bits of the swizzled chunk index) or an add (MN-major tiles: 16 rows down keeps the swizzle
 // pattern) instead of re-deriving row, chunk and swizzle for every ldmatrix.
-// Why faster: with 128x128 tiles the L2 -> shared traffic at ~400 TFLOPS approaches the L2's
-// bandwidth; the larger tile cuts it by a quarter, and the inner loop is now only ldmatrix and
+// Why faster: with 128x128 tiles the L2 -> shared traffic at this ladder's rate approaches the
+// L2's bandwidth; the larger tile cuts it by a quarter, and the inner loop is now only ldmatrix and
 // mma (32 ldmatrix per 128 mma per warp and tile in SASS).
-// What limits it: mma.sync itself — ncu shows the tensor pipe ~65% active with "wait" (the fixed
-// issue interval between HMMAs) the top stall; with 8 warps per SM (230 registers each) there
-// are only two warps per scheduler to cover barriers and ldmatrix latency. The pre-Hopper
+// What limits it: mma.sync itself — ncu shows the tensor pipe short of full with "wait" (the
+// fixed issue interval between HMMAs) the top stall (figures: benchmarks/NOTES.md); with 8 warps
+// per SM (230 registers each) there are only two warps per scheduler to cover barriers and
+// ldmatrix latency. The pre-Hopper
 // tensor-core path peaks near 2/3 of the wgmma rate on Hopper.
 // Shapes: as v02; sm_80+ (144 KiB of shared memory per block: sm_80/86/89/90 all have it... see
 // the launcher's shared-memory opt-in).
