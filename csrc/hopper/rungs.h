@@ -3,7 +3,7 @@
 // threads, ring depth, scheduler, cluster size, epilogue, PDL); the shared memory follows from
 // it (launch.cuh: smem_bytes). Each rung's .cu says why its change pays and what limits it.
 //
-// Main line: V10 -> V12 -> V13 -> V14 -> V16 -> V18 -> V19 -> V20. Branches, selectable but not
+// Main line: V10 -> V12 -> V13 -> V14 -> V16 -> V18 -> V19 -> V20 -> V21. Branches, selectable but not
 // improvements on their parent: V11 (V10's wide tile alone; V12 takes it with the ring that
 // makes it pay), V15 (V14 + 2-CTA clusters). The registry's `parent` and `branch` say the same.
 #pragma once
@@ -57,6 +57,10 @@ struct V19 : V18 {  // programmatic dependent launch
 };
 struct V20 : V19 {  // beta == 0 tested once per tile, outside the store loop
   static constexpr bool HOIST_BETA = true;
+};
+struct V21 : V20 {  // 128x128 tiles (twice the tiles per problem), a 6-stage ring
+  static constexpr int BN = 128, STAGES = 6;
+  static constexpr int C_PIECE = 1;
 };
 
 }  // namespace fastgemm::hopper
