@@ -237,7 +237,10 @@ PYBIND11_MODULE(_C, m) {
     py::dict out;
     for (DType d : {DType::f32, DType::f16, DType::bf16}) {
       py::list rules;
-      for (const AutoRule& r : auto_rules(d)) rules.append(py::make_tuple(r.kernel, r.why, r.min_mn));
+      for (const AutoRule& r : auto_rules(d)) {
+        py::object few = r.few_m > 0 ? py::object(py::make_tuple(r.few_m, r.few_n)) : py::none();
+        rules.append(py::make_tuple(r.kernel, r.why, r.min_mn, few));
+      }
       out[dtype_name(d)] = rules;
     }
     return out;

@@ -29,6 +29,10 @@ std::string fmt_cc(int cc) { return std::to_string(cc / 10) + "." + std::to_stri
 // too small to fill the GPU with them (hgemm_v09's 128x256 tiles: below ~2M outputs, fewer blocks
 // than SMs).
 const std::vector<AutoRule> kHgemmRules = {
+    {"hgemm_v21_narrow_tile",
+     "v20 on 128x128 tiles: for outputs with at most half as many 128x256 tiles as the GPU has "
+     "SMs, where v20 leaves SMs idle (sm_90a only)",
+     0, 128, 256},
     {"hgemm_v20_hoisted_beta",
      "fastest Hopper rung: persistent, warp-specialised wgmma + TMA, 4-stage ring, TMA-store "
      "epilogue through a borrowed stage (beta tested once), programmatic dependent launch "
@@ -58,10 +62,16 @@ bool macs_at_least(int64_t M, int64_t N, int64_t K, int64_t threshold) {
 
 Target device_target(int device) {
   const DeviceProps& p = device_props(device);
-  return Target{p.cc, p.smem_per_block};
+  return Target{p.cc, p.smem_per_block, p.sm_count};
 }
 
-Target documented_target(int cc) { return Target{cc, documented_smem_per_block(cc)}; }
+// SMs of an architecture's common data-centre part, for answering without its GPU: 132 for cc 9.0
+// (H100 SXM, H200), 108 for 8.0 (A100); a device's own count is queried.
+int documented_sm_count(int cc) { return cc == 90 ? 132 : cc == 80 ? 108 : 0; }
+
+Target documented_target(int cc) {
+  return Target{cc, documented_smem_per_block(cc), documented_sm_count(cc)};
+}
 
 const std::vector<AutoRule>& auto_rules(DType dtype) {
   return dtype == DType::f32 ? kSgemmRules : kHgemmRules;
@@ -123,6 +133,17 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
       skipped.push_back(std::string(rule.kernel) + " is for outputs of at least " +
                         std::to_string(rule.min_mn) + " elements");
       continue;
+    }
+    if (rule.few_m > 0) {
+      const int64_t tiles = ((M + rule.few_m - 1) / rule.few_m) * ((N + rule.few_n - 1) / rule.few_n);
+      if (t.sm_count <= 0 || 2 * tiles > t.sm_count) {
+        skipped.push_back(std::string(rule.kernel) + " is for outputs of at most " +
+                          std::to_string(t.sm_count / 2) + " tiles of " +
+                          std::to_string(rule.few_m) + "x" + std::to_string(rule.few_n) + " (" +
+                          std::to_string(t.sm_count) + " SMs); this one has " +
+                          std::to_string(tiles));
+        continue;
+      }
     }
     std::string problem = runnable_problem(*k, t, alignment);
     if (problem.empty()) {

@@ -22,6 +22,7 @@ namespace fastgemm {
 struct Target {
   int cc = 0;
   int smem_per_block = 0;
+  int sm_count = 0;  // a device's, or for an architecture alone its common part's (documented)
 };
 Target device_target(int device);
 Target documented_target(int cc);
@@ -30,6 +31,9 @@ struct AutoRule {
   const char* kernel;  // a name in the kernel table (a build may lack it: then it is skipped)
   const char* why;     // why it is preferred where it applies
   int64_t min_mn;      // smallest M*N output it is preferred for
+  // Preferred only for outputs of at most sm_count / 2 tiles of few_m x few_n (0: always), i.e.
+  // where a kernel with those tiles would leave half the SMs idle.
+  int few_m = 0, few_n = 0;
 };
 const std::vector<AutoRule>& auto_rules(DType dtype);
 

@@ -333,12 +333,19 @@ def _best_mma_sync(cc: int, m: int = 4096, n: int = 4096) -> str:
     return "hgemm_v07_multistage" if cc in (86, 89) or m * n < 1 << 21 else "hgemm_v09_raster"
 
 
+# SMs that select(..., cc=) assumes for an architecture without its GPU (plan.cpp).
+DOCUMENTED_SMS = {90: 132, 80: 108}
+
+
 def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, alignment: int) -> str:
     """The first AUTO_RULES candidate that is in the table, is meant for an m x n output and runs
     on ``cc`` with ``alignment``-byte aligned operands."""
     table = {k.name: k for k in fastgemm.kernels(dtype)}
-    for name, _why, min_mn in dispatch.AUTO_RULES[dtype]:
+    sms = DOCUMENTED_SMS.get(cc, 0)
+    for name, _why, min_mn, few in dispatch.AUTO_RULES[dtype]:
         k = table.get(name)
+        if few is not None and 2 * (-(-m // few[0])) * (-(-n // few[1])) > sms:
+            continue
         if k is not None and m * n >= min_mn and dispatch.check_runnable(k, cc, alignment) is None:
             return name
     raise AssertionError(f"no {dtype} rule runs on cc {cc} with {alignment}-byte alignment")
@@ -492,8 +499,9 @@ def test_auto_rules_refer_to_kernels():
     for dtype, rules in dispatch.AUTO_RULES.items():
         assert dtype in DTYPES
         assert rules, f"no rules for {dtype}"
-        for name, why, min_mn in rules:
+        for name, why, min_mn, few in rules:
             assert isinstance(min_mn, int) and min_mn >= 0, name
+            assert few is None or (len(few) == 2 and min(few) > 0), name
             if (name, dtype) not in table and _hopper_rule_name(name) and str(HOPPER_CC) not in BUILT_ARCHS:
                 continue  # a Hopper rung: only in builds with sm_90, and skipped by auto elsewhere
             assert (name, dtype) in table, (
@@ -560,7 +568,7 @@ def test_hopper_rules_never_run_below_sm90_any_build():
     # As if every build had every rung the rules name: a Hopper-only kernel (cc 9.0 only) is never
     # runnable on cc 8.x, whatever its alignment, so auto cannot pick one there.
     for dtype in HALF:
-        for name, _why, _min_mn in dispatch.AUTO_RULES[dtype]:
+        for name, _why, _min_mn, _few in dispatch.AUTO_RULES[dtype]:
             if not _hopper_rule_name(name):
                 continue
             k = fastgemm.KernelInfo(name, dtype, 99, HOPPER_CC, HOPPER_CC, 16, "as built", 1024)

@@ -21,10 +21,12 @@ from .registry import KernelInfo, kernel_table
 
 __all__ = ["AUTO_RULES", "PAD_MIN_MACS", "Selection", "alignment_of", "check_runnable", "select"]
 
-# dtype -> [(kernel name, why it is preferred when it applies, smallest M*N it is preferred for)],
-# fastest first.
-AUTO_RULES: dict[str, list[tuple[str, str, int]]] = {
-    dtype: [(name, why, min_mn) for name, why, min_mn in rules] for dtype, rules in _C.auto_rules().items()
+# dtype -> [(kernel name, why it is preferred when it applies, smallest M*N it is preferred for,
+# (tile_m, tile_n) or None: preferred only for outputs of at most SMs / 2 such tiles)], fastest
+# first.
+AUTO_RULES: dict[str, list[tuple[str, str, int, tuple[int, int] | None]]] = {
+    dtype: [(name, why, min_mn, few) for name, why, min_mn, few in rules]
+    for dtype, rules in _C.auto_rules().items()
 }
 
 # Operands whose rows are not aligned enough for the fastest kernel are copied into padded,
