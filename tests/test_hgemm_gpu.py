@@ -213,12 +213,14 @@ def test_cuda_graph_capture(torch, kernel, dtype):
 
 
 @pytest.mark.parametrize("capture", [False, True], ids=["stream", "graph"])
-@pytest.mark.parametrize("kernel", ["hgemm_v19_dependent_launch", "hgemm_v20_hoisted_beta"])
+@pytest.mark.parametrize(
+    "kernel", ["hgemm_v19_dependent_launch", "hgemm_v20_hoisted_beta", "hgemm_v21_narrow_tile"]
+)
 def test_dependent_launch_chain(torch, kernel, capture):
     # Back-to-back GEMMs that read the previous one's output (read after write) and overwrite what
     # the previous one reads (write after read): with programmatic dependent launch (v19, v20) the
     # next grid may start before the previous finishes, so this fails if any access precedes
-    # griddepcontrol.wait. 288 output tiles: persistent blocks run two or three each. The chain
+    # griddepcontrol.wait (v21 launches as v20 does). 288 output tiles: persistent blocks run two or three each. The chain
     # mixes beta = 0 and beta = 0.5 (v20's two epilogues).
     _skip_if_not_runnable(kernel, "float16")
     n = 3072
