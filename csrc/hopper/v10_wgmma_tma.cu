@@ -15,8 +15,7 @@
 // (a few warps, little latency hiding).
 // Shapes: any M, N, K >= 1; 16-byte aligned operands (TMA needs 16-byte aligned addresses and
 // row pitches); both layouts of A and B (MN-major operands use wgmma's transposed mode). sm_90a.
-#include "hopper/epilogue.cuh"
-#include "hopper/mainloop.cuh"
+#include "hopper/one_stage.cuh"
 #include "hopper/rungs.h"
 #include "registry.h"
 
@@ -26,17 +25,7 @@ namespace {
 using namespace hopper;
 
 FASTGEMM_HOPPER_KERNEL(hgemm_v10_wgmma_tma, V10) {
-  constexpr int WARPGROUPS = V10::THREADS / 128, SLICES = V10::BM / 64 / WARPGROUPS;
-  int m0, n0;
-  OneShot<V10::BM, V10::BN>::tile(m0, n0);
-  float acc[SLICES][V10::BN / 2];
-  one_stage_mainloop<T, V10::BM, V10::BN, WARPGROUPS, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, K, m0,
-                                                                          n0, acc);
-  const int wg = threadIdx.x / 128;
-#pragma unroll
-  for (int h = 0; h < SLICES; ++h) {
-    store_acc<V10::BN>(acc[h], C, ldc, M, N, m0 + 64 * (wg * SLICES + h), n0, alpha, beta);
-  }
+  one_stage_gemm<T, V10, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, C, M, N, K, ldc, alpha, beta);
 }
 
 }  // namespace

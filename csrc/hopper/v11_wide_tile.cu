@@ -12,8 +12,7 @@
 // copies), so on its own this rung is slower than v10. It is the tile shape the pipelined rungs
 // build on.
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B. sm_90a.
-#include "hopper/epilogue.cuh"
-#include "hopper/mainloop.cuh"
+#include "hopper/one_stage.cuh"
 #include "hopper/rungs.h"
 #include "registry.h"
 
@@ -23,17 +22,7 @@ namespace {
 using namespace hopper;
 
 FASTGEMM_HOPPER_KERNEL(hgemm_v11_wide_tile, V11) {
-  constexpr int WARPGROUPS = V11::THREADS / 128, SLICES = V11::BM / 64 / WARPGROUPS;
-  int m0, n0;
-  OneShot<V11::BM, V11::BN>::tile(m0, n0);
-  float acc[SLICES][V11::BN / 2];
-  one_stage_mainloop<T, V11::BM, V11::BN, WARPGROUPS, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, K, m0,
-                                                                          n0, acc);
-  const int wg = threadIdx.x / 128;
-#pragma unroll
-  for (int h = 0; h < SLICES; ++h) {
-    store_acc<V11::BN>(acc[h], C, ldc, M, N, m0 + 64 * (wg * SLICES + h), n0, alpha, beta);
-  }
+  one_stage_gemm<T, V11, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, C, M, N, K, ldc, alpha, beta);
 }
 
 }  // namespace
