@@ -26,6 +26,17 @@ as one captioned table per file: one row per case, per library the host microsec
 without these two markers keeps its other blocks updated; the overhead table is then reported as
 not written and the exit status is 1.
 
+Results of ``python -m fastgemm.bench --suite`` (``suite-<dtype>-<gpu>.json``, ``meta.mode ==
+"suite"``) go between
+
+    <!-- bench:suite:<dtype>:start -->
+    <!-- bench:suite:<dtype>:end -->
+
+as one captioned table per file of that dtype: one row per category and one over all shapes, per
+timing (device, end-to-end) the geometric mean of the ratios (the faster peer's time /
+fastgemm's) and the smallest ratio with its shape. Missing markers are handled as the overhead
+ones are.
+
 The tables are drawn by ``fastgemm.bench.tables``, the renderer of the benchmark's own printed
 tables (row order, TFLOPS cells, pipe-table layout). This checkout's ``src/fastgemm/bench/tables.py``
 is loaded by path (standard library only), so neither an installed fastgemm nor its built extension
@@ -45,6 +56,7 @@ from types import ModuleType
 from typing import Any
 
 OVERHEAD_START, OVERHEAD_END = "<!-- overhead_results -->", "<!-- /overhead_results -->"
+SUITE_MARKERS = "<!-- bench:suite:{dtype}:start -->", "<!-- bench:suite:{dtype}:end -->"
 LIBRARIES = (("torch", "torch"), ("cupy", "CuPy"))  # (record value, column name), column order
 TIMING_NOTE = {
     "device": "device time (CUDA events around back-to-back launches; host cost hidden)",
@@ -92,6 +104,18 @@ def load(path: Path) -> dict:
             if missing:
                 raise UpdateError(f"{path}: an overhead result lacks {', '.join(missing)}")
         data["kind"] = "overhead"
+        return data
+    if data["meta"].get("mode") == "suite":
+        for r in results:
+            missing = [k for k in ("category", "M", "N", "K", "ratio", "e2e_ratio") if k not in r]
+            if missing:
+                raise UpdateError(f"{path}: a suite result lacks {', '.join(missing)}")
+        if not isinstance(data.get("summary"), list) or not data["summary"]:
+            raise UpdateError(f"{path}: a suite results file needs its 'summary'")
+        if not data["meta"].get("dtype"):
+            raise UpdateError(f"{path}: no dtype in meta")
+        data["dtype"] = data["meta"]["dtype"]
+        data["kind"] = "suite"
         return data
     for r in results:
         missing = [k for k in ("kernel", "M", "N", "K", "tflops", "ok") if k not in r]
@@ -213,10 +237,6 @@ def markdown_table(data: dict, kernels: dict | None = None) -> str:
     return caption(meta, prefixes) + "\n\n" + tables.format_table(headers, table_rows, right, padded=False)
 
 
-def fmt_us(x: float) -> str:
-    return f"{x:.0f}" if x >= 100 else f"{x:.1f}"
-
-
 def _overhead_cells(r: dict | None) -> list[str]:
     """[µs per call, ratio to the peer] of one (case, library) record."""
     if r is None:
@@ -225,7 +245,7 @@ def _overhead_cells(r: dict | None) -> list[str]:
     if status != "ok" or r.get("host_us_median") is None:
         return ["WRONG" if status == "wrong" else "error", "—"]
     ratio = r.get("ratio_to_peer")
-    return [fmt_us(r["host_us_median"]), f"{ratio:.2f}x" if ratio is not None else "—"]
+    return [tables.fmt_us(r["host_us_median"]), f"{ratio:.2f}x" if ratio is not None else "—"]
 
 
 def overhead_caption(meta: dict) -> str:
@@ -267,6 +287,27 @@ def overhead_markdown(data: dict) -> str:
     return overhead_caption(meta) + "\n\n" + tables.format_table(headers, rows, right, padded=False)
 
 
+def suite_caption(meta: dict) -> str:
+    peers = [str(meta.get("baseline") or "cuBLAS through CuPy")]
+    if meta.get("torch_version"):
+        peers.append(f"`torch.matmul` (torch {meta['torch_version']}, {meta.get('torch_blas')})")
+    shapes = sum(len(v) for v in (meta.get("suite") or {}).values())
+    return (
+        f"{_run_line(meta)}; `python -m fastgemm.bench --suite`, {meta.get('dtype')}, {shapes} shapes; "
+        f'fastgemm `kernel="auto"` against {" and ".join(peers)} in the same process; median of '
+        f"{meta.get('rounds', '?')} rounds; operands rotate over input sets of at least 3x the L2 "
+        "cache, so no call finds its operands in L2. Ratio = the faster peer's time / fastgemm's "
+        "(> 1: fastgemm is faster): geometric mean and minimum per category.\n"
+        f"{timing_line(['', 'e2e_'])}"
+    )
+
+
+def suite_markdown(data: dict) -> str:
+    """Caption and category table for one suite results file."""
+    table = tables.suite_category_table(data["summary"], padded=False)
+    return suite_caption(data["meta"]) + "\n\n" + table
+
+
 def replace_block(
     text: str, dtype: str, body: str, markers: tuple[str, str] | None = None
 ) -> tuple[str, str]:
@@ -288,15 +329,19 @@ def _change(old: str, body: str) -> str:
 
 
 def update(readme: Path, json_paths: Sequence[Path], dry_run: bool = False, out: Any = None) -> int:
-    """Rewrite the README blocks for these results files; 0, or 1 when overhead results were given
-    but the README has no overhead markers (the other blocks are written all the same)."""
+    """Rewrite the README blocks for these results files; 0, or 1 when overhead or suite results
+    were given but the README has no markers for them (the other blocks are written all the
+    same)."""
     out = out or sys.stdout
     by_dtype: dict = {}
+    suites: dict = {}
     overhead: list = []
     for path in json_paths:
         data = load(path)
         if data["kind"] == "overhead":
             overhead.append((path, data))
+        elif data["kind"] == "suite":
+            suites.setdefault(data["dtype"], []).append((path, data))
         else:
             by_dtype.setdefault(data["dtype"], []).append((path, data))
     try:
@@ -312,19 +357,25 @@ def update(readme: Path, json_paths: Sequence[Path], dry_run: bool = False, out:
         new, old = replace_block(new, dtype, body)
         sources = ", ".join(str(p) for p, _ in items)
         report.append(f"{readme}: bench:{dtype}: {_change(old, body)} (from {sources})")
-    if overhead:
-        sources = ", ".join(str(p) for p, _ in overhead)
-        if OVERHEAD_START not in new and OVERHEAD_END not in new:
+    optional = [("overhead_results", (OVERHEAD_START, OVERHEAD_END), overhead, overhead_markdown)]
+    optional += [
+        (f"bench:suite:{dtype}", tuple(m.format(dtype=dtype) for m in SUITE_MARKERS), items, suite_markdown)
+        for dtype, items in suites.items()
+    ]
+    for block, (start, end), items, render in optional:
+        if not items:
+            continue
+        sources = ", ".join(str(p) for p, _ in items)
+        if start not in new and end not in new:
             report.append(
-                f"{readme}: overhead_results: NOT WRITTEN: the README has no "
-                f"'{OVERHEAD_START}' ... '{OVERHEAD_END}' markers; put the two lines where "
-                f"the host-overhead table belongs and run this again (from {sources})"
+                f"{readme}: {block}: NOT WRITTEN: the README has no '{start}' ... '{end}' "
+                f"markers; put the two lines where the table belongs and run this again (from {sources})"
             )
             status = 1
         else:
-            body = "\n\n".join(overhead_markdown(data) for _, data in overhead)
-            new, old = replace_block(new, "overhead", body, (OVERHEAD_START, OVERHEAD_END))
-            report.append(f"{readme}: overhead_results: {_change(old, body)} (from {sources})")
+            body = "\n\n".join(render(data) for _, data in items)
+            new, old = replace_block(new, block, body, (start, end))
+            report.append(f"{readme}: {block}: {_change(old, body)} (from {sources})")
     if dry_run:
         print(new, file=out)
     elif new != text:

@@ -29,6 +29,14 @@ std::string fmt_cc(int cc) { return std::to_string(cc / 10) + "." + std::to_stri
 // too small to fill the GPU with them (hgemm_v09's 128x256 tiles: below ~2M outputs, fewer blocks
 // than SMs).
 const std::vector<AutoRule> kHgemmRules = {
+    {"hgemm_v22_split_k",
+     "16-row tiles with K split across a cluster: for outputs of at most 16 rows (decode), where "
+     "any wider tile leaves SMs idle and reads B at a fraction of HBM bandwidth",
+     0, 0, 0, 16},
+    {"hgemm_v23_split_k_wide",
+     "v22 on 64x64 tiles: for outputs of at most 64 rows and at most SMs/2 tiles of 64x128, "
+     "where wider tiles leave SMs idle",
+     0, 64, 128, 64},
     {"hgemm_v21_narrow_tile",
      "v20 on 128x128 tiles: for outputs with at most half as many 128x256 tiles as the GPU has "
      "SMs, where v20 leaves SMs idle (sm_90a only)",
@@ -132,6 +140,11 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
     if (!macs_at_least(M, N, 1, rule.min_mn)) {
       skipped.push_back(std::string(rule.kernel) + " is for outputs of at least " +
                         std::to_string(rule.min_mn) + " elements");
+      continue;
+    }
+    if (rule.max_m > 0 && M > rule.max_m) {
+      skipped.push_back(std::string(rule.kernel) + " is for outputs of at most " +
+                        std::to_string(rule.max_m) + " rows");
       continue;
     }
     if (rule.few_m > 0) {

@@ -34,6 +34,8 @@ struct AutoRule {
   // Preferred only for outputs of at most sm_count / 2 tiles of few_m x few_n (0: always), i.e.
   // where a kernel with those tiles would leave half the SMs idle.
   int few_m = 0, few_n = 0;
+  // Preferred only for outputs of at most this many rows (0: any): a shape specialist for small M.
+  int64_t max_m = 0;
 };
 const std::vector<AutoRule>& auto_rules(DType dtype);
 

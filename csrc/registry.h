@@ -24,7 +24,8 @@ struct KernelEntry {
   int (*smem_bytes)();     // dynamic shared memory per block (nullptr: only static, <= 48 KiB)
   const char* family;      // the math: "simt" | "mma_sync" | "wgmma"
   const char* copy;        // global -> shared: "ldg" (through registers) | "cp_async" | "tma"
-  const char* epilogue;    // C written: "registers" (from registers) | "tma_store" (via smem)
+  const char* epilogue;    // C written: "registers" (from registers) | "tma_store" (via smem) |
+                           // "split_k" (partial tiles of a K split summed across a cluster)
   const char* parent;      // the rung it changes ("" for the first of a ladder)
   bool branch;             // an experiment off the main line: selectable, not an improvement
 };

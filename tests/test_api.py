@@ -169,10 +169,22 @@ def _hopper(dtype: str | None = None) -> list[fastgemm.KernelInfo]:
 @pytest.mark.parametrize("dtype", HALF)
 def test_hgemm_ladder(dtype):
     ks = fastgemm.kernels(dtype)
-    ladder = [k for k in ks if k.max_cc is None]  # mma.sync: every GPU from its min_cc on
+    portable = [k for k in ks if k.max_cc is None]  # mma.sync: every GPU from its min_cc on
     hopper = _hopper(dtype)
-    assert ladder + hopper == ks, "a half-precision kernel is neither an mma.sync nor a Hopper rung"
+    assert sorted(portable + hopper, key=lambda k: k.version) == ks, (
+        "a half-precision kernel is neither an mma.sync nor a Hopper rung"
+    )
+    ladder = [k for k in portable if k.version < 10]
     assert [k.version for k in ladder] == list(range(1, 10))
+    # Shape specialists that run on every GPU from sm_80 are branches numbered after the rungs
+    # before them, Hopper rungs included (v10, v11, ... with no gaps in a build with sm_90).
+    specialists = [k for k in portable if k.version >= 10]
+    for k in specialists:
+        assert k.branch and k.min_cc == 80 and k.alignment == 16, k
+        assert k.name.startswith(f"hgemm_v{k.version:02d}_"), k.name
+    if hopper:
+        after_ladder = sorted(k.version for k in hopper + specialists)
+        assert after_ladder == list(range(10, 10 + len(after_ladder)))
     for k in ladder:
         assert k.name.startswith(f"hgemm_v{k.version:02d}_"), k.name
         assert k.alignment == (2 if k.version == 1 else 16), k
@@ -180,7 +192,7 @@ def test_hgemm_ladder(dtype):
             assert k.min_cc == (75 if k.version <= 5 else 80), k
         else:  # no bf16 tensor cores before sm_80
             assert k.min_cc == 80, k
-    # Hopper rungs continue the ladder: v10, v11, ... with no gaps.
+    # Hopper rungs continue the ladder: v10, v11, ...
     assert [k.version for k in hopper] == list(range(10, 10 + len(hopper)))
     for k in hopper:
         assert k.name.startswith(f"hgemm_v{k.version:02d}_"), k.name
@@ -191,7 +203,7 @@ def test_hgemm_ladder(dtype):
 
 FAMILIES = {"simt", "mma_sync", "wgmma"}
 COPIES = {"ldg", "cp_async", "tma"}
-EPILOGUES = {"registers", "tma_store"}
+EPILOGUES = {"registers", "tma_store", "split_k"}
 
 
 @pytest.mark.parametrize("dtype", ["float32", *HALF])
@@ -342,8 +354,10 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, alignment: int) ->
     on ``cc`` with ``alignment``-byte aligned operands."""
     table = {k.name: k for k in fastgemm.kernels(dtype)}
     sms = DOCUMENTED_SMS.get(cc, 0)
-    for name, _why, min_mn, few in dispatch.AUTO_RULES[dtype]:
+    for name, _why, min_mn, few, max_m in dispatch.AUTO_RULES[dtype]:
         k = table.get(name)
+        if max_m is not None and m > max_m:
+            continue
         if few is not None and 2 * (-(-m // few[0])) * (-(-n // few[1])) > sms:
             continue
         if k is not None and m * n >= min_mn and dispatch.check_runnable(k, cc, alignment) is None:
@@ -487,10 +501,11 @@ def test_lowest_cc_per_dtype():
     assert {d: _lowest_cc(d) for d in DTYPES} == {"float32": 75, "float16": 75, "bfloat16": 80}
 
 
-def _hopper_rule_name(name: str) -> bool:
-    """A rule naming a Hopper rung (hgemm_v10_* and up), which builds without sm_90 lack."""
-    m = re.match(r"hgemm_v(\d{2})_", name)
-    return m is not None and int(m.group(1)) >= 10
+def _hopper_rule_name(name: str, dtype: str = "float16") -> bool:
+    """A rule naming a Hopper rung: by the table where the build has it; a name the build lacks
+    can only be one (builds without sm_90 have every other kernel)."""
+    k = next((k for k in fastgemm.kernels(dtype) if k.name == name), None)
+    return _is_hopper(k) if k is not None else True
 
 
 def test_auto_rules_refer_to_kernels():
@@ -499,15 +514,15 @@ def test_auto_rules_refer_to_kernels():
     for dtype, rules in dispatch.AUTO_RULES.items():
         assert dtype in DTYPES
         assert rules, f"no rules for {dtype}"
-        for name, why, min_mn, few in rules:
+        for name, why, min_mn, few, max_m in rules:
             assert isinstance(min_mn, int) and min_mn >= 0, name
             assert few is None or (len(few) == 2 and min(few) > 0), name
-            if (name, dtype) not in table and _hopper_rule_name(name) and str(HOPPER_CC) not in BUILT_ARCHS:
+            assert max_m is None or (isinstance(max_m, int) and max_m > 0), name
+            if (name, dtype) not in table and str(HOPPER_CC) not in BUILT_ARCHS:
                 continue  # a Hopper rung: only in builds with sm_90, and skipped by auto elsewhere
             assert (name, dtype) in table, (
                 f"AUTO_RULES[{dtype!r}] names {name!r}, which is not a {dtype} kernel in the table"
             )
-            assert _hopper_rule_name(name) == _is_hopper(table[(name, dtype)]), name
             assert isinstance(why, str) and why.strip(), name
         # The last candidate is the fallback: any alignment, every GPU that runs this dtype at all.
         last = table[(rules[-1][0], dtype)]
@@ -568,7 +583,7 @@ def test_hopper_rules_never_run_below_sm90_any_build():
     # As if every build had every rung the rules name: a Hopper-only kernel (cc 9.0 only) is never
     # runnable on cc 8.x, whatever its alignment, so auto cannot pick one there.
     for dtype in HALF:
-        for name, _why, _min_mn, _few in dispatch.AUTO_RULES[dtype]:
+        for name, _why, _min_mn, _few, _max_m in dispatch.AUTO_RULES[dtype]:
             if not _hopper_rule_name(name):
                 continue
             k = fastgemm.KernelInfo(name, dtype, 99, HOPPER_CC, HOPPER_CC, 16, "as built", 1024)

@@ -1,5 +1,7 @@
 """CPU tests of the benchmark's pure parts: argument parsing, result records, tables, the --overhead
-pipeline on NumPy stand-ins, and the README rendering of benchmarks/update_readme.py.
+pipeline on NumPy stand-ins, the --suite shapes, arithmetic, tables and pipeline (NumPy standing in
+for CuPy, torch on the CPU for the torch peer), and the README rendering of
+benchmarks/update_readme.py.
 
 No GPU, CuPy or torch is needed. The package ``src/fastgemm/bench/`` and
 ``benchmarks/update_readme.py`` are loaded from the checkout by path (the package under a name of
@@ -14,7 +16,9 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import math
 import sys
+import time
 import types
 from pathlib import Path
 from typing import Any
@@ -36,9 +40,9 @@ def _load(name: str, path: Path, package: bool = False) -> types.ModuleType:
 
 
 bench = _load("fastgemm_bench_under_test", ROOT / "src" / "fastgemm" / "bench" / "__init__.py", package=True)
-cli, overhead, peers, report, tables, timing = (
+cli, device, overhead, peers, report, shapes, suite, tables, timing = (
     importlib.import_module(f"{bench.__name__}.{name}")
-    for name in ("cli", "overhead", "peers", "report", "tables", "timing")
+    for name in ("cli", "device", "overhead", "peers", "report", "shapes", "suite", "tables", "timing")
 )
 update_readme = _load("fastgemm_update_readme_under_test", ROOT / "benchmarks" / "update_readme.py")
 
@@ -262,11 +266,15 @@ def _fake_fastgemm(wrong_sgemm: bool = False) -> Any:
             C *= 2
         return C
 
-    def select(M: int, N: int, K: int, dtype: str) -> Any:
+    def select(M: int, N: int, K: int, dtype: str, **where: Any) -> Any:
         name = "hgemm_v20_hoisted_beta" if dtype == "float16" else "sgemm_v09_cp_async"
         return types.SimpleNamespace(kernel=types.SimpleNamespace(name=name))
 
-    return types.SimpleNamespace(hgemm=gemm, sgemm=sgemm, select=select, seen=seen)
+    def kernels(dtype: str) -> list:
+        name = select(1, 1, 1, dtype).kernel.name
+        return [types.SimpleNamespace(name=name, version=20, techniques="fake", min_cc=90, max_cc=None)]
+
+    return types.SimpleNamespace(hgemm=gemm, sgemm=sgemm, select=select, kernels=kernels, seen=seen)
 
 
 def _run_overhead_pipeline(fg: Any, libs: list) -> list[dict]:
@@ -657,3 +665,502 @@ def test_git_environment_wins_over_the_checkout(monkeypatch):
     assert report.git_commit() == "0" * 40 and report.git_clean() is True
     monkeypatch.setenv("FASTGEMM_GIT_CLEAN", "0")
     assert report.git_clean() is False
+
+
+# ----------------------------------------------------------------------------------------------
+# --suite: the shapes, the arithmetic, the arguments, the tables and the pipeline
+# ----------------------------------------------------------------------------------------------
+
+
+def test_suite_shapes_are_well_formed():
+    assert list(suite.SUITE) == ["square", "decode", "prefill", "deep_k", "narrow_n", "misaligned"]
+    every = []
+    for category, members in suite.SUITE.items():
+        assert members, f"{category} is empty"
+        for shape in members:
+            assert len(shape) == 3 and all(type(v) is int and v > 0 for v in shape), (category, shape)
+        every += members
+    assert len(every) == len(set(every))  # each shape in exactly one category, once
+    assert [s for _, s in suite.suite_shapes()] == every and len(every) <= 70
+    assert suite.SUITE["square"] == tuple((n, n, n) for n in (256, 512, 1000, 1024, 2048, 4096, 8192))
+    family_of = {nk: model for model, layers in suite.MODEL_LAYERS.items() for nk in layers.values()}
+    decode = suite.SUITE["decode"]
+    assert all(1 <= M <= 64 for M, _, _ in decode)
+    assert len({family_of[(N, K)] for _, N, K in decode}) >= 3  # KeyError: not a model layer
+    for model, layer in suite.DECODE_SWEPT:  # the swept layers at every decode M
+        nk = suite.MODEL_LAYERS[model][layer]
+        assert sorted(M for M, N, K in decode if (N, K) == nk) == list(suite.DECODE_M)
+    assert len({family_of[(N, K)] for _, N, K in suite.SUITE["prefill"]}) >= 3
+    assert all(M >= 128 for M, _, _ in suite.SUITE["prefill"])
+    assert set(suite.LAYER_OF) == set(decode) | set(suite.SUITE["prefill"])
+    assert suite.LAYER_OF[(1, 4096, 14336)] == "Llama-3-8B down"
+
+
+def _suite_record(category: str, shape: tuple, ratio: float | None, e2e_ratio: float | None) -> dict:
+    M, N, K = shape
+    return {"category": category, "M": M, "N": N, "K": K, "ratio": ratio, "e2e_ratio": e2e_ratio}
+
+
+def test_suite_summary_geomean_and_min():
+    records = [
+        _suite_record("a", (1, 2, 3), 2.0, 4.0),
+        _suite_record("a", (4, 5, 6), 0.5, 1.0),
+        _suite_record("a", (7, 8, 9), 1.0, None),  # e2e not measured
+        _suite_record("b", (10, 11, 12), 1.5, 0.25),
+        _suite_record("b", (13, 14, 15), None, None),  # fastgemm failed
+    ]
+    a, b, every = suite.summarize(records)
+    assert (a["category"], a["shapes"], a["measured"], a["e2e_measured"]) == ("a", 3, 3, 2)
+    assert a["geomean_ratio"] == pytest.approx(1.0) and a["e2e_geomean_ratio"] == pytest.approx(2.0)
+    assert (a["min_ratio"], a["min_shape"]) == (0.5, "4x5x6")
+    assert (a["e2e_min_ratio"], a["e2e_min_shape"]) == (1.0, "4x5x6")
+    assert (b["shapes"], b["measured"], b["geomean_ratio"], b["min_shape"]) == (2, 1, 1.5, "10x11x12")
+    assert every["category"] == suite.ALL and every["shapes"] == 5 and every["measured"] == 4
+    assert every["geomean_ratio"] == pytest.approx(1.5**0.25, abs=1e-4)
+    assert every["e2e_geomean_ratio"] == pytest.approx(1.0)  # (4 * 1 * 0.25) ** (1/3)
+    assert (every["e2e_min_ratio"], every["e2e_min_shape"]) == (0.25, "10x11x12")
+    none = suite.summarize([_suite_record("c", (1, 1, 1), None, None)])[0]
+    assert none["geomean_ratio"] is None and none["min_shape"] is None and none["measured"] == 0
+
+
+def test_suite_bandwidth_arithmetic():
+    assert suite.bytes_moved(1, 4096, 14336, 2) == 2 * (14336 + 14336 * 4096 + 4096)
+    assert suite.bytes_moved(3, 5, 7, 4) == 4 * (3 * 7 + 7 * 5 + 3 * 5)  # A, B read, C written once
+    gbps, pct = suite.bandwidth(335_000_000, 0.1, 3.35)
+    assert gbps == pytest.approx(3350.0) and pct == pytest.approx(100.0)
+    assert suite.bandwidth(1000, 0.1, None) == (pytest.approx(0.01), None)
+    assert suite.bandwidth(1000, None, 3.35) == (None, None)
+    assert suite.memory_bound(64, 4096) and suite.memory_bound(8192, 16) and not suite.memory_bound(65, 65)
+    for name, tb_s in (
+        ("NVIDIA H100 80GB HBM3", 3.35),
+        ("NVIDIA H200", 4.8),
+        ("NVIDIA A100-SXM4-80GB", 2.039),
+        ("NVIDIA H100 PCIe", 2.0),
+        ("NVIDIA GH200 480GB", None),
+        ("NVIDIA GeForce RTX 4090", None),
+    ):
+        assert device.hbm_bandwidth(name)[0] == tb_s, name
+
+
+def _suite_trials(shape: tuple, times: dict) -> list:
+    """Trials of one shape: times maps cuBLAS / auto / torch.matmul to (device ms, e2e ms) or to a
+    status for a candidate that did not check out."""
+    kinds = {tables.CUBLAS: "cublas", tables.AUTO: "auto", peers.TORCH_MATMUL: "torch"}
+    trials = []
+    for name, value in times.items():
+        trial = timing.Trial(timing.Candidate(name, None, "tech", kinds[name]), *shape, reps=10)
+        if isinstance(value, str):
+            trial.status, trial.error = value, "relative Frobenius error 1 > 0.02"
+        else:
+            trial.status, trial.samples, trial.e2e_samples = "ok", [value[0]], [value[1]]
+        if name == tables.AUTO:
+            trial.selected = "hgemm_v21_narrow_tile"
+        trials.append(trial)
+    return trials
+
+
+def test_suite_record_of_a_decode_shape():
+    trials = _suite_trials(
+        (16, 4096, 14336),
+        {tables.CUBLAS: (0.050, 0.060), tables.AUTO: (0.040, 0.045), peers.TORCH_MATMUL: (0.044, 0.070)},
+    )
+    r = suite.shape_record("decode", trials, "float16", 2, 3, 3.35, 989.0)
+    assert (r["layer"], r["selected"], r["input_sets"]) == ("Llama-3-8B down", "hgemm_v21_narrow_tile", 3)
+    assert (r["fastgemm_us"], r["cublas_us"], r["torch_us"]) == (40.0, 50.0, 44.0)
+    assert (r["fastgemm_e2e_us"], r["cublas_e2e_us"], r["torch_e2e_us"]) == (45.0, 60.0, 70.0)
+    assert (r["best_peer"], r["ratio"]) == ("torch", 1.1)  # 0.044 / 0.040
+    assert (r["e2e_best_peer"], r["e2e_ratio"]) == ("cublas", round(0.060 / 0.045, 4))
+    assert r["tflops"] == pytest.approx(2 * 16 * 4096 * 14336 / 40e-6 / 1e12, abs=1e-3)
+    nbytes = 2 * (16 * 14336 + 14336 * 4096 + 16 * 4096)
+    assert r["memory_bound"] and r["bytes"] == nbytes
+    assert r["gbps"] == pytest.approx(nbytes / 40e-6 / 1e9, abs=0.05)
+    assert r["pct_hbm"] == pytest.approx(100 * r["gbps"] / 3350, abs=0.05)
+    assert r["status"] == "ok" and r["error"] is None
+    assert [c["kernel"] for c in r["candidates"]] == [tables.CUBLAS, tables.AUTO, peers.TORCH_MATMUL]
+
+
+def test_suite_record_with_a_wrong_peer_and_no_torch():
+    trials = _suite_trials((4096, 4096, 4096), {tables.CUBLAS: "wrong", tables.AUTO: (0.2, 0.21)})
+    r = suite.shape_record("square", trials, "float16", 2, 1, None, None)
+    assert r["ratio"] is None and r["e2e_ratio"] is None and r["best_peer"] is None
+    assert r["cublas_status"] == "wrong" and r["torch_status"] is None and r["torch_us"] is None
+    assert not r["memory_bound"] and r["gbps"] is None and r["pct_hbm"] is None
+    assert r["status"] == "wrong" and r["error"].startswith("cuBLAS: relative Frobenius")
+
+
+def test_suite_arguments():
+    args = cli.parse_args(["--suite", "--dtype", "float16"])
+    assert args.suite and args.dtypes == ["float16"] and args.timing == "both"
+    assert (args.rounds, args.target_ms) == (cli.SUITE_ROUNDS, cli.SUITE_TARGET_MS)
+    assert args.shape_list == [shape for _, shape in suite.suite_shapes()]
+    args = cli.parse_args(["--suite", "--rounds", "7", "--target-ms", "5", "--timing", "both", "--seed", "3"])
+    assert (args.rounds, args.target_ms, args.seed, args.dtypes) == (7, 5.0, 3, ["float32"])
+    plain = cli.parse_args([])
+    assert not plain.suite and (plain.rounds, plain.target_ms) == (cli.DEFAULT_ROUNDS, cli.DEFAULT_TARGET_MS)
+
+
+@pytest.mark.parametrize(
+    "extra, named",
+    [
+        (["--sizes", "1024"], "--sizes"),
+        (["--shapes", "16x4096x4096"], "--shapes"),
+        (["--overhead"], "--overhead"),
+        (["--quick"], "--quick"),
+        (["--kernels", "v20"], "--kernels"),
+        (["--include-auto"], "--include-auto"),
+        (["--pad"], "--pad"),
+        (["--timing", "device"], "--timing device"),
+        (["--sizes", "1024", "--shapes", "1x2x3"], "--sizes, --shapes"),
+    ],
+)
+def test_suite_refuses_other_shapes_and_runs(extra, named, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.parse_args(["--suite", *extra])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "error: --suite runs its own shapes" in err and f"cannot be combined with {named}" in err
+
+
+def _fake_suite_records() -> list[dict]:
+    times = {tables.CUBLAS: (0.050, 0.060), tables.AUTO: (0.040, 0.045), peers.TORCH_MATMUL: (0.044, 0.070)}
+    decode = suite.shape_record(
+        "decode", _suite_trials((16, 4096, 14336), times), "float16", 2, 3, 3.35, 989.0
+    )
+    times = {tables.CUBLAS: (0.150, 0.155), tables.AUTO: (0.200, 0.21), peers.TORCH_MATMUL: "error"}
+    square = suite.shape_record(
+        "square", _suite_trials((4096, 4096, 4096), times), "float16", 2, 1, 3.35, 989.0
+    )
+    return [decode, square]
+
+
+def test_suite_tables():
+    records = _fake_suite_records()
+    shape_lines = tables.suite_shape_table(records, padded=False).splitlines()
+    assert shape_lines[0] == (
+        "| category | shape | auto runs | sets | fastgemm us (device) | fastgemm us (e2e) "
+        "| cuBLAS us (device) | cuBLAS us (e2e) | torch.matmul us (device) | torch.matmul us (e2e) "
+        "| ratio (device) | ratio (e2e) | TFLOPS (device) | GB/s (device) | % of HBM |"
+    )
+    assert shape_lines[1] == "|---|---|---|" + "---:|" * 12
+    assert shape_lines[2] == (
+        "| decode | 16x4096x14336 | hgemm_v21_narrow_tile | 3 | 40.0 | 45.0 | 50.0 | 60.0 | 44.0 | 70.0 "
+        "| 1.10x | 1.33x | 47.0 | 2951 | 88% |"
+    )
+    assert shape_lines[3] == (
+        "| square | 4096x4096x4096 | hgemm_v21_narrow_tile | 1 | 200 | 210 | 150 | 155 | ERROR | ERROR "
+        "| 0.75x | 0.74x | 687 | - |  |"
+    )
+    summary = suite.summarize(records)
+    category_lines = tables.suite_category_table(summary, padded=False).splitlines()
+    assert category_lines == [
+        (
+            "| category | shapes | geomean (device) | min (device) | min at (device) | geomean (e2e) "
+            "| min (e2e) | min at (e2e) |"
+        ),
+        "|---|---:|---:|---:|---|---:|---:|---|",
+        "| decode | 1 | 1.10x | 1.10x | 16x4096x14336 | 1.33x | 1.33x | 16x4096x14336 |",
+        "| square | 1 | 0.75x | 0.75x | 4096x4096x4096 | 0.74x | 0.74x | 4096x4096x4096 |",
+        "| all | 2 | 0.91x | 0.75x | 4096x4096x4096 | 0.99x | 0.74x | 4096x4096x4096 |",
+    ]
+    padded = tables.suite_category_table(summary).splitlines()
+    assert len({len(line) for line in padded}) == 1  # the terminal's padded layout
+
+
+def test_suite_shape_table_without_torch_has_no_torch_columns():
+    records = _fake_suite_records()
+    for r in records:
+        r["torch_status"] = None
+    assert "torch" not in tables.suite_shape_table(records).splitlines()[0]
+
+
+def test_torch_launcher_writes_each_set_through_views_of_its_own_buffers():
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(0)
+    sets = [
+        shapes.InputSet(
+            rng.standard_normal((3, 5)).astype(np.float16),
+            rng.standard_normal((5, 4)).astype(np.float16),
+            np.full((3, 4), np.nan, dtype=np.float16),
+            5,
+            4,
+            4,
+        )
+        for _ in range(3)
+    ]
+    launch = peers.torch_matmul_launcher(torch, "float16", sets)
+    for s in (sets[2], sets[0], sets[1]):
+        launch(s)
+        want = s.A.astype(np.float64) @ s.B.astype(np.float64)
+        assert np.allclose(s.C.astype(np.float64), want, rtol=1e-2, atol=1e-2)
+
+
+def test_device_rounds_rotate_input_sets_for_every_candidate():
+    calls: list = []
+
+    class Event:
+        def record(self) -> None:
+            self.t = time.perf_counter()
+
+        def synchronize(self) -> None:
+            pass
+
+    cp = types.SimpleNamespace(
+        cuda=types.SimpleNamespace(Event=Event, get_elapsed_time=lambda a, b: (b.t - a.t) * 1e3)
+    )
+    off = types.SimpleNamespace(enabled=False)
+    for kind in ("cublas", "torch", "auto"):
+        calls.clear()
+        trial = timing.Trial(timing.Candidate(kind, None, "", kind), 1, 1, 1, launch=calls.append)
+        timing.time_kernel(cp, trial, ["s0", "s1", "s2"], 4, off)
+        timing.time_kernel(cp, trial, ["s0", "s1", "s2"], 1, off)
+        assert calls == ["s0", "s1", "s2", "s0", "s1"] and trial.next_set == 2
+
+
+def _fake_cupy(l2_bytes: int) -> Any:
+    """Just enough of CuPy for the shape benchmark, on NumPy arrays; "device time" is host time."""
+    np = pytest.importorskip("numpy")
+
+    class HostArray(np.ndarray):
+        @property
+        def data(self) -> Any:  # CuPy's MemoryPointer
+            return types.SimpleNamespace(ptr=self.ctypes.data)
+
+    def host(a: Any) -> Any:
+        return np.asarray(a).view(HostArray)
+
+    class Event:
+        def record(self) -> None:
+            self.t = time.perf_counter()
+
+        def synchronize(self) -> None:
+            pass
+
+    class Device:
+        def __init__(self, index: int = 0) -> None:
+            pass
+
+        def use(self) -> None:
+            pass
+
+        def synchronize(self) -> None:
+            pass
+
+    class Rng:
+        def __init__(self, seed: int) -> None:
+            self.rng = np.random.default_rng(seed)
+
+        def standard_normal(self, shape: tuple, dtype: Any) -> Any:
+            return host(self.rng.standard_normal(shape, dtype=dtype))
+
+    props = {
+        "name": "Fake H100 80GB HBM3",
+        "major": 9,
+        "minor": 0,
+        "multiProcessorCount": 132,
+        "l2CacheSize": l2_bytes,
+        "clockRate": 1980000,
+    }
+    runtime = types.SimpleNamespace(
+        getDeviceCount=lambda: 1,
+        getDeviceProperties=lambda index: props,
+        deviceGetAttribute=lambda attr, index: 1980000,
+        runtimeGetVersion=lambda: 12080,
+        driverGetVersion=lambda: 12080,
+    )
+    cuda = types.SimpleNamespace(
+        runtime=runtime,
+        Device=Device,
+        Event=Event,
+        get_elapsed_time=lambda start, end: (end.t - start.t) * 1e3,
+        get_current_stream=lambda: types.SimpleNamespace(ptr=0),
+    )
+    return types.SimpleNamespace(
+        __version__="0.0-fake",
+        cuda=cuda,
+        float32=np.float32,
+        float64=np.float64,
+        random=types.SimpleNamespace(default_rng=Rng),
+        empty=lambda shape, dtype: host(np.empty(shape, dtype=dtype)),
+        matmul=lambda a, b, out=None: np.matmul(a, b) if out is None else np.matmul(a, b, out=out),
+        linalg=np.linalg,
+        get_default_memory_pool=lambda: types.SimpleNamespace(free_all_blocks=lambda: None),
+    )
+
+
+def _cpu_torch() -> Any:
+    """torch on the CPU, dressed as a CUDA torch for the suite's peer (streams, BLAS preference)."""
+    torch = pytest.importorskip("torch")
+    preferred = ["cublas"]
+
+    def preferred_blas_library(backend: str | None = None) -> str:
+        if backend is not None:
+            preferred[0] = backend
+        return preferred[0]
+
+    cuda = types.SimpleNamespace(
+        is_available=lambda: True,
+        device_count=lambda: 1,
+        set_device=lambda index: None,
+        current_stream=lambda index=None: types.SimpleNamespace(cuda_stream=0),
+    )
+    matmul_flags = types.SimpleNamespace(
+        allow_tf32=False,
+        allow_fp16_reduced_precision_reduction=True,
+        allow_bf16_reduced_precision_reduction=True,
+    )
+    return types.SimpleNamespace(
+        __version__="9.9.9+cpu",
+        cuda=cuda,
+        backends=types.SimpleNamespace(
+            cuda=types.SimpleNamespace(preferred_blas_library=preferred_blas_library, matmul=matmul_flags)
+        ),
+        get_float32_matmul_precision=lambda: "highest",
+        from_dlpack=torch.from_dlpack,
+        matmul=torch.matmul,
+        float16=torch.float16,
+        float32=torch.float32,
+        bfloat16=torch.bfloat16,
+        preferred=preferred,
+    )
+
+
+def test_main_suite_on_numpy_and_cpu_torch(tmp_path, monkeypatch, capsys):
+    fg = _fake_fastgemm()
+    fg.device_count, fg.runtime_status, fg.__version__ = (lambda: 1), (lambda: "ok"), "0.0-test"
+    fake_torch = _cpu_torch()
+    monkeypatch.setitem(sys.modules, "fastgemm", fg)
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(l2_bytes=1 << 20))
+    monkeypatch.setitem(sys.modules, "cupy_backends", None)  # cuBLAS falls back to cupy.matmul
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    monkeypatch.setattr(cli, "GPU_WARMUP_S", 0.0)
+    tiny = {"square": ((64, 64, 64),), "decode": ((1, 96, 80), (16, 96, 80)), "misaligned": ((7, 33, 19),)}
+    monkeypatch.setattr(suite, "SUITE", tiny)
+    argv = [
+        "--suite",
+        "--dtype",
+        "float16",
+        "--no-prefill",
+        "--no-plot",
+        "--rounds",
+        "2",
+        "--out",
+        str(tmp_path),
+    ]
+    status = bench.main(argv)
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert fake_torch.preferred == ["cublas"]  # torch's choice is restored after the run
+    assert "4 shapes in 3 categories" in err and "auto against cuBLAS and torch.matmul" in err
+    data = json.loads((tmp_path / "suite-float16-fake-h100-80gb-hbm3.json").read_text())
+    meta, records, summary = data["meta"], data["results"], data["summary"]
+    assert meta["mode"] == "suite" and meta["dtype"] == "float16" and meta["timing"] == "both"
+    assert meta["rounds"] == 2 and meta["target_ms"] == cli.SUITE_TARGET_MS
+    assert meta["command"].startswith("python -m fastgemm.bench --suite") and "git_commit" in meta
+    assert meta["torch_blas"] == "cublaslt" and meta["peers"] == ["cuBLAS", "torch.matmul"]
+    assert meta["hbm_tb_s"] == 3.35 and "rotate" in meta["operands"]
+    assert meta["suite"] == {k: [list(s) for s in v] for k, v in tiny.items()}
+    assert [(r["category"], r["M"], r["N"], r["K"]) for r in records] == [
+        (c, *s) for c, members in tiny.items() for s in members
+    ]
+    for r in records:
+        assert r["status"] == "ok", r["error"]
+        assert all(
+            r[k] is not None for k in ("fastgemm_us", "cublas_e2e_us", "torch_us", "ratio", "e2e_ratio")
+        )
+        assert r["selected"] == "hgemm_v20_hoisted_beta" and r["input_sets"] > 1  # small: rotated
+        assert [c["kernel"] for c in r["candidates"]] == ["cuBLAS", "auto", "torch.matmul"]
+        assert all(c["rounds"] == 2 and c["e2e_rounds"] == 2 for c in r["candidates"])
+        assert r["memory_bound"] and r["gbps"] > 0 and r["pct_hbm"] is not None
+    assert [row["category"] for row in summary] == ["square", "decode", "misaligned", "all"]
+    assert summary[-1]["measured"] == 4
+    expected = math.exp(sum(math.log(r["ratio"]) for r in records) / 4)
+    assert summary[-1]["geomean_ratio"] == pytest.approx(expected, rel=1e-3)
+    with open(tmp_path / "suite-float16-fake-h100-80gb-hbm3.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == list(suite.SUITE_FIELDS) and len(rows) == 4
+    assert "\noperands are dense and row-major; per shape, independent input sets" in out
+    assert "rotate across consecutive calls" in out and "(the sets column: how many)" in out
+    assert "geomean (device)" in out and "\n| all " in out
+    # and the README generator takes the file as it is
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- bench:suite:float16:start -->\n<!-- bench:suite:float16:end -->\n")
+    path = tmp_path / "suite-float16-fake-h100-80gb-hbm3.json"
+    assert update_readme.main([str(path), "--readme", str(readme)]) == 0
+    assert "| decode | 2 |" in readme.read_text()
+
+
+def test_main_suite_without_torch(tmp_path, monkeypatch, capsys):
+    fg = _fake_fastgemm()
+    fg.device_count, fg.runtime_status = (lambda: 1), (lambda: "ok")
+    monkeypatch.setitem(sys.modules, "fastgemm", fg)
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(l2_bytes=1 << 20))
+    monkeypatch.setitem(sys.modules, "cupy_backends", None)
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.setattr(cli, "GPU_WARMUP_S", 0.0)
+    monkeypatch.setattr(suite, "SUITE", {"square": ((32, 32, 32),)})
+    argv = [
+        "--suite",
+        "--dtype",
+        "float16",
+        "--no-prefill",
+        "--no-plot",
+        "--rounds",
+        "1",
+        "--out",
+        str(tmp_path),
+    ]
+    assert bench.main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "torch.matmul not measured: torch is not installed" in err
+    assert "torch.matmul: not measured (torch is not installed" in out
+    data = json.loads((tmp_path / "suite-float16-fake-h100-80gb-hbm3.json").read_text())
+    (r,) = data["results"]
+    assert r["torch_status"] is None and r["best_peer"] == "cublas" and r["ratio"] is not None
+    assert data["meta"]["peers"] == ["cuBLAS"] and "torch is not installed" in data["meta"]["torch_skipped"]
+
+
+def _suite_json(tmp_path: Path) -> Path:
+    records = _fake_suite_records()
+    meta = {
+        "mode": "suite",
+        "dtype": "float16",
+        "gpu": "NVIDIA H100 80GB HBM3",
+        "compute_capability": "9.0",
+        "cuda_runtime": "13.2",
+        "cublas_version": "13.1.0",
+        "date": "2026-11-24T10:00:00+00:00",
+        "rounds": 3,
+        "torch_version": "2.11.0+cu130",
+        "torch_blas": "cublaslt",
+        "suite": {"decode": [[16, 4096, 14336]], "square": [[4096, 4096, 4096]]},
+    }
+    path = tmp_path / "suite-float16-nvidia-h100-80gb-hbm3.json"
+    path.write_text(json.dumps({"meta": meta, "results": records, "summary": suite.summarize(records)}))
+    return path
+
+
+def test_suite_markdown(tmp_path):
+    data = update_readme.load(_suite_json(tmp_path))
+    assert (data["kind"], data["dtype"]) == ("suite", "float16")
+    caption, _, table = update_readme.suite_markdown(data).partition("\n\n")
+    assert caption.startswith(
+        "Measured on NVIDIA H100 80GB HBM3 (cc 9.0), CUDA 13.2, cuBLAS 13.1.0, 2026-11-24"
+    )
+    assert "float16, 2 shapes" in caption and "torch 2.11.0+cu130, cublaslt" in caption
+    assert "rotate" in caption and "\nTiming: device time" in caption and "e2e columns" in caption
+    assert table == tables.suite_category_table(data["summary"], padded=False)
+
+
+def test_update_writes_the_suite_block_and_reports_missing_markers(tmp_path, capsys):
+    readme = tmp_path / "README.md"
+    readme.write_text("a\n<!-- bench:suite:float16:start -->\nstale\n<!-- bench:suite:float16:end -->\nb\n")
+    assert update_readme.update(readme, [_suite_json(tmp_path)]) == 0
+    text = readme.read_text()
+    assert "stale" not in text and "| all | 2 | 0.91x | 0.75x | 4096x4096x4096 |" in text
+    assert "bench:suite:float16: " in capsys.readouterr().out
+    readme.write_text("no markers\n")
+    assert update_readme.update(readme, [_suite_json(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "bench:suite:float16: NOT WRITTEN" in err and "<!-- bench:suite:float16:start -->" in err
+    assert readme.read_text() == "no markers\n"

@@ -254,6 +254,52 @@ def test_dependent_launch_chain(torch, kernel, capture):
     check(torch, X, W, Z, 1.0, 0.0)
 
 
+# Decode-like shapes (few rows, long K): the split-K specialist runs clusters of up to 8 blocks
+# per output tile; rows past M, columns past N and K not a multiple of the tile are all covered.
+SKINNY = [(1, 4096, 8192), (7, 1000, 4104), (16, 2056, 14336), (17, 520, 3000), (3, 64, 64)]
+
+
+@pytest.mark.parametrize("layout", ["CC", "CF", "FC", "FF"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_skinny_split_k(torch, dtype, layout):
+    name = "hgemm_v22_split_k"
+    _skip_if_not_runnable(name, dtype)
+    for M, N, K in SKINNY:
+        A, B = _random(torch, M, K, dtype, layout[0]), _random(torch, K, N, dtype, layout[1])
+        if layout[0] == "F":  # column-major A with its leading dimension padded to 16 bytes
+            A = _random(torch, K, -(-M // 8) * 8, dtype).t()[:M]
+        C = torch.full((M, N), float("nan"), device="cuda", dtype=_dtype(torch, dtype))
+        fastgemm.hgemm(A, B, C, 0.5, 0.0, kernel=name)
+        torch.cuda.synchronize()
+        check(torch, A, B, C, 0.5, 0.0)
+        C0 = _random(torch, M, N, dtype)
+        C = C0.clone()
+        fastgemm.hgemm(A, B, C, -1.0, 0.25, kernel=name)
+        torch.cuda.synchronize()
+        check(torch, A, B, C, -1.0, 0.25, C0)
+    assert fastgemm.select(1, 4096, 8192, dtype).kernel.name == name  # auto's choice for decode
+
+
+@pytest.mark.parametrize("kernel,dtype", HGEMM + [("auto", "float16")], ids=lambda v: v)
+def test_repeated_calls_same_bits(torch, kernel, dtype):
+    # The same inputs give the same bits on every call: no reduction whose order depends on
+    # timing (split-K partial tiles are summed in a fixed order). 100 calls per shape; the decode
+    # shape makes the split-K kernel split 8 ways.
+    if kernel != "auto":
+        _skip_if_not_runnable(kernel, dtype)
+    for M, N, K in [(4, 1024, 16384), (264, 392, 1000)]:
+        A, B = _random(torch, M, K, dtype), _random(torch, K, N, dtype)
+        C = torch.empty((M, N), device="cuda", dtype=_dtype(torch, dtype))
+        fastgemm.hgemm(A, B, C, kernel=kernel)
+        first = C.clone()
+        same = torch.ones((), dtype=torch.bool, device="cuda")
+        for _ in range(99):
+            fastgemm.hgemm(A, B, C, kernel=kernel)
+            same &= (C.view(torch.int16) == first.view(torch.int16)).all()  # bits, NaN included
+        torch.cuda.synchronize()
+        assert bool(same), (kernel, dtype, (M, N, K))
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_other_device_than_current(torch, dtype):
     # Operands on GPU 1 while GPU 0 is current: the launch (and the Hopper path's tensor maps,

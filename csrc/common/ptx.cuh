@@ -40,6 +40,54 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
+// --- thread-block clusters (sm_90+). On older targets every block is a cluster of one: rank 0,
+// size 1, the barrier is the block's and the "remote" shared memory is the block's own.
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+#if __CUDA_ARCH__ >= 900
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+#else
+  return 0;
+#endif
+}
+__device__ __forceinline__ uint32_t cluster_nctarank() {
+#if __CUDA_ARCH__ >= 900
+  uint32_t n;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(n));
+  return n;
+#else
+  return 1;
+#endif
+}
+// Every thread of every CTA of the cluster arrives and waits (release / acquire): what a CTA
+// wrote to its shared memory before the barrier is visible to its peers after it, and no CTA
+// leaves while a peer may still read or signal it.
+__device__ __forceinline__ void cluster_sync() {
+#if __CUDA_ARCH__ >= 900
+  __syncwarp();  // .aligned: the warp arrives converged
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
+                   : "memory");
+#else
+  __syncthreads();
+#endif
+}
+// The 16 bytes at `local`'s offset in the shared memory of cluster rank `cta` (4 floats).
+__device__ __forceinline__ float4 ld_cluster_f32x4(const float* local, uint32_t cta) {
+#if __CUDA_ARCH__ >= 900
+  float4 v;
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %4, %5;\n"
+      "ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n}\n"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "r"(smem_addr(local)), "r"(cta)
+      : "memory");
+  return v;
+#else
+  return *reinterpret_cast<const float4*>(local);
+#endif
+}
+
 // --- ldmatrix (sm_75+): 8x8 matrices of 16-bit elements from shared memory into the fragment
 // layout of mma.sync. Lane l supplies the address of row (l % 8) of matrix (l / 8); each lane gets
 // one 32-bit register per matrix (two adjacent elements of one row, or of one column with .trans).

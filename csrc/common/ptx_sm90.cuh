@@ -38,19 +38,8 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t phase) {
       : "memory");
 }
 
-// --- thread-block clusters -------------------------------------------------------------------------
-__device__ __forceinline__ uint32_t cluster_ctarank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-// Every thread of every CTA of the cluster arrives and waits (release / acquire): barrier
-// initialisation before remote use, and no CTA leaves while a peer may still signal it.
-__device__ __forceinline__ void cluster_sync() {
-  __syncwarp();  // .aligned: the warp arrives converged
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
-                   : "memory");
-}
+// Thread-block clusters (rank, barrier, distributed shared memory loads): common/ptx.cuh.
+
 // One arrival on the mbarrier at `bar`'s offset in the shared memory of cluster rank `cta`.
 // Default (CTA-scope) semantics: the consumers signal that their reads are done (wgmma.wait_group
 // has retired them), which publishes no writes; a cluster-scope release would put a GPU-wide

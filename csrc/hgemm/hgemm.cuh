@@ -16,6 +16,10 @@
 //   RASTER_GROUP             > 0: output tiles visited in column strips of this many tile rows
 //                            (threadblock swizzle) for L2 reuse
 //   MIN_BLOCKS               blocks per SM the register allocation must leave room for
+//   SPLIT_K                  the grid's z blocks of one output tile form a thread-block cluster
+//                            and split the K tiles evenly; their fp32 partial tiles meet in
+//                            shared memory and are summed across the cluster in rank order (the
+//                            same bits on every run) before C is written (split_epilogue)
 //
 // Operands are stored in shared memory the way they lie in global memory, so 16-byte copies never
 // transpose: a K-major operand (row-major A, column-major B) as [MN][BLOCK_K] rows, an MN-major
@@ -28,7 +32,9 @@
 // 16-byte vectors need 16-byte aligned operands (addresses and leading dimensions, i.e. multiples
 // of 8 elements); the element-wise rung needs none.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <type_traits>
 
 #include <cuda_bf16.h>
@@ -373,6 +379,10 @@ struct Kernel {
           tiles_m - first_m < Cfg::RASTER_GROUP ? tiles_m - first_m : int64_t(Cfg::RASTER_GROUP);
       m0 = (first_m + (bid % per_group) % rows) * BM;
       n0 = ((bid % per_group) / rows) * BN;
+    } else if constexpr (Cfg::SPLIT_K) {
+      // Row tiles along x: the blocks that share a column panel of B run side by side, so B
+      // comes from HBM once and from L2 for the other row tiles.
+      m0 = int64_t(blockIdx.x) * BM, n0 = int64_t(blockIdx.y) * BN;
     } else {
       m0 = int64_t(blockIdx.y) * BM, n0 = int64_t(blockIdx.x) * BN;
     }
@@ -386,7 +396,13 @@ struct Kernel {
     const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
     int64_t m0, n0;
     block_tile(A.MN, B.MN, m0, n0);
-    const int tiles = static_cast<int>(ceil_div(A.K, BK));
+    // This block's K tiles: all of them, or with SPLIT_K the z-th of gridDim.z even shares.
+    int t0 = 0, tiles = static_cast<int>(ceil_div(A.K, BK));
+    if constexpr (Cfg::SPLIT_K) {
+      const int all = tiles;
+      t0 = static_cast<int>(int64_t(all) * blockIdx.z / gridDim.z);
+      tiles = static_cast<int>(int64_t(all) * (blockIdx.z + 1) / gridDim.z) - t0;
+    }
     const CopyA copy_a(A, m0);
     const CopyB copy_b(B, n0);
 
@@ -399,7 +415,7 @@ struct Kernel {
     if constexpr (Cfg::COPY == Copy::scalar || Cfg::COPY == Copy::vec16) {
       // One buffer: copy, barrier, multiply, barrier (the next copy overwrites the tile).
       for (int t = 0; t < tiles; ++t) {
-        const int64_t k0 = int64_t(t) * BK;
+        const int64_t k0 = int64_t(t0 + t) * BK;
         if constexpr (Cfg::COPY == Copy::scalar) {
           CopyA::copy_scalar(A, k0, m0, tile_a(smem, 0));
           CopyB::copy_scalar(B, k0, n0, tile_b(smem, 0));
@@ -418,16 +434,16 @@ struct Kernel {
       // Two buffers; tile t+1 travels global -> registers while tile t is multiplied, then
       // registers -> the other buffer. One barrier per K-step.
       uint4 ra[CopyA::PER_THREAD], rb[CopyB::PER_THREAD];
-      copy_a.load(A, 0, m0, ra);
-      copy_b.load(B, 0, n0, rb);
+      copy_a.load(A, int64_t(t0) * BK, m0, ra);
+      copy_b.load(B, int64_t(t0) * BK, n0, rb);
       copy_a.store(tile_a(smem, 0), ra);
       copy_b.store(tile_b(smem, 0), rb);
       __syncthreads();
       for (int t = 0; t < tiles; ++t) {
         const bool more = t + 1 < tiles;
         if (more) {
-          copy_a.load(A, int64_t(t + 1) * BK, m0, ra);
-          copy_b.load(B, int64_t(t + 1) * BK, n0, rb);
+          copy_a.load(A, int64_t(t0 + t + 1) * BK, m0, ra);
+          copy_b.load(B, int64_t(t0 + t + 1) * BK, n0, rb);
         }
         mma_slab(tile_a(smem, t & 1), tile_b(smem, t & 1), warp_m, warp_n, acc);
         if (more) {  // the other buffer was last read in step t-1, finished before its barrier
@@ -446,8 +462,8 @@ struct Kernel {
 #pragma unroll
       for (int s = 0; s < STAGES - 1; ++s) {
         if (s < tiles) {
-          copy_a.copy_async(A, int64_t(s) * BK, m0, tile_a(smem, s));
-          copy_b.copy_async(B, int64_t(s) * BK, n0, tile_b(smem, s));
+          copy_a.copy_async(A, int64_t(t0 + s) * BK, m0, tile_a(smem, s));
+          copy_b.copy_async(B, int64_t(t0 + s) * BK, n0, tile_b(smem, s));
         }
         ptx::cp_async_commit();
       }
@@ -458,8 +474,8 @@ struct Kernel {
       for (int t = 0; t < tiles; ++t) {
         const int next = t + STAGES - 1;
         if (next < tiles) {
-          copy_a.copy_async(A, int64_t(next) * BK, m0, tile_a(smem, next % STAGES));
-          copy_b.copy_async(B, int64_t(next) * BK, n0, tile_b(smem, next % STAGES));
+          copy_a.copy_async(A, int64_t(t0 + next) * BK, m0, tile_a(smem, next % STAGES));
+          copy_b.copy_async(B, int64_t(t0 + next) * BK, n0, tile_b(smem, next % STAGES));
         }
         ptx::cp_async_commit();
         const Frags cur(tile_a(smem, t % STAGES), tile_b(smem, t % STAGES), warp_m, warp_n);
@@ -481,7 +497,58 @@ struct Kernel {
       }
       ptx::cp_async_wait<0>();
     }
-    epilogue(C, ldc, A.MN, B.MN, m0, n0, warp_m, warp_n, acc, alpha, beta);
+    if constexpr (Cfg::SPLIT_K) {
+      __syncthreads();  // every warp is done with the ring: it holds the partial tile now
+      split_epilogue(reinterpret_cast<float*>(smem_raw), C, ldc, A.MN, B.MN, m0, n0, warp_m,
+                     warp_n, acc, alpha, beta);
+    } else {
+      epilogue(C, ldc, A.MN, B.MN, m0, n0, warp_m, warp_n, acc, alpha, beta);
+    }
+  }
+
+  // SPLIT_K: the cluster's blocks (one per K share) each leave their fp32 partial tile in their
+  // own shared memory; after a cluster barrier, block r of S sums every S-th group of 4 columns
+  // over the S partial tiles in rank order 0..S-1 (distributed shared memory loads) and writes
+  // alpha * sum + beta * C. A second barrier keeps each block's tile alive until its peers have
+  // read it. The sum's order is fixed by the launch, so repeated calls give the same bits. A
+  // cluster of one (no split, or a GPU without clusters) is the same code over its own tile.
+  static constexpr int RED_LD = BN + 4;  // floats per partial-tile row (16-byte rows, offset banks)
+  static constexpr int RED_BYTES = BM * RED_LD * int(sizeof(float));
+  static_assert(!Cfg::SPLIT_K || RED_BYTES <= SMEM_BYTES, "the partial tile fits in the ring");
+
+  __device__ __forceinline__ static void split_epilogue(float* red, T* C, int64_t ldc, int64_t M,
+                                                        int64_t N, int64_t m0, int64_t n0,
+                                                        int warp_m, int warp_n,
+                                                        const float (&acc)[MI][NI][4],
+                                                        float alpha, float beta) {
+    const int lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = warp_m * WM + i * 16 + g + 8 * h, col = warp_n * WN + j * 8 + 2 * tq;
+          *reinterpret_cast<float2*>(red + row * RED_LD + col) =
+              make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        }
+    ptx::cluster_sync();
+    const uint32_t rank = ptx::cluster_ctarank(), ranks = ptx::cluster_nctarank();
+    const int rows = M - m0 < BM ? static_cast<int>(M - m0) : BM;
+    constexpr int GROUPS = BN / 4;  // 4-column groups per row
+    for (int u = rank * THREADS + threadIdx.x; u < rows * GROUPS; u += ranks * THREADS) {
+      const int row = u / GROUPS, col = (u % GROUPS) * 4;
+      float4 sum = ptx::ld_cluster_f32x4(red + row * RED_LD + col, 0);
+      for (uint32_t q = 1; q < ranks; ++q) {
+        const float4 v = ptx::ld_cluster_f32x4(red + row * RED_LD + col, q);
+        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+      }
+      const int64_t c = n0 + col;
+      T* p = C + (m0 + row) * ldc + c;
+      if (c < N) store_pair(p, alpha * sum.x, alpha * sum.y, beta, c + 1 < N, N - c);
+      if (c + 2 < N) store_pair(p + 2, alpha * sum.z, alpha * sum.w, beta, c + 3 < N, N - c - 2);
+    }
+    ptx::cluster_sync();
   }
 
   // C = alpha * acc + beta * C in fp32, rounded once to T. A lane holds, per mma tile, columns
@@ -508,6 +575,24 @@ struct Kernel {
   }
 };
 
+// SPLIT_K: how many blocks share one output tile's K loop (the cluster size, grid z). As many as
+// keep the grid within SPLIT_BLOCKS_PER_SM blocks per SM, at most 8 (the portable cluster size)
+// and at least SPLIT_MIN_TILES K tiles each; 1 on GPUs without clusters (before sm_90).
+// FASTGEMM_DEV_SPLIT_K=<n> fixes it (read once; for fitting the rule, not for users).
+template <typename Cfg>
+int split_count(const GemmArgs& a, const DeviceProps& p) {
+  if (!Cfg::SPLIT_K || p.cc < 90) return 1;
+  static const int fixed = [] {
+    const char* v = std::getenv("FASTGEMM_DEV_SPLIT_K");
+    return v ? std::atoi(v) : 0;
+  }();
+  const int64_t tiles = ceil_div(a.M, Cfg::BLOCK_M) * ceil_div(a.N, Cfg::BLOCK_N);
+  const int64_t k_tiles = ceil_div(a.K, Cfg::BLOCK_K);
+  int64_t s = fixed > 0 ? fixed : int64_t(Cfg::SPLIT_BLOCKS_PER_SM) * p.sm_count / tiles;
+  s = std::min<int64_t>(s, std::min<int64_t>(8, k_tiles / Cfg::SPLIT_MIN_TILES));
+  return static_cast<int>(std::max<int64_t>(s, 1));
+}
+
 // Host side: one instantiation per (A, B) layout; KernelFor(a_kmajor, b_kmajor) returns the
 // rung's __global__ wrapper for that pair.
 template <typename Cfg, typename T, typename KernelFor>
@@ -517,6 +602,13 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
     const int64_t tiles = ceil_div(a.M, Cfg::BLOCK_M) * ceil_div(a.N, Cfg::BLOCK_N);
     if (tiles > 2147483647) throw std::runtime_error(std::string(name) + ": too many tiles");
     grid = dim3(static_cast<unsigned>(tiles));
+  } else if constexpr (Cfg::SPLIT_K) {
+    const int64_t tiles_m = ceil_div(a.M, Cfg::BLOCK_M), tiles_n = ceil_div(a.N, Cfg::BLOCK_N);
+    if (tiles_n > 65535 || tiles_m > 2147483647) {
+      throw std::runtime_error(std::string(name) + ": output needs " + std::to_string(tiles_m) +
+                               "x" + std::to_string(tiles_n) + " tiles, more than a grid can hold");
+    }
+    grid = dim3(static_cast<unsigned>(tiles_m), static_cast<unsigned>(tiles_n));
   } else {
     grid = tile_grid(a, Cfg::BLOCK_M, Cfg::BLOCK_N, name);
   }
@@ -524,7 +616,10 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   // (against the device's cached limit: no driver query per launch).
   int device = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
-  const int smem_limit = device_props(device).smem_per_block;
+  const DeviceProps& props = device_props(device);
+  const int smem_limit = props.smem_per_block;
+  const int split = split_count<Cfg>(a, props);
+  grid.z = static_cast<unsigned>(split);
   with_kmajor(a, [&](auto ak, auto bk) {
     using K = Kernel<Cfg, T, decltype(ak)::value, decltype(bk)::value>;
     if (K::SMEM_BYTES > smem_limit) {
@@ -534,8 +629,25 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
     }
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, K::SMEM_BYTES);
-    kernel<<<grid, K::THREADS, K::SMEM_BYTES, a.stream>>>(
-        operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), a.ldc, a.alpha, a.beta);
+    if (split == 1) {
+      kernel<<<grid, K::THREADS, K::SMEM_BYTES, a.stream>>>(
+          operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), a.ldc, a.alpha, a.beta);
+      return;
+    }
+    cudaLaunchConfig_t config = {};
+    config.gridDim = grid;
+    config.blockDim = dim3(K::THREADS);
+    config.dynamicSmemBytes = K::SMEM_BYTES;
+    config.stream = a.stream;
+    cudaLaunchAttribute cluster[1];
+    cluster[0].id = cudaLaunchAttributeClusterDimension;
+    cluster[0].val.clusterDim.x = 1, cluster[0].val.clusterDim.y = 1;
+    cluster[0].val.clusterDim.z = static_cast<unsigned>(split);
+    config.attrs = cluster;
+    config.numAttrs = 1;
+    cuda_check(cudaLaunchKernelEx(&config, kernel, operand_a<T>(a), operand_b<T>(a),
+                                  static_cast<T*>(a.C), a.ldc, a.alpha, a.beta),
+               name);
   });
   cuda_check(cudaGetLastError(), name);
 }

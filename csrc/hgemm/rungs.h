@@ -14,6 +14,8 @@ struct V01 {  // block 128x128x32, 2x2 warps of 64x64, element-wise copies, plai
   static constexpr bool B_X4 = false, XOR_STEP = false;
   static constexpr int RASTER_GROUP = 0;
   static constexpr int MIN_BLOCKS = 1;
+  static constexpr bool SPLIT_K = false;
+  static constexpr int SPLIT_BLOCKS_PER_SM = 0, SPLIT_MIN_TILES = 1;
 };
 struct V02 : V01 { static constexpr Copy COPY = Copy::vec16; };
 struct V03 : V02 { static constexpr Smem SMEM = Smem::padded; };
@@ -29,5 +31,17 @@ struct V08 : V07 {  // 128x256x64 block, 2x4 warps of 64x64, 3 stages, ldmatrix.
   static constexpr bool B_X4 = true, XOR_STEP = true;
 };
 struct V09 : V08 { static constexpr int RASTER_GROUP = 8; };
+
+// Branches: shape specialists off the line above (auto prefers them only for their shapes).
+struct V22 : V07 {  // 16x64 tiles (one 16-row mma per warp), K split across a cluster
+  static constexpr int BLOCK_M = 16, BLOCK_N = 64, BLOCK_K = 128, WARPS_M = 1, WARPS_N = 4;
+  static constexpr int STAGES = 4;
+  static constexpr bool B_X4 = true, XOR_STEP = true;
+  static constexpr bool SPLIT_K = true;
+  static constexpr int SPLIT_BLOCKS_PER_SM = 1, SPLIT_MIN_TILES = 2;
+};
+struct V23 : V22 {  // 64x64 tiles (2x2 warps of 32x32) for 17-64 rows
+  static constexpr int BLOCK_M = 64, WARPS_M = 2, WARPS_N = 2;
+};
 
 }  // namespace fastgemm::hgemm

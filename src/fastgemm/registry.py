@@ -35,8 +35,9 @@ class KernelInfo:
     copy : str
         How tiles reach shared memory: ``"ldg"`` (through registers), ``"cp_async"`` or ``"tma"``.
     epilogue : str
-        How C is written: ``"registers"`` (straight from registers) or ``"tma_store"`` (staged in
-        shared memory, stored by TMA).
+        How C is written: ``"registers"`` (straight from registers), ``"tma_store"`` (staged in
+        shared memory, stored by TMA) or ``"split_k"`` (the fp32 partial tiles of blocks that split
+        K, summed in a fixed order across a thread-block cluster, then stored).
     parent : str
         The rung this one changes (``""`` for the first of a ladder).
     branch : bool

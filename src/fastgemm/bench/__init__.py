@@ -5,6 +5,7 @@
     python -m fastgemm.bench --dtype float32,float16 --shapes 4095x4097x4099 --kernels 'v0[5-9]'
     python -m fastgemm.bench --dtype float16 --sizes 1024 --include-auto --timing both
     python -m fastgemm.bench --overhead            # host microseconds per call from Python
+    python -m fastgemm.bench --suite --dtype float16   # auto vs cuBLAS and torch.matmul, public shapes
 
 Method
 ------
@@ -97,17 +98,41 @@ with ``kernel=``; the same four for ``sgemm`` float32; and, as peers in the same
    and one record per case and library) and ``.csv``; ``benchmarks/update_readme.py`` renders the
    JSON between ``<!-- overhead_results -->`` and ``<!-- /overhead_results -->``.
 
+Shape suite (``--suite``)
+-------------------------
+``python -m fastgemm.bench --suite [--dtype float16]`` runs, instead of the kernel ladder, the public
+shape suite of ``fastgemm.bench.suite``: categories of shapes (``square``; ``decode``, M = 1..64
+tokens on the linear layers of Llama-3-8B, Qwen2.5-7B and Llama-2-13B; ``prefill``, M = 128..8192
+on some of those layers; ``deep_k``; ``narrow_n``; ``misaligned``), each shape in one category.
+Per shape three candidates go through steps 1 to 5 above, interleaved, with ``--timing both``:
+``kernel="auto"``, cuBLAS (as above) and, when torch can be imported and sees the GPU,
+``torch.matmul(A, B, out=C)`` on torch views of the very same buffers, with torch's preferred BLAS
+library set to cuBLASLt for the run (``meta.torch_blas`` says what torch used). Both peers and both
+timings rotate the input sets as in step 5. Defaults: 3 rounds, ``--target-ms 20`` (both
+overridable), so an fp16 suite takes a few minutes on an H100. Per shape the record gives the
+medians in microseconds, ``ratio = the faster peer's time / fastgemm's`` (> 1: fastgemm is faster;
+device and end-to-end), fastgemm's TFLOPS and, for memory-bound shapes (min(M, N) <= 64), the HBM
+bandwidth achieved: (A + B read, C written; beta = 0) bytes / device time, and its share of the
+datasheet bandwidth (empty for a GPU the table does not know). Per category and overall: the
+geometric mean and the minimum of the ratios. Outputs: ``suite-<dtype>-<gpu-slug>.json`` (``meta``,
+``results``: one record per shape with the candidates' own records, ``summary``: one row per
+category), ``.csv`` and ``.png`` (the ratio per shape); ``benchmarks/update_readme.py`` renders the
+category table between ``<!-- bench:suite:<dtype>:start -->`` and ``<!-- bench:suite:<dtype>:end -->``.
+``--suite`` refuses ``--sizes``, ``--shapes``, ``--overhead``, ``--quick``, ``--kernels``,
+``--include-auto``, ``--pad`` and a ``--timing`` other than ``both`` (exit status 2).
+
 Exit status: 0 all measured and correct; 1 a candidate was WRONG or failed; 2 bad arguments (argparse);
 3 no usable GPU, or fastgemm cannot be imported (nothing measured); 130 interrupted.
 
 Modules
 -------
-``cli`` the command line and the two runs; ``runner`` the shape benchmark per dtype and shape;
-``timing`` the check, device and end-to-end rounds, the probe and the plan; ``overhead`` the
-``--overhead`` cases and records; ``shapes`` shape sets and operands; ``device`` the GPU, CuPy and
-the peak table; ``peers`` cuBLAS via CuPy and the torch / CuPy array libraries; ``report`` meta,
-records, JSON/CSV and the printed tables; ``tables`` the table renderer ``benchmarks/update_readme.py``
-shares; ``plots`` the PNG (matplotlib, optional).
+``cli`` the command line and the three runs; ``runner`` the shape benchmark per dtype and shape;
+``suite`` the ``--suite`` shapes, records and summary; ``timing`` the check, device and end-to-end
+rounds, the probe and the plan; ``overhead`` the ``--overhead`` cases and records; ``shapes`` shape
+sets and operands; ``device`` the GPU, CuPy, the peak and HBM tables; ``peers`` cuBLAS via CuPy,
+``torch.matmul`` and the torch / CuPy array libraries; ``report`` meta, records, JSON/CSV and the
+printed tables; ``tables`` the table renderer ``benchmarks/update_readme.py`` shares; ``plots`` the
+PNGs (matplotlib, optional).
 """
 
 from __future__ import annotations

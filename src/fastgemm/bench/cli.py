@@ -1,11 +1,12 @@
 """The command line of ``python -m fastgemm.bench``: the arguments (bad ones exit with status 2),
-``main()`` and the two runs it starts, the shape benchmark and the host cost per call
-(``--overhead``), each of which writes its files and prints its tables.
+``main()`` and the three runs it starts, the shape benchmark, the public shape suite (``--suite``)
+and the host cost per call (``--overhead``), each of which writes its files and prints its tables.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 from collections.abc import Sequence
@@ -26,13 +27,14 @@ from .overhead import (
     overhead_specs,
     prepare_case,
 )
-from .peers import cupy_array_lib, load_torch, torch_array_lib
-from .plots import plot
+from .peers import TORCH_MATMUL, cupy_array_lib, load_torch, load_torch_peer, preferred_blas, torch_array_lib
+from .plots import plot, plot_suite
 from .report import (
     TIMINGS,
     Progress,
     output_paths,
     print_overhead,
+    print_suite,
     print_table,
     run_meta,
     warn,
@@ -40,6 +42,7 @@ from .report import (
 )
 from .runner import Context, run_dtype, select_candidates
 from .shapes import QUICK_SIZES, parse_shapes, resolve_dtype
+from .suite import output_prefix, run_suite_dtype, suite_shapes
 from .tables import shape_label
 from .timing import GPU_WARMUP_S, BrokenContext, Candidate, Prefill, warmup_gpu
 
@@ -47,6 +50,11 @@ DTYPES = ("float32", "float16", "bfloat16")
 
 DEFAULT_ROUNDS = 5
 QUICK_ROUNDS = 3
+DEFAULT_TARGET_MS = 100.0
+# --suite: three candidates x two timings on every shape; these keep an fp16 suite within a few
+# minutes of an H100 (rounds of short kernels are short anyway: at most 100 launches a round).
+SUITE_ROUNDS = 3
+SUITE_TARGET_MS = 20.0
 
 EXIT_WRONG, EXIT_BAD_ARGUMENTS, EXIT_NO_GPU = 1, 2, 3
 
@@ -87,13 +95,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--rounds",
         type=int,
-        help=f"timed rounds per kernel and shape (default {DEFAULT_ROUNDS}, --quick {QUICK_ROUNDS})",
+        help=f"timed rounds per kernel and shape (default {DEFAULT_ROUNDS}, --quick {QUICK_ROUNDS}, "
+        f"--suite {SUITE_ROUNDS})",
     )
     parser.add_argument(
         "--target-ms",
         type=float,
-        default=100.0,
-        help="device time one round aims at; sets launches per round (default 100)",
+        help="device time one round aims at; sets launches per round (default "
+        f"{DEFAULT_TARGET_MS:g}, --suite {SUITE_TARGET_MS:g})",
     )
     parser.add_argument(
         "--max-seconds-per-kernel",
@@ -130,6 +139,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "(default); end-to-end: host clock from synchronize to synchronize around "
         "back-to-back calls, host cost included; both: each, in the same rounds",
     )
+    parser.add_argument(
+        "--suite",
+        action="store_true",
+        help=f'run the public shape suite instead: kernel="auto" against cuBLAS and torch.matmul on '
+        f"{len(suite_shapes())} shapes ({', '.join(dict.fromkeys(c for c, _ in suite_shapes()))}), device and end-to-end time; writes "
+        "suite-<dtype>-<gpu>.json/.csv/.png (takes --dtype, --rounds, --target-ms, "
+        "--max-seconds-per-kernel, --no-prefill, --out, --device, --seed, --no-plot)",
+    )
     over = parser.add_argument_group(
         "host cost per call (--overhead; uses --device, --seed and --out, ignores the rest)"
     )
@@ -154,6 +171,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         f"{OVERHEAD_MAX_CALLS}: a batch must not fill the CUDA launch queue)",
     )
     args = parser.parse_args(argv)
+    _check_suite_args(parser, args)
     _check_overhead_args(parser, args)
 
     dtypes = [d.strip() for d in args.dtype.split(",") if d.strip()]
@@ -162,11 +180,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error(f"--dtype: unknown {', '.join(bad) or '(empty)'}; choose from {', '.join(DTYPES)}")
     args.dtypes = list(dict.fromkeys(dtypes))
     try:
-        args.shape_list = parse_shapes(args.sizes, args.shapes, args.quick)
+        args.shape_list = (
+            [shape for _, shape in suite_shapes()]
+            if args.suite
+            else parse_shapes(args.sizes, args.shapes, args.quick)
+        )
     except ValueError as exc:
         parser.error(str(exc))
     if args.rounds is None:
-        args.rounds = QUICK_ROUNDS if args.quick else DEFAULT_ROUNDS
+        args.rounds = SUITE_ROUNDS if args.suite else QUICK_ROUNDS if args.quick else DEFAULT_ROUNDS
+    if args.target_ms is None:
+        args.target_ms = SUITE_TARGET_MS if args.suite else DEFAULT_TARGET_MS
     if args.rounds < 1:
         parser.error("--rounds must be >= 1")
     if args.target_ms <= 0:
@@ -178,6 +202,34 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     except re.error as exc:
         parser.error(f"--kernels: bad regular expression: {exc}")
     return args
+
+
+def _check_suite_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--suite refuses what would change its shapes, candidates, operands or timing (parser.error,
+    exit status 2); it always times both ways."""
+    if not args.suite:
+        return
+    given = [
+        flag
+        for flag, value in (
+            ("--sizes", args.sizes),
+            ("--shapes", args.shapes),
+            ("--overhead", args.overhead),
+            ("--quick", args.quick),
+            ("--kernels", args.kernels),
+            ("--include-auto", args.include_auto),
+            ("--pad", args.pad),
+        )
+        if value not in (None, False)
+    ]
+    if args.timing not in (None, "both"):
+        given.append(f"--timing {args.timing}")
+    if given:
+        parser.error(
+            f'--suite runs its own shapes and candidates (kernel="auto", cuBLAS, torch.matmul) on dense '
+            f"operands, timed both ways; it cannot be combined with {', '.join(given)}"
+        )
+    args.timing = "both"
 
 
 def _check_overhead_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -313,8 +365,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_NO_GPU
+    run = run_overhead if args.overhead else run_suite if args.suite else run_benchmark
     try:
-        return run_overhead(fastgemm, args) if args.overhead else run_benchmark(fastgemm, args)
+        return run(fastgemm, args)
     except NoGPU as exc:
         needs = "torch or CuPy" if args.overhead else "CuPy"
         print(
@@ -388,6 +441,135 @@ def run_benchmark(fastgemm: Any, args: argparse.Namespace) -> int:
     if bad and status == 0:
         print(
             f"fastgemm.bench: {bad} (kernel, shape) pair(s) were WRONG or failed; see above.", file=sys.stderr
+        )
+        status = 1
+    return status
+
+
+def _suite_torch(cp: Any, args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[Any, dict]:
+    """torch for the suite's torch.matmul peer, preferring cuBLASLt until `stack` closes, or None;
+    and what the results' meta says about the peers."""
+    info: dict[str, Any] = {
+        "peers": ["cuBLAS"],
+        "torch_version": None,
+        "torch_blas": None,
+        "torch_skipped": None,
+    }
+    try:
+        torch = load_torch_peer(cp, args.device)
+    except NoGPU as exc:
+        warn(f"--suite: torch.matmul not measured: {exc}")
+        info["torch_skipped"] = str(exc)
+        return None, info
+    blas, why = stack.enter_context(preferred_blas(torch, "cublaslt"))
+    if why:
+        warn(f"--suite: torch.matmul runs with torch's {blas}: cuBLASLt cannot be preferred ({why})")
+    matmul = torch.backends.cuda.matmul
+    info.update(
+        {
+            "peers": ["cuBLAS", TORCH_MATMUL],
+            "torch_version": str(torch.__version__),
+            "torch_blas": blas,
+            "torch_blas_note": why,
+            "torch_settings": {
+                "allow_tf32": bool(matmul.allow_tf32),
+                "allow_fp16_reduced_precision_reduction": bool(matmul.allow_fp16_reduced_precision_reduction),
+                "allow_bf16_reduced_precision_reduction": bool(matmul.allow_bf16_reduced_precision_reduction),
+                "float32_matmul_precision": torch.get_float32_matmul_precision(),
+            },
+        }
+    )
+    return torch, info
+
+
+def run_suite(fastgemm: Any, args: argparse.Namespace) -> int:
+    """--suite: kernel="auto" against cuBLAS and torch.matmul on every suite shape, per dtype;
+    writes suite-<dtype>-<gpu-slug>.json/.csv/.png and prints the tables. NoGPU before anything
+    is measured."""
+    cp = load_cupy(fastgemm)
+    device = describe_device(cp, args.device, fastgemm)
+    dtypes: list[str] = []
+    auto: Candidate | None = None
+    for dtype in args.dtypes:
+        cands, notes = select_candidates(fastgemm, dtype, device.cc, None, include_auto=True)
+        found = next((c for c in cands if c.kind == "auto"), None)
+        if found is None:
+            for note in notes:
+                warn(note)
+            warn(f"skipping {dtype}: no {dtype} kernel runs on this GPU")
+            continue
+        try:
+            resolve_dtype(cp, dtype)
+        except Exception as exc:  # noqa: BLE001
+            warn(f"skipping {dtype}: {exc}")
+            continue
+        dtypes.append(dtype)
+        auto = found
+    if not dtypes or auto is None:
+        print(
+            "fastgemm.bench: no dtype to run the suite in (see the warnings above). Nothing was measured.",
+            file=sys.stderr,
+        )
+        return 1
+
+    done: list[tuple[dict, list[dict], list[dict]]] = []
+    status = 0
+    with contextlib.ExitStack() as stack:
+        torch, peers = _suite_torch(cp, args, stack)
+        candidates = [auto]
+        if torch is not None:
+            candidates.append(
+                Candidate(
+                    TORCH_MATMUL,
+                    None,
+                    "torch.matmul(A, B, out=C) on torch views of the same buffers, preferred BLAS "
+                    f"library: {peers['torch_blas']}",
+                    "torch",
+                )
+            )
+        shapes = suite_shapes()
+        total = len(dtypes) * len(shapes) * (1 + len(candidates))
+        print(
+            f"fastgemm.bench --suite: {device.name} (cc {device.cc / 10:.1f}, {device.sm_count} SMs, "
+            f"L2 {device.l2_bytes / 2**20:.0f} MiB), CUDA {device.meta['cuda_runtime']}, cuBLAS "
+            f"{device.meta['cublas_version']}, fastgemm {device.meta['fastgemm_version']}; "
+            f"{len(shapes)} shapes in {len({c for c, _ in shapes})} categories x {', '.join(dtypes)}; "
+            f"auto against {' and '.join(peers['peers'])}; {args.rounds} rounds of up to "
+            f"{args.target_ms:g} ms, device and end-to-end; operands rotate over input sets >= 3x L2",
+            file=sys.stderr,
+            flush=True,
+        )
+        ctx = Context(
+            cp, fastgemm, args, device, Prefill(cp, not args.no_prefill), Progress(total), torch=torch
+        )
+        try:
+            warmup_gpu(cp, GPU_WARMUP_S)
+            for dtype in dtypes:
+                meta, records, summary = run_suite_dtype(ctx, dtype, candidates, peers)
+                done.append((meta, records, summary))
+                paths = output_paths(args.out, output_prefix(dtype), device.slug)
+                wrote = [paths["json"], paths["csv"]]
+                if not args.no_plot and plot_suite(paths["png"], meta, records):
+                    wrote.append(paths["png"])
+                print(
+                    f"fastgemm.bench: wrote {', '.join(str(p) for p in wrote)}", file=sys.stderr, flush=True
+                )
+        except KeyboardInterrupt:
+            print("fastgemm.bench: interrupted; finished shapes are in the output files.", file=sys.stderr)
+            status = 130
+        except BrokenContext as exc:
+            print(
+                f"fastgemm.bench: stopping: {exc}. Finished shapes are in the output files.", file=sys.stderr
+            )
+            status = 1
+
+    for meta, records, summary in done:
+        print_suite(meta, records, summary)
+    bad = sum(1 for _, records, _ in done for r in records for c in r["candidates"] if c["status"] != "ok")
+    if bad and status == 0:
+        print(
+            f"fastgemm.bench: {bad} (candidate, shape) pair(s) were WRONG or failed; see above.",
+            file=sys.stderr,
         )
         status = 1
     return status

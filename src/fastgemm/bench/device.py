@@ -1,6 +1,6 @@
 """The GPU and the software around it: CuPy loaded (or the reason there is no usable GPU, NoGPU),
-the device's properties and versions for the results' meta, its file-name slug, and its peak
-throughput (datasheet table, else computed).
+the device's properties and versions for the results' meta, its file-name slug, its peak
+throughput (datasheet table, else computed) and its HBM bandwidth (datasheet table).
 """
 
 from __future__ import annotations
@@ -57,6 +57,31 @@ def peak_tflops(
         if lanes and sm_count and clock_khz:
             value = sm_count * lanes * 2 * clock_khz * 1e3 / 1e12
             return value, f"computed: {sm_count} SMs x {lanes} lanes x 2 x {clock_khz / 1e6:.3f} GHz"
+    return None, "unknown"
+
+
+# (regex on the upper-cased GPU name, label, HBM bandwidth in TB/s or None where the name does not
+# say which memory the part has). Datasheet numbers; the first match wins, so variants come first.
+HBM_TABLE: tuple = (
+    (r"GH200", "GH200", None),  # sold with HBM3 (4 TB/s) and with HBM3e (4.9 TB/s)
+    (r"H100.*PCIE", "H100 PCIe", 2.0),
+    (r"H100.*NVL", "H100 NVL", 3.9),
+    (r"H200.*NVL", "H200 NVL", 4.8),
+    (r"H100", "H100 SXM", 3.35),
+    (r"H200", "H200 SXM", 4.8),
+    (r"A100.*80GB.*PCIE", "A100 80GB PCIe", 1.935),
+    (r"A100.*80GB", "A100 80GB SXM", 2.039),
+    (r"A100", "A100 40GB", 1.555),
+)
+
+
+def hbm_bandwidth(gpu_name: str) -> tuple[float | None, str]:
+    """(HBM bandwidth in TB/s, where the number comes from); (None, "unknown") for a GPU the
+    table does not know."""
+    upper = gpu_name.upper()
+    for pattern, label, tb_s in HBM_TABLE:
+        if re.search(pattern, upper):
+            return (tb_s, f"datasheet, {label}") if tb_s is not None else (None, f"unknown ({label})")
     return None, "unknown"
 
 

@@ -1,22 +1,20 @@
-"""The PNG of a dtype's results: TFLOPS by rung, one line per shape along the main line, branches
-as unconnected hollow markers, cuBLAS dashed. matplotlib is optional (the ``bench`` extra); without
-it there is a warning and no plot.
+"""The PNGs: of a dtype's results, TFLOPS by rung, one line per shape along the main line, branches
+as unconnected hollow markers, cuBLAS dashed; of a suite run, the ratio to the faster peer per
+shape. matplotlib is optional (the ``bench`` extra); without it there is a warning and no plot.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 from .report import TIMING_PREFIX, TIMING_SHORT, timings_of, warn
-from .tables import AUTO, CUBLAS, branch_names, cube_label, shapes_in
+from .tables import AUTO, CUBLAS, branch_names, cube_label, shape_label, shapes_in
 
 
-def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -> bool:
-    """TFLOPS by rung, one line per shape, cuBLAS as a dashed line of the same colour (device time;
-    end-to-end when only that was measured)."""
-    timing = timings_of(meta)[0]
-    key = TIMING_PREFIX[timing] + "tflops"
+def _pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend, or None (with a warning) without matplotlib."""
     try:
         import matplotlib
 
@@ -24,6 +22,17 @@ def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -
         import matplotlib.pyplot as plt
     except ImportError:
         warn("matplotlib is not installed: no plot (pip install matplotlib, or pass --no-plot)")
+        return None
+    return plt
+
+
+def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -> bool:
+    """TFLOPS by rung, one line per shape, cuBLAS as a dashed line of the same colour (device time;
+    end-to-end when only that was measured)."""
+    timing = timings_of(meta)[0]
+    key = TIMING_PREFIX[timing] + "tflops"
+    plt = _pyplot()
+    if plt is None:
         return False
     rungs = sorted(
         {
@@ -77,6 +86,51 @@ def plot(path: str | os.PathLike, dtype: str, meta: dict, results: list[dict]) -
     )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return True
+
+
+def plot_suite(path: str | os.PathLike, meta: dict, records: list[dict]) -> bool:
+    """The ratio (the faster peer's time / fastgemm's) per shape on a log scale: device time as
+    bars from parity (1) coloured by category, end-to-end as black markers."""
+    shown = [r for r in records if r.get("ratio") or r.get("e2e_ratio")]
+    if not shown:
+        return False
+    plt = _pyplot()
+    if plt is None:
+        return False
+    colors = {c: f"C{i % 10}" for i, c in enumerate(dict.fromkeys(r["category"] for r in records))}
+    x = list(range(len(shown)))
+    fig, ax = plt.subplots(figsize=(max(8.0, 0.22 * len(shown) + 2), 6))
+    for category, color in colors.items():
+        xs = [i for i, r in zip(x, shown) if r["category"] == category and r.get("ratio")]
+        if not xs:
+            continue
+        ax.bar(xs, [shown[i]["ratio"] - 1.0 for i in xs], bottom=1.0, color=color, label=category)
+    e2e = [(i, r["e2e_ratio"]) for i, r in zip(x, shown) if r.get("e2e_ratio")]
+    ax.plot(
+        [i for i, _ in e2e], [v for _, v in e2e], "k_", markersize=8, linestyle="none", label="end-to-end"
+    )
+    ax.axhline(1.0, color="black", linewidth=1)
+    ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter
+
+    for axis_format in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
+        axis_format(FuncFormatter(lambda v, _: f"{v:g}x"))
+    ax.set_xticks(x)
+    ax.set_xticklabels([shape_label(r["M"], r["N"], r["K"]) for r in shown], rotation=90, fontsize=6)
+    ax.set_xlim(-0.6, len(shown) - 0.4)
+    ax.set_ylabel("faster peer's time / fastgemm's (log; > 1: fastgemm faster)")
+    peers = meta.get("peers") or ["cuBLAS"]
+    against = f"the faster of {' and '.join(peers)}" if len(peers) > 1 else peers[0]
+    ax.set_title(
+        f'fastgemm kernel="auto" vs {against}, {meta.get("dtype")} on {meta.get("gpu", "?")} '
+        "(bars: device time)"
+    )
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=8, ncol=4)
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)

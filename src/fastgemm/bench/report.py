@@ -1,7 +1,7 @@
 """What a run reports: progress and warnings on stderr, the meta every results file starts with (the
 device, the date, the command line, the git commit), the result records of a shape's trials, the
 JSON and CSV files, and the tables printed to stdout (drawn by fastgemm.bench.tables, as the README's
-are).
+are): the shape benchmark's, ``--overhead``'s and ``--suite``'s.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .tables import (
     CUBLAS,
     branch_names,
     by_kernel_and_shape,
+    fmt_ratio,
     fmt_tflops,
     format_table,
     kernel_label,
@@ -31,6 +32,8 @@ from .tables import (
     row_order,
     shape_label,
     shapes_in,
+    suite_category_table,
+    suite_shape_table,
     tflops_cell,
 )
 
@@ -220,7 +223,7 @@ CSV_HEADERS = {
 
 
 def output_paths(out_dir: str | os.PathLike, prefix: str, slug: str) -> dict:
-    """<out_dir>/<prefix>-<slug>.{json,csv,png}; prefix is a dtype or "overhead"."""
+    """<out_dir>/<prefix>-<slug>.{json,csv,png}; prefix is a dtype, "overhead" or "suite-<dtype>"."""
     base = Path(out_dir) / f"{prefix}-{slug}"
     return {ext: base.with_suffix(f".{ext}") for ext in ("json", "csv", "png")}
 
@@ -233,14 +236,16 @@ def write_outputs(
     results: list[dict],
     fields: Sequence[str] = CSV_FIELDS,
     headers: dict | None = None,
+    extra: dict | None = None,
 ) -> dict:
-    """Write <prefix>-<slug>.json (meta and results) and .csv (the record keys in `fields`, headed
-    by headers.get(key, key)); returns the paths (png included, not written here)."""
+    """Write <prefix>-<slug>.json (meta, results and the keys of `extra`) and .csv (the record keys
+    in `fields`, headed by headers.get(key, key)); returns the paths (png included, not written
+    here)."""
     headers = CSV_HEADERS if headers is None else headers
     paths = output_paths(out_dir, prefix, slug)
     paths["json"].parent.mkdir(parents=True, exist_ok=True)
     tmp = paths["json"].with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
+    tmp.write_text(json.dumps({"meta": meta, "results": results, **(extra or {})}, indent=2) + "\n")
     tmp.replace(paths["json"])
     with open(paths["csv"], "w", newline="") as f:
         writer = csv.writer(f)
@@ -407,3 +412,52 @@ def print_overhead(meta: dict, records: Sequence[dict], file: Any = None) -> Non
         if r["status"] != "ok":
             print(f"  {r['label']} ({r['library']}): {r['status'].upper()}: {r['error']}", file=file)
     file.flush()
+
+
+def suite_caption(meta: dict) -> str:
+    """What the suite's tables show: the peers, the ratio, the bandwidth columns, the operands."""
+    peers = [str(meta.get("baseline") or "cuBLAS through CuPy")]
+    if meta.get("torch_version"):
+        peers.append(f"torch.matmul (torch {meta['torch_version']}, BLAS library {meta.get('torch_blas')})")
+    hbm = meta.get("hbm_tb_s")
+    hbm_txt = f"{hbm:g} TB/s, {meta.get('hbm_source')}" if hbm else f"{meta.get('hbm_source')}: no % column"
+    lines = [
+        f'fastgemm kernel="auto" against {" and ".join(peers)}, in the same process',
+        (
+            "ratio = the faster peer's time / fastgemm's (> 1: fastgemm is faster); TFLOPS: "
+            f"fastgemm, device time; GB/s and % of HBM ({hbm_txt}) for memory-bound shapes "
+            f"({meta.get('memory_bound')})"
+        ),
+        f"{meta.get('operands')} (the sets column: how many)",
+        timing_caption(["device", "end-to-end"]),
+    ]
+    if meta.get("torch_skipped"):
+        lines.append(f"torch.matmul: not measured ({meta['torch_skipped']})")
+    return "\n".join(lines)
+
+
+def print_suite(meta: dict, records: list[dict], summary: list[dict], file: Any = None) -> None:
+    """Print the suite's per-shape table, then its per-category table, to stdout."""
+    file = file or sys.stdout
+    if not records:
+        return
+    print(
+        f"\n## Suite, {meta.get('dtype')} on {meta.get('gpu')} (cc {meta.get('compute_capability')}), "
+        f"per shape; median of up to {meta.get('rounds')} rounds",
+        file=file,
+    )
+    print(suite_caption(meta), file=file)
+    print(suite_shape_table(records), file=file)
+    for r in records:
+        if r["status"] != "ok":
+            print(
+                f"  {shape_label(r['M'], r['N'], r['K'])}: {r['status'].upper()}: {r.get('error')}", file=file
+            )
+    overall = summary[-1]
+    print(
+        f"\n## Suite, {meta.get('dtype')} on {meta.get('gpu')}, per category: geometric mean and minimum "
+        f"of the ratios (overall: {fmt_ratio(overall['geomean_ratio'])} device, "
+        f"{fmt_ratio(overall['e2e_geomean_ratio'])} end-to-end)",
+        file=file,
+    )
+    print(suite_category_table(summary), file=file, flush=True)

@@ -1,6 +1,7 @@
 """The shape benchmark, one dtype and one shape at a time: the candidates (every runnable rung of
-the dtype, optionally ``kernel="auto"``, cuBLAS first), each checked against float64 and probed,
-then timed in interleaved rounds in a seeded random order; and the meta of a dtype's results file.
+the dtype, optionally ``kernel="auto"``, cuBLAS first; the suite's are ``auto`` and ``torch.matmul``),
+each checked against float64 and probed, then timed in interleaved rounds in a seeded random order;
+and the meta of a dtype's results file.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .device import Device, _try, peak_tflops
-from .peers import cublas_launchers
+from .peers import cublas_launchers, torch_matmul_launcher
 from .report import Progress, result_records, run_meta, tflops_of, warn, write_outputs
 from .shapes import (
     ROW_ALIGN_BYTES,
@@ -106,15 +107,29 @@ class Context:
     progress: Progress
     counter: int = 0
     baseline: str | None = None
+    torch: Any = None  # for candidates of kind "torch"
 
 
-def _setup_trial(ctx: Context, dtype: str, cand: Candidate, shape: Shape) -> Trial:
+def _setup_trial(
+    ctx: Context, dtype: str, cand: Candidate, shape: Shape, torch_launch: Launch | None
+) -> Trial:
     M, N, K = shape
     trial = Trial(cand, M, N, K)
     if cand.kind == "cublas":
         return trial  # launch chosen in run_shape (first implementation that checks out)
+    if cand.kind == "torch":
+        trial.launch = torch_launch
+        return trial
     trial.launch = fastgemm_launcher(ctx.fastgemm, dtype, AUTO if cand.kind == "auto" else cand.name)
     return trial
+
+
+def input_layout(ctx: Context, itemsize: int, shape: Shape) -> tuple[int, int, int]:
+    """(row alignment in bytes, bytes of one input set, input sets rotated) for one shape."""
+    align = ROW_ALIGN_BYTES if ctx.args.pad else 1
+    M, N, K = shape
+    per_set = set_bytes(M, N, K, itemsize, align)
+    return align, per_set, count_input_sets(per_set, ctx.device.l2_bytes)
 
 
 def selected_kernel(fastgemm: Any, M: int, N: int, K: int, dtype: str, cc: int, alignment: int) -> str | None:
@@ -149,9 +164,7 @@ def run_shape(
     cp, args = ctx.cp, ctx.args
     M, N, K = shape
     label = shape_label(M, N, K)
-    align = ROW_ALIGN_BYTES if args.pad else 1
-    per_set = set_bytes(M, N, K, np_dtype.itemsize, align)
-    n_sets = count_input_sets(per_set, ctx.device.l2_bytes)
+    align, per_set, n_sets = input_layout(ctx, np_dtype.itemsize, shape)
     ctx.progress.note(
         f"--- {dtype} {label}: {n_sets} input set(s) of {per_set / 2**20:.1f} MiB "
         f"(L2 {ctx.device.l2_bytes / 2**20:.0f} MiB)"
@@ -160,6 +173,9 @@ def run_shape(
     sets = make_inputs(cp, np_dtype, M, N, K, n_sets, seed, align)
     ref, ref_norm = reference(cp, sets[0])
     tol = TOLERANCE[dtype]
+    torch_launch = (
+        torch_matmul_launcher(ctx.torch, dtype, sets) if any(c.kind == "torch" for c in candidates) else None
+    )
 
     trials: list[Trial] = []
     indices: list[int] = []
@@ -167,7 +183,7 @@ def run_shape(
     for cand in all_cands:
         ctx.counter += 1
         idx = ctx.counter
-        trial = _setup_trial(ctx, dtype, cand, shape)
+        trial = _setup_trial(ctx, dtype, cand, shape, torch_launch)
         if cand.kind == "auto":
             trial.selected = selected_kernel(
                 ctx.fastgemm, M, N, K, dtype, ctx.device.cc, operand_alignment(sets[0], np_dtype.itemsize)
@@ -253,7 +269,9 @@ def run_shape(
         )
         ctx.progress(idx, f"{trial.label} {label} ... {', '.join(figures)}{host}")
 
-    del sets
+    for trial in trials:  # the torch launcher holds views of the input sets: let them go
+        trial.launch = None
+    del sets, torch_launch
     _try(lambda: cp.get_default_memory_pool().free_all_blocks())
     return trials
 

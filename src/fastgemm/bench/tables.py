@@ -1,6 +1,7 @@
 """The table renderer shared by the benchmark's terminal tables (``fastgemm.bench.report``) and the
 README tables (``benchmarks/update_readme.py``): the pipe-table layout, the row order (rungs by
-version, then ``auto``, then cuBLAS), the shapes of a results list and the TFLOPS cell.
+version, then ``auto``, then cuBLAS), the shapes of a results list and the TFLOPS cell; and the two
+tables of the shape suite (``--suite``), one row per shape and one per category.
 
 Standard library only and no imports from fastgemm: ``benchmarks/update_readme.py`` loads this file
 by path, so the README can be regenerated where fastgemm's extension is not built.
@@ -31,6 +32,16 @@ def fmt_tflops(x: float | None) -> str:
     if x >= 10:
         return f"{x:.1f}"
     return f"{x:.2f}"
+
+
+def fmt_us(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def fmt_ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}x"
 
 
 def shapes_in(results: Sequence[dict]) -> list[tuple]:
@@ -131,3 +142,65 @@ def format_table(
     else:
         rule = ["---:" if rt else "---" for rt in right]
     return "\n".join([line(headers), "|" + "|".join(rule) + "|"] + [line(r) for r in rows])
+
+
+# The suite's records (fastgemm.bench.suite) hold, per shape, {who}_us, {who}_e2e_us and
+# {who}_status for who in "fastgemm" and the peers below (status None: not run).
+SUITE_FASTGEMM = ("fastgemm", "fastgemm")
+SUITE_PEERS = (("cublas", "cuBLAS"), ("torch", "torch.matmul"))  # (record key prefix, column name)
+SUITE_TIMINGS = (("", "device"), ("e2e_", "e2e"))  # (record key prefix, column suffix)
+
+
+def _suite_us_cell(r: dict, who: str, prefix: str) -> str:
+    status = r.get(f"{who}_status")
+    if status is None:
+        return "-"
+    if status != "ok":
+        return "WRONG" if status == "wrong" else "ERROR"
+    return fmt_us(r.get(f"{who}_{prefix}us"))
+
+
+def suite_shape_table(records: Sequence[dict], padded: bool = True) -> str:
+    """One row per shape: category, shape, the rung auto ran, input sets rotated, microseconds of
+    fastgemm and of each peer that ran (device and e2e), the ratio (the faster peer's time /
+    fastgemm's, device and e2e), fastgemm's TFLOPS, and for memory-bound shapes GB/s and % of
+    the HBM bandwidth."""
+    peers = [p for p in SUITE_PEERS if any(r.get(f"{p[0]}_status") is not None for r in records)]
+    who = [SUITE_FASTGEMM, *peers]
+    headers = ["category", "shape", "auto runs", "sets"]
+    headers += [f"{shown} us ({suffix})" for _, shown in who for _, suffix in SUITE_TIMINGS]
+    headers += [f"ratio ({suffix})" for _, suffix in SUITE_TIMINGS]
+    headers += ["TFLOPS (device)", "GB/s (device)", "% of HBM"]
+    rows = []
+    for r in records:
+        row = [r["category"], shape_label(r["M"], r["N"], r["K"]), r.get("selected") or "?"]
+        row.append(str(r["input_sets"]) if r.get("input_sets") is not None else "-")
+        row += [_suite_us_cell(r, key, prefix) for key, _ in who for prefix, _ in SUITE_TIMINGS]
+        row += [fmt_ratio(r.get(prefix + "ratio")) for prefix, _ in SUITE_TIMINGS]
+        row.append(fmt_tflops(r.get("tflops")))
+        row.append(f"{r['gbps']:.0f}" if r.get("gbps") is not None else "-")
+        row.append(f"{r['pct_hbm']:.0f}%" if r.get("pct_hbm") is not None else "")
+        rows.append(row)
+    return format_table(headers, rows, [False, False, False] + [True] * (len(headers) - 3), padded)
+
+
+def suite_category_table(summary: Sequence[dict], padded: bool = True) -> str:
+    """One row per category of a suite summary (fastgemm.bench.suite.summarize), the overall row
+    last: shapes (measured/all where some were not), per timing the geometric mean of the ratios,
+    the smallest ratio and the shape it was measured on."""
+    headers = ["category", "shapes"]
+    for _, suffix in SUITE_TIMINGS:
+        headers += [f"geomean ({suffix})", f"min ({suffix})", f"min at ({suffix})"]
+    rows = []
+    for row in summary:
+        measured, total = row["measured"], row["shapes"]
+        cells = [row["category"], str(total) if measured == total else f"{measured}/{total}"]
+        for prefix, _ in SUITE_TIMINGS:
+            cells += [
+                fmt_ratio(row[prefix + "geomean_ratio"]),
+                fmt_ratio(row[prefix + "min_ratio"]),
+                row[prefix + "min_shape"] or "-",
+            ]
+        rows.append(cells)
+    right = [False, True] + [True, True, False] * len(SUITE_TIMINGS)
+    return format_table(headers, rows, right, padded)

@@ -28,7 +28,7 @@ class Candidate:
     name: str  # kernel name, AUTO or CUBLAS
     version: int | None
     techniques: str
-    kind: str  # "kernel" | "auto" | "cublas"
+    kind: str  # "kernel" | "auto" | "cublas" | "torch"
     parent: str = ""  # the rung this one changes (kernels only)
     branch: bool = False  # off the main line: shown as a branch in tables and plots
 
