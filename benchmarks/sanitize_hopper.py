@@ -1,4 +1,5 @@
-"""Run the Hopper rungs on small problems in every layout, for compute-sanitizer.
+"""Run the Hopper rungs and the split-K specialists on small problems in every layout, for
+compute-sanitizer.
 
     compute-sanitizer --tool memcheck  python benchmarks/sanitize_hopper.py [name-filter] [--small]
     compute-sanitizer --tool racecheck python benchmarks/sanitize_hopper.py v12,v14 --small
@@ -16,7 +17,8 @@ import cupy as cp
 import fastgemm
 
 cp.cuda.set_allocator(None)
-names = [k.name for k in fastgemm.kernels("float16") if k.max_cc == 90]
+names = [k.name for k in fastgemm.kernels("float16") if k.max_cc == 90 or k.epilogue == "split_k"]
+split_k = {k.name for k in fastgemm.kernels("float16") if k.epilogue == "split_k"}
 if len(sys.argv) > 1:
     names = [n for n in names if any(p in n for p in sys.argv[1].split(","))]
 # (1800, 2600, 72) has more output tiles (15 x 11) than an H100/H200 has SMs, so persistent blocks
@@ -26,7 +28,8 @@ shapes = [(200, 264, 136), (64, 64, 64)] if "--small" not in sys.argv else [(72,
 if "--small" not in sys.argv or "--multi" in sys.argv:
     shapes.append((1800, 2600, 72))
 for name in names:
-    for M, N, K in shapes:
+    # Split-K kernels also on a decode shape whose K is split across a cluster of several blocks.
+    for M, N, K in shapes + ([(8, 264, 4104)] if name in split_k else []):
         for oa in "CF":
             for ob in "CF":
                 A = cp.random.standard_normal((M, K), dtype=cp.float32).astype(cp.float16)
