@@ -323,3 +323,47 @@ def test_auto_pads_with_beta_into_misaligned_c(cp):
     fastgemm.sgemm(A, B, C, 0.75, -0.5)
     check_gemm(cp, A, B, C, 0.75, -0.5, C0)
     assert bool((base[:, [0, N + 1]] == edges).all())  # the copy-back stays inside the view
+
+
+# Decode-like shapes: the split-K specialist (4- and 16-row tiles, clusters of up to 8 blocks per
+# output tile); rows past M, columns past N and K not a multiple of its 256-deep chunks covered.
+SKINNY = [(1, 4096, 8192), (3, 1000, 4100), (16, 2056, 14336), (5, 520, 3000), (17, 64, 64)]
+
+
+@pytest.mark.parametrize("layout", ["CC", "CF", "FC", "FF"])
+def test_skinny_split_k(cp, layout):
+    name = "sgemm_v10_split_k"
+    if not _runnable(cp, name):
+        pytest.skip(f"{name} does not run on this GPU")
+    for M, N, K in SKINNY:
+        B = random_matrix(cp, K, N, "float32", layout[1])
+        if layout[0] == "F":  # column-major A with its leading dimension padded to 16 bytes
+            A = random_matrix(cp, K, -(-M // 4) * 4, "float32").T[:M]
+        else:
+            A = random_matrix(cp, M, K, "float32")
+        C = _poisoned(cp, M, N)
+        fastgemm.sgemm(A, B, C, 0.5, 0.0, kernel=name)
+        check_gemm(cp, A, B, C, 0.5, 0.0)
+        C0 = random_matrix(cp, M, N, "float32")
+        C = C0.copy()
+        fastgemm.sgemm(A, B, C, -1.0, 0.25, kernel=name)
+        check_gemm(cp, A, B, C, -1.0, 0.25, C0)
+    assert fastgemm.select(1, 4096, 8192, "float32").kernel.name == name  # auto's choice for decode
+
+
+@pytest.mark.parametrize("kernel", SGEMM + ["auto"])
+def test_repeated_calls_same_bits(cp, kernel):
+    # The same inputs give the same bits on every call (split-K partial sums in a fixed order):
+    # 100 calls per shape; the decode shape splits K across clusters of several blocks.
+    if kernel != "auto" and not _runnable(cp, kernel):
+        pytest.skip(f"{kernel} does not run on this GPU")
+    for M, N, K in [(4, 1024, 16384), (260, 132, 1000)]:
+        A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
+        C = cp.empty((M, N), dtype=cp.float32)
+        fastgemm.sgemm(A, B, C, kernel=kernel)
+        first = C.copy()
+        same = cp.ones((), dtype=cp.bool_)
+        for _ in range(99):
+            fastgemm.sgemm(A, B, C, kernel=kernel)
+            same &= (C.view(cp.int32) == first.view(cp.int32)).all()  # bits, NaN included
+        assert bool(same), (kernel, (M, N, K))

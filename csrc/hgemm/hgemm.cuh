@@ -32,9 +32,7 @@
 // 16-byte vectors need 16-byte aligned operands (addresses and leading dimensions, i.e. multiples
 // of 8 elements); the element-wise rung needs none.
 #pragma once
-#include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <type_traits>
 
 #include <cuda_bf16.h>
@@ -44,6 +42,7 @@
 #include "common/gemm_args.h"
 #include "common/launch.cuh"
 #include "common/runtime.h"
+#include "common/split_k.cuh"
 #include "common/ptx.cuh"
 #include "common/swizzle.cuh"
 
@@ -399,9 +398,9 @@ struct Kernel {
     // This block's K tiles: all of them, or with SPLIT_K the z-th of gridDim.z even shares.
     int t0 = 0, tiles = static_cast<int>(ceil_div(A.K, BK));
     if constexpr (Cfg::SPLIT_K) {
-      const int all = tiles;
-      t0 = static_cast<int>(int64_t(all) * blockIdx.z / gridDim.z);
-      tiles = static_cast<int>(int64_t(all) * (blockIdx.z + 1) / gridDim.z) - t0;
+      int64_t first, count;
+      split_share(tiles, first, count);
+      t0 = static_cast<int>(first), tiles = static_cast<int>(count);
     }
     const CopyA copy_a(A, m0);
     const CopyB copy_b(B, n0);
@@ -506,12 +505,8 @@ struct Kernel {
     }
   }
 
-  // SPLIT_K: the cluster's blocks (one per K share) each leave their fp32 partial tile in their
-  // own shared memory; after a cluster barrier, block r of S sums every S-th group of 4 columns
-  // over the S partial tiles in rank order 0..S-1 (distributed shared memory loads) and writes
-  // alpha * sum + beta * C. A second barrier keeps each block's tile alive until its peers have
-  // read it. The sum's order is fixed by the launch, so repeated calls give the same bits. A
-  // cluster of one (no split, or a GPU without clusters) is the same code over its own tile.
+  // SPLIT_K: this block's fp32 partial tile goes to shared memory (the ring, free by now), and
+  // the cluster sums the partial tiles of its K shares in rank order (common/split_k.cuh).
   static constexpr int RED_LD = BN + 4;  // floats per partial-tile row (16-byte rows, offset banks)
   static constexpr int RED_BYTES = BM * RED_LD * int(sizeof(float));
   static_assert(!Cfg::SPLIT_K || RED_BYTES <= SMEM_BYTES, "the partial tile fits in the ring");
@@ -532,23 +527,7 @@ struct Kernel {
           *reinterpret_cast<float2*>(red + row * RED_LD + col) =
               make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
         }
-    ptx::cluster_sync();
-    const uint32_t rank = ptx::cluster_ctarank(), ranks = ptx::cluster_nctarank();
-    const int rows = M - m0 < BM ? static_cast<int>(M - m0) : BM;
-    constexpr int GROUPS = BN / 4;  // 4-column groups per row
-    for (int u = rank * THREADS + threadIdx.x; u < rows * GROUPS; u += ranks * THREADS) {
-      const int row = u / GROUPS, col = (u % GROUPS) * 4;
-      float4 sum = ptx::ld_cluster_f32x4(red + row * RED_LD + col, 0);
-      for (uint32_t q = 1; q < ranks; ++q) {
-        const float4 v = ptx::ld_cluster_f32x4(red + row * RED_LD + col, q);
-        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
-      }
-      const int64_t c = n0 + col;
-      T* p = C + (m0 + row) * ldc + c;
-      if (c < N) store_pair(p, alpha * sum.x, alpha * sum.y, beta, c + 1 < N, N - c);
-      if (c + 2 < N) store_pair(p + 2, alpha * sum.z, alpha * sum.w, beta, c + 3 < N, N - c - 2);
-    }
-    ptx::cluster_sync();
+    cluster_reduce_store<BM, BN, RED_LD, THREADS>(red, C, ldc, M, N, m0, n0, alpha, beta);
   }
 
   // C = alpha * acc + beta * C in fp32, rounded once to T. A lane holds, per mma tile, columns
@@ -575,24 +554,6 @@ struct Kernel {
   }
 };
 
-// SPLIT_K: how many blocks share one output tile's K loop (the cluster size, grid z). As many as
-// keep the grid within SPLIT_BLOCKS_PER_SM blocks per SM, at most 8 (the portable cluster size)
-// and at least SPLIT_MIN_TILES K tiles each; 1 on GPUs without clusters (before sm_90).
-// FASTGEMM_DEV_SPLIT_K=<n> fixes it (read once; for fitting the rule, not for users).
-template <typename Cfg>
-int split_count(const GemmArgs& a, const DeviceProps& p) {
-  if (!Cfg::SPLIT_K || p.cc < 90) return 1;
-  static const int fixed = [] {
-    const char* v = std::getenv("FASTGEMM_DEV_SPLIT_K");
-    return v ? std::atoi(v) : 0;
-  }();
-  const int64_t tiles = ceil_div(a.M, Cfg::BLOCK_M) * ceil_div(a.N, Cfg::BLOCK_N);
-  const int64_t k_tiles = ceil_div(a.K, Cfg::BLOCK_K);
-  int64_t s = fixed > 0 ? fixed : int64_t(Cfg::SPLIT_BLOCKS_PER_SM) * p.sm_count / tiles;
-  s = std::min<int64_t>(s, std::min<int64_t>(8, k_tiles / Cfg::SPLIT_MIN_TILES));
-  return static_cast<int>(std::max<int64_t>(s, 1));
-}
-
 // Host side: one instantiation per (A, B) layout; KernelFor(a_kmajor, b_kmajor) returns the
 // rung's __global__ wrapper for that pair.
 template <typename Cfg, typename T, typename KernelFor>
@@ -618,8 +579,6 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   const DeviceProps& props = device_props(device);
   const int smem_limit = props.smem_per_block;
-  const int split = split_count<Cfg>(a, props);
-  grid.z = static_cast<unsigned>(split);
   with_kmajor(a, [&](auto ak, auto bk) {
     using K = Kernel<Cfg, T, decltype(ak)::value, decltype(bk)::value>;
     if (K::SMEM_BYTES > smem_limit) {
@@ -629,25 +588,17 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
     }
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, K::SMEM_BYTES);
-    if (split == 1) {
+    if constexpr (Cfg::SPLIT_K) {
+      const int split = split_count(
+          kernel, K::THREADS, K::SMEM_BYTES, int64_t(grid.x) * grid.y, ceil_div(a.K, Cfg::BLOCK_K),
+          Cfg::SPLIT_MIN_TILES, Cfg::SPLIT_BLOCKS_PER_SM, props, device);
+      launch_split(kernel, grid, K::THREADS, K::SMEM_BYTES, a.stream, split, name,
+                   operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), a.ldc, a.alpha,
+                   a.beta);
+    } else {
       kernel<<<grid, K::THREADS, K::SMEM_BYTES, a.stream>>>(
           operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), a.ldc, a.alpha, a.beta);
-      return;
     }
-    cudaLaunchConfig_t config = {};
-    config.gridDim = grid;
-    config.blockDim = dim3(K::THREADS);
-    config.dynamicSmemBytes = K::SMEM_BYTES;
-    config.stream = a.stream;
-    cudaLaunchAttribute cluster[1];
-    cluster[0].id = cudaLaunchAttributeClusterDimension;
-    cluster[0].val.clusterDim.x = 1, cluster[0].val.clusterDim.y = 1;
-    cluster[0].val.clusterDim.z = static_cast<unsigned>(split);
-    config.attrs = cluster;
-    config.numAttrs = 1;
-    cuda_check(cudaLaunchKernelEx(&config, kernel, operand_a<T>(a), operand_b<T>(a),
-                                  static_cast<T*>(a.C), a.ldc, a.alpha, a.beta),
-               name);
   });
   cuda_check(cudaGetLastError(), name);
 }

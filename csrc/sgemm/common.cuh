@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "common/epilogue.cuh"
 #include "common/gemm_args.h"
 #include "common/launch.cuh"
 #include "common/ptx.cuh"
@@ -47,22 +48,7 @@ __device__ __forceinline__ void store_c(float* C, int64_t ldc, int64_t i, int64_
 __device__ __forceinline__ void store_c4(float* C, int64_t ldc, int64_t M, int64_t N, int64_t i,
                                          int64_t j, float4 acc, float alpha, float beta) {
   if (i >= M) return;
-  float* p = C + i * ldc + j;
-  if (j + 4 <= N) {
-    float4 out = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
-    if (beta != 0.0f) {
-      const float4 c = *reinterpret_cast<const float4*>(p);
-      out.x = fmaf(beta, c.x, out.x), out.y = fmaf(beta, c.y, out.y);
-      out.z = fmaf(beta, c.z, out.z), out.w = fmaf(beta, c.w, out.w);
-    }
-    *reinterpret_cast<float4*>(p) = out;
-  } else {
-    const float v[4] = {acc.x, acc.y, acc.z, acc.w};
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      if (j + q < N) store_c(C, ldc, i, j + q, v[q], alpha, beta);
-    }
-  }
+  store_quad(C + i * ldc + j, acc, alpha, beta, N - j);
 }
 
 // --- KMN views and float4 tile loaders (vectorized rungs) ---------------------------------------

@@ -1,0 +1,133 @@
+// split_k.cuh — K split across a thread-block cluster, with a deterministic reduction: the part
+// every split-K kernel (HGEMM and SGEMM specialists) shares.
+//
+// Contract. A split-K launch has grid z = S and cluster dims (1, 1, S): the S blocks of one
+// output tile form a cluster, block z takes the z-th of S even shares of the K work
+// (split_share), and each leaves its fp32 partial tile, BM x BN at a row pitch of LD floats, in
+// its own shared memory. cluster_reduce_store then
+//   1. meets its peers at a cluster barrier (release / acquire: every partial tile is written),
+//   2. sums, for every S-th group of 4 columns starting at its rank, the S partial tiles in rank
+//      order 0..S-1 through distributed shared memory, and writes alpha * sum + beta * C (C read
+//      only when beta != 0; rows >= M and columns >= N are not written),
+//   3. meets its peers again, so that no block leaves (and frees its shared memory) while a peer
+//      may still read it.
+// The order of every sum is fixed by the launch, so repeated calls give the same bits. S = 1
+// (no split, or a GPU without clusters: before sm_90 every block is a cluster of one) runs the
+// same code over the block's own tile. Host: split_count picks S, launch_split launches.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <type_traits>
+
+#include "common/epilogue.cuh"
+#include "common/launch.cuh"
+#include "common/ptx.cuh"
+#include "common/runtime.h"
+
+namespace fastgemm {
+
+// Units [first, first + count) of `total` units of K work that block z of gridDim.z takes.
+__device__ __forceinline__ void split_share(int64_t total, int64_t& first, int64_t& count) {
+  first = total * blockIdx.z / gridDim.z;
+  count = total * (blockIdx.z + 1) / gridDim.z - first;
+}
+
+// Steps 1-3 of the contract, for a block of THREADS threads whose partial tile is `red`.
+template <int BM, int BN, int LD, int THREADS, typename T>
+__device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int64_t ldc,
+                                                     int64_t M, int64_t N, int64_t m0,
+                                                     int64_t n0, float alpha, float beta) {
+  static_assert(BN % 4 == 0 && LD % 4 == 0, "4-column groups of 16-byte aligned rows");
+  ptx::cluster_sync();
+  const uint32_t rank = ptx::cluster_ctarank(), ranks = ptx::cluster_nctarank();
+  const int rows = M - m0 < BM ? static_cast<int>(M - m0) : BM;
+  constexpr int GROUPS = BN / 4;  // 4-column groups per row
+  for (int u = rank * THREADS + threadIdx.x; u < rows * GROUPS; u += ranks * THREADS) {
+    const int row = u / GROUPS, col = (u % GROUPS) * 4;
+    const float* mine = red + row * LD + col;
+    float4 sum = ptx::ld_cluster_f32x4(mine, 0);
+    for (uint32_t q = 1; q < ranks; ++q) {
+      const float4 v = ptx::ld_cluster_f32x4(mine, q);
+      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+    }
+    const int64_t c = n0 + col;
+    if (c < N) store_quad(C + (m0 + row) * ldc + c, sum, alpha, beta, N - c);
+  }
+  ptx::cluster_sync();
+}
+
+// --- host --------------------------------------------------------------------------------------
+
+// Clusters of `split` blocks of `kernel` that can be resident at once on the current device
+// (queried once per kernel, split and device; the kernel's shared-memory attribute must be set).
+template <typename Kernel>
+int resident_split_clusters(Kernel kernel, int split, int threads, int smem, int device) {
+  static std::atomic<int> cached[16][9] = {};
+  std::atomic<int>* slot = device < 16 && split <= 8 ? &cached[device][split] : nullptr;
+  int clusters = slot ? slot->load(std::memory_order_relaxed) : 0;
+  if (clusters > 0) return clusters;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(1, 1, static_cast<unsigned>(split));
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = static_cast<size_t>(smem);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = static_cast<unsigned>(split);
+  config.attrs = attr;
+  config.numAttrs = 1;
+  FASTGEMM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+  clusters = std::max(clusters, 0);
+  if (slot) slot->store(clusters > 0 ? clusters : -1, std::memory_order_relaxed);
+  return clusters;
+}
+
+// How many blocks share one output tile's K work: the largest S <= 8 (the portable cluster size)
+// that leaves each block at least `min_units` units of K work, keeps the grid within
+// blocks_per_sm blocks per SM, and lets all `tiles` clusters of S be resident at once (one wave);
+// 1 before sm_90 (no clusters). FASTGEMM_DEV_SPLIT_K=<n> fixes S (read once; for fitting the
+// rule, not for users).
+template <typename Kernel>
+int split_count(Kernel kernel, int threads, int smem, int64_t tiles, int64_t k_units,
+                int64_t min_units, int blocks_per_sm, const DeviceProps& p, int device) {
+  if (p.cc < 90) return 1;
+  static const int fixed = [] {
+    const char* v = std::getenv("FASTGEMM_DEV_SPLIT_K");
+    return v ? std::atoi(v) : 0;
+  }();
+  const int64_t most = std::min<int64_t>(8, k_units / std::max<int64_t>(min_units, 1));
+  if (fixed > 0) return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(fixed, most)));
+  for (int64_t s = std::min<int64_t>(most, int64_t(blocks_per_sm) * p.sm_count / tiles); s > 1;
+       --s) {
+    if (tiles <= resident_split_clusters(kernel, static_cast<int>(s), threads, smem, device)) {
+      return static_cast<int>(s);
+    }
+  }
+  return 1;
+}
+
+// kernel<<<grid (z = split), threads, smem, stream>>>(args...), in clusters of (1, 1, split).
+template <typename Kernel, typename... Args>
+void launch_split(Kernel kernel, dim3 grid, int threads, int smem, cudaStream_t stream, int split,
+                  const char* name, Args... args) {
+  grid.z = static_cast<unsigned>(split);
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = static_cast<size_t>(smem);
+  config.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = static_cast<unsigned>(split);
+  config.attrs = attr;
+  config.numAttrs = split > 1 ? 1 : 0;
+  cuda_check(cudaLaunchKernelEx(&config, kernel, args...), name);
+}
+
+}  // namespace fastgemm
