@@ -17,31 +17,38 @@ import cupy as cp
 import fastgemm
 
 cp.cuda.set_allocator(None)
-names = [k.name for k in fastgemm.kernels("float16") if k.max_cc == 90 or k.epilogue == "split_k"]
-split_k = {k.name for k in fastgemm.kernels("float16") if k.epilogue == "split_k"}
+# (name, dtype): the Hopper rungs (fp16 rows) and the split-K specialists (fp16 and fp32 rows).
+kernels = [
+    (k.name, k.dtype)
+    for k in fastgemm.kernels()
+    if k.dtype != "bfloat16" and (k.max_cc == 90 or k.epilogue == "split_k")
+]
+names = [n for n, _ in kernels]
+split_k = {k.name for k in fastgemm.kernels() if k.epilogue == "split_k"}
 if len(sys.argv) > 1:
-    names = [n for n in names if any(p in n for p in sys.argv[1].split(","))]
+    kernels = [(n, d) for n, d in kernels if any(p in n for p in sys.argv[1].split(","))]
+    names = [n for n, _ in kernels]
 # (1800, 2600, 72) has more output tiles (15 x 11) than an H100/H200 has SMs, so persistent blocks
 # run several tiles (v18-v20 hand a borrowed ring stage back at the next tile); --multi adds it to
 # --small.
 shapes = [(200, 264, 136), (64, 64, 64)] if "--small" not in sys.argv else [(72, 136, 72)]
 if "--small" not in sys.argv or "--multi" in sys.argv:
     shapes.append((1800, 2600, 72))
-for name in names:
+for name, dtype in kernels:
     # Split-K kernels also on a decode shape whose K is split across a cluster of several blocks.
     for M, N, K in shapes + ([(8, 264, 4104)] if name in split_k else []):
         for oa in "CF":
             for ob in "CF":
-                A = cp.random.standard_normal((M, K), dtype=cp.float32).astype(cp.float16)
-                B = cp.random.standard_normal((K, N), dtype=cp.float32).astype(cp.float16)
+                A = cp.random.standard_normal((M, K), dtype=cp.float32).astype(dtype)
+                B = cp.random.standard_normal((K, N), dtype=cp.float32).astype(dtype)
                 A = cp.asfortranarray(A) if oa == "F" else A
                 B = cp.asfortranarray(B) if ob == "F" else B
                 for beta in (0.5, 0.0):
-                    C = cp.random.standard_normal((M, N), dtype=cp.float32).astype(cp.float16)
+                    C = cp.random.standard_normal((M, N), dtype=cp.float32).astype(dtype)
                     if beta == 0.0:
                         C.fill(cp.nan)
                     C0 = cp.nan_to_num(C)
-                    fastgemm.hgemm(A, B, C, 1.0, beta, kernel=name)
+                    fastgemm.gemm(A, B, C, 1.0, beta, kernel=name)
                     ref = A.astype(cp.float64) @ B.astype(cp.float64) + beta * C0.astype(cp.float64)
                     err = float(cp.abs(C.astype(cp.float64) - ref).max())
                     assert err < 0.05 * max(1.0, float(cp.abs(ref).max())), (name, M, N, K, oa, ob, beta, err)

@@ -25,6 +25,17 @@ __device__ __forceinline__ void cp_async_16(void* smem_dst, const void* gmem_src
 #endif
 }
 
+// cp.async.ca: 4 bytes global -> shared (cached in L1); `src_bytes` 0 writes a zero instead.
+__device__ __forceinline__ void cp_async_4(void* smem_dst, const void* gmem_src, int src_bytes) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(smem_dst)),
+               "l"(gmem_src), "r"(src_bytes)
+               : "memory");
+#else
+  __trap();
+#endif
+}
+
 // Close the group of cp.async issued since the last commit.
 __device__ __forceinline__ void cp_async_commit() {
 #if __CUDA_ARCH__ >= 800

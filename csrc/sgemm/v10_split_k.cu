@@ -6,7 +6,9 @@
 // a ROWS x 64 output tile (ROWS = 4 or 16, by M) and a share of K; it stages ROWS x 256 chunks of A
 // (small, from L2) in shared memory, and every thread multiplies the B elements it loads itself
 // (16-byte loads, each element loaded once in the whole grid) by all ROWS rows of the chunk, so
-// each byte of B read from HBM feeds ROWS multiply-adds. Layout decides the lanes' roles:
+// each byte of B read from HBM feeds ROWS multiply-adds. The loop is software-pipelined: the
+// next chunk of A lands by cp.async and the next batch of B loads is in flight (a second register
+// buffer) while the current one is multiplied. Layout decides the lanes' roles:
 //   - B row-major (N contiguous): 16 lanes cover 64 columns with a float4 each; the block's
 //     eight half-warps take every 8th k of a chunk, and their partial tiles meet in shared memory
 //     (summed in a fixed order);
@@ -22,6 +24,8 @@
 // bound by FMA issue, not HBM, once ROWS = 16 on a GPU with more bandwidth per FMA; the split
 // needs clusters (sm_90+), older GPUs run one block per tile.
 // Shapes: any M, N, K >= 1 (auto sends it M <= 16); sm_80+ (as v09), 16-byte aligned operands.
+#include <type_traits>
+
 #include "common/split_k.cuh"
 #include "registry.h"
 #include "sgemm/common.cuh"
@@ -31,28 +35,6 @@ namespace {
 
 constexpr int THREADS = 128, BN = 64, KC = 256;  // block threads, tile columns, K chunk
 constexpr int RED_LD = BN + 4;                   // floats per partial-tile row
-
-template <int ROWS, bool B_COL>
-struct Smem {
-  // A chunk: B row-major reads A[.][k] for all rows at one k (as[k][ROWS], broadcast float4s);
-  // B column-major reads 4 consecutive k of one row (as[ROWS][KC]).
-  float a[ROWS * KC];
-  // Partial tiles: B row-major, one per half-warp K slice (8), summed into slice 0;
-  // B column-major, one.
-  float part[(B_COL ? 1 : 8) * ROWS * RED_LD];
-};
-
-// The ROWS x KC chunk of A at (m0, k0) into shared memory, zero past M and K.
-template <int ROWS, bool A_COL, bool B_COL>
-__device__ __forceinline__ void stage_a(const sgemm::View& A, int64_t M, int64_t K, int64_t m0,
-                                        int64_t k0, float* as) {
-  for (int e = threadIdx.x; e < ROWS * KC; e += THREADS) {
-    // Consecutive threads walk A's contiguous dimension (coalesced global reads).
-    const int m = A_COL ? e % ROWS : e / KC, k = A_COL ? e / ROWS : e % KC;
-    const float v = m0 + m < M && k0 + k < K ? A.at(m0 + m, k0 + k) : 0.0f;
-    as[B_COL ? m * KC + k : k * ROWS + m] = v;
-  }
-}
 
 // B(k, n..n+3) as a float4 (B row-major), zeros past K and N.
 __device__ __forceinline__ float4 load_b_row(const float* B, int64_t ldb, int64_t K, int64_t N,
@@ -81,97 +63,96 @@ __device__ __forceinline__ float dot4(const float4& a, const float4& b, float ac
   return fmaf(a.w, b.w, fmaf(a.z, b.z, fmaf(a.y, b.y, fmaf(a.x, b.x, acc))));
 }
 
-template <int ROWS, bool A_COL, bool B_COL>
-__global__ void __launch_bounds__(THREADS)
-    sgemm_v10_split_k_kernel(sgemm::View A, const float* B, int64_t ldb, float* C, int64_t ldc,
-                             int64_t M, int64_t N, int64_t K, float alpha, float beta) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  auto& s = *reinterpret_cast<Smem<ROWS, B_COL>*>(smem_raw);
-  const int64_t m0 = int64_t(blockIdx.x) * ROWS, n0 = int64_t(blockIdx.y) * BN;
-  int64_t chunk0, chunks;
-  split_share((K + KC - 1) / KC, chunk0, chunks);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-
-  if constexpr (!B_COL) {
-    // Half-warp h = 2 * warp + lane / 16 takes k = h, h + 8, ... of each chunk; its lane owns
-    // columns n0 + 4 * (lane % 16) .. + 3.
-    const int slice = 2 * warp + lane / 16;
-    const int64_t n = n0 + 4 * (lane % 16);
-    float4 acc[ROWS] = {};
-    for (int64_t c = chunk0; c < chunk0 + chunks; ++c) {
-      const int64_t k0 = c * KC;
-      stage_a<ROWS, A_COL, B_COL>(A, M, K, m0, k0, s.a);
-      __syncthreads();
-      const bool inside = k0 + KC <= K && n + 4 <= N;
-      constexpr int STEPS = KC / 8, UNROLL = 8;
-#pragma unroll 1
-      for (int i = 0; i < STEPS; i += UNROLL) {
-        float4 b[UNROLL];
+// The two ways a thread meets B. Each reads B in batches of NB float4s (a batch is the unit of
+// the register double buffer) and multiplies a batch by the staged A chunk.
+//
+// B row-major (N contiguous): half-warp h = 2 * warp + lane / 16 takes k = h, h + 8, ... of each
+// chunk; its lane owns columns n0 + 4 * (lane % 16) .. + 3. A is staged as as[k][ROWS] (the
+// ROWS values of one k: broadcast float4s). A batch is NB such k.
+template <int ROWS>
+struct RowB {
+  // float4s per batch (fewer with 16 rows: 64 accumulator registers), batches per chunk
+  static constexpr int NB = ROWS >= 16 ? 4 : 8, BATCHES = KC / (8 * NB);
+  static constexpr bool A_KR = true;               // as[k][ROWS]
+  int slice;
+  int64_t n;
+  float4 acc[ROWS];
+  __device__ __forceinline__ RowB(int64_t n0) {
+    const int lane = threadIdx.x % 32;
+    slice = 2 * (threadIdx.x / 32) + lane / 16;
+    n = n0 + 4 * (lane % 16);
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-          b[u] = load_b_row(B, ldb, K, N, k0 + 8 * (i + u) + slice, n, inside);
-        }
+    for (int r = 0; r < ROWS; ++r) acc[r] = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  __device__ __forceinline__ void load(const float* B, int64_t ldb, int64_t K, int64_t N,
+                                       int64_t n0, int64_t k0, int batch, float4 (&b)[NB]) const {
+    const bool inside = k0 + KC <= K && n + 4 <= N;
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-          const float* a = s.a + (8 * (i + u) + slice) * ROWS;
+    for (int u = 0; u < NB; ++u) b[u] = load_b_row(B, ldb, K, N, k0 + 8 * (batch * NB + u) + slice, n, inside);
+  }
+  __device__ __forceinline__ void compute(const float* as, int batch, const float4 (&b)[NB]) {
 #pragma unroll
-          for (int r = 0; r < ROWS; r += 4) {
-            const float4 a4 = *reinterpret_cast<const float4*>(a + r);
-            fma4(acc[r], a4.x, b[u]), fma4(acc[r + 1], a4.y, b[u]);
-            fma4(acc[r + 2], a4.z, b[u]), fma4(acc[r + 3], a4.w, b[u]);
-          }
-        }
+    for (int u = 0; u < NB; ++u) {
+      const float* a = as + (8 * (batch * NB + u) + slice) * ROWS;
+#pragma unroll
+      for (int r = 0; r < ROWS; r += 4) {
+        const float4 a4 = *reinterpret_cast<const float4*>(a + r);
+        fma4(acc[r], a4.x, b[u]), fma4(acc[r + 1], a4.y, b[u]);
+        fma4(acc[r + 2], a4.z, b[u]), fma4(acc[r + 3], a4.w, b[u]);
       }
-      __syncthreads();  // the next chunk overwrites s.a
     }
-    // The eight slices' partial tiles, summed in slice order into slice 0's.
-    float* mine = s.part + slice * ROWS * RED_LD + 4 * (lane % 16);
+  }
+  // The eight slices' partial tiles, summed in slice order into slice 0's.
+  __device__ __forceinline__ void finish(float* part) {
+    float* mine = part + slice * ROWS * RED_LD + 4 * (threadIdx.x % 16);
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) *reinterpret_cast<float4*>(mine + r * RED_LD) = acc[r];
     __syncthreads();
     for (int e = threadIdx.x; e < ROWS * BN / 4; e += THREADS) {
       const int r = e / (BN / 4), col = 4 * (e % (BN / 4));
-      float4 sum = *reinterpret_cast<const float4*>(s.part + r * RED_LD + col);
+      float4 sum = *reinterpret_cast<const float4*>(part + r * RED_LD + col);
       for (int h = 1; h < 8; ++h) {
-        const float4 v = *reinterpret_cast<const float4*>(s.part + (h * ROWS + r) * RED_LD + col);
+        const float4 v = *reinterpret_cast<const float4*>(part + (h * ROWS + r) * RED_LD + col);
         sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
       }
-      *reinterpret_cast<float4*>(s.part + r * RED_LD + col) = sum;
+      *reinterpret_cast<float4*>(part + r * RED_LD + col) = sum;
     }
-  } else {
-    // Warp w owns columns n0 + 16w .. + 15; lane group g = lane / 8 takes columns g, g + 4,
-    // g + 8, g + 12 of them, and lane q = lane % 8 the k quads q, q + 8, ... of each chunk.
-    const int g = lane / 8, q = lane % 8;
-    const int64_t n = n0 + 16 * warp + g;
-    float acc[ROWS][4] = {};
-    for (int64_t c = chunk0; c < chunk0 + chunks; ++c) {
-      const int64_t k0 = c * KC;
-      stage_a<ROWS, A_COL, B_COL>(A, M, K, m0, k0, s.a);
-      __syncthreads();
-      const bool inside = k0 + KC <= K && n0 + BN <= N;
-      constexpr int STEPS = KC / 32, UNROLL = 2;
-#pragma unroll 1
-      for (int i = 0; i < STEPS; i += UNROLL) {
-        float4 b[UNROLL][4];
+  }
+};
+
+// B column-major (K contiguous, a weight matrix W with B = W^T): warp w owns columns
+// n0 + 16w .. + 15; lane group g = lane / 8 takes columns g, g + 4, g + 8, g + 12 of them, and
+// lane q = lane % 8 the k quads q, q + 8, ... of each chunk (8 lanes read 128 contiguous bytes of
+// a column). A is staged as as[ROWS][KC]. A batch is one k quad of the 4 columns (32 k).
+template <int ROWS>
+struct ColB {
+  static constexpr int NB = 4, BATCHES = KC / 32;
+  static constexpr bool A_KR = false;  // as[ROWS][KC]
+  int g, q;
+  float acc[ROWS][4];
+  __device__ __forceinline__ ColB(int64_t) {
+    g = (threadIdx.x % 32) / 8, q = threadIdx.x % 8;
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
+    for (int r = 0; r < ROWS; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
+  }
+  __device__ __forceinline__ void load(const float* B, int64_t ldb, int64_t K, int64_t N,
+                                       int64_t n0, int64_t k0, int batch, float4 (&b)[NB]) const {
+    const bool inside = k0 + KC <= K && n0 + BN <= N;
+    const int64_t n = n0 + 16 * (threadIdx.x / 32) + g;
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            b[u][j] = load_b_col(B, ldb, K, N, k0 + 32 * (i + u) + 4 * q, n + 4 * j, inside);
-          }
+    for (int j = 0; j < NB; ++j) b[j] = load_b_col(B, ldb, K, N, k0 + 32 * batch + 4 * q, n + 4 * j, inside);
+  }
+  __device__ __forceinline__ void compute(const float* as, int batch, const float4 (&b)[NB]) {
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
+    for (int r = 0; r < ROWS; ++r) {
+      const float4 a4 = *reinterpret_cast<const float4*>(as + r * KC + 32 * batch + 4 * q);
 #pragma unroll
-          for (int r = 0; r < ROWS; ++r) {
-            const float4 a4 = *reinterpret_cast<const float4*>(s.a + r * KC + 32 * (i + u) + 4 * q);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) acc[r][j] = dot4(a4, b[u][j], acc[r][j]);
-          }
-      }
-      __syncthreads();
+      for (int j = 0; j < NB; ++j) acc[r][j] = dot4(a4, b[j], acc[r][j]);
     }
-    // The 8 lanes of a column group hold partial sums over interleaved k quads: a butterfly
-    // (fixed order) leaves the total in every lane; lane q = 0 writes it.
+  }
+  // The 8 lanes of a column group hold partial sums over interleaved k quads: a butterfly
+  // (fixed order) leaves the total in every lane; lane q = 0 writes it.
+  __device__ __forceinline__ void finish(float* part) {
 #pragma unroll
     for (int r = 0; r < ROWS; ++r)
 #pragma unroll
@@ -179,13 +160,88 @@ __global__ void __launch_bounds__(THREADS)
 #pragma unroll
         for (int o = 1; o < 8; o *= 2) acc[r][j] += __shfl_xor_sync(0xffffffffu, acc[r][j], o);
     if (q == 0) {
+      const int col = 16 * (threadIdx.x / 32) + g;
 #pragma unroll
       for (int r = 0; r < ROWS; ++r)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) s.part[r * RED_LD + 16 * warp + g + 4 * j] = acc[r][j];
+        for (int j = 0; j < 4; ++j) part[r * RED_LD + col + 4 * j] = acc[r][j];
     }
   }
-  cluster_reduce_store<ROWS, BN, RED_LD, THREADS>(s.part, C, ldc, M, N, m0, n0, alpha, beta);
+};
+
+template <int ROWS, bool B_COL>
+struct Smem {
+  // Two A chunks (the next one lands by cp.async while the current one is multiplied), then the
+  // partial tiles: B row-major, one per half-warp K slice (8), summed into slice 0's; B
+  // column-major, one. The partial tiles reuse the chunks' space once the loop is done.
+  static constexpr int A_FLOATS = ROWS * KC;
+  static constexpr int PART_FLOATS = (B_COL ? 1 : 8) * ROWS * RED_LD;
+  float data[2 * A_FLOATS > PART_FLOATS ? 2 * A_FLOATS : PART_FLOATS];
+};
+
+// cp.async of the ROWS x KC chunk of A at (m0, k0) into `as` (layout: as[k][ROWS] when KR, else
+// as[ROWS][KC]), zero past M and K. Consecutive threads walk A's contiguous dimension.
+template <int ROWS, bool A_COL, bool KR>
+__device__ __forceinline__ void stage_a(const sgemm::View& A, int64_t M, int64_t K, int64_t m0,
+                                        int64_t k0, float* as) {
+  for (int e = threadIdx.x; e < ROWS * KC; e += THREADS) {
+    const int m = A_COL ? e % ROWS : e / KC, k = A_COL ? e / ROWS : e % KC;
+    const bool in = m0 + m < M && k0 + k < K;
+    const float* src = in ? A.p + (m0 + m) * A.rs + (k0 + k) * A.cs : A.p;
+    ptx::cp_async_4(as + (KR ? k * ROWS + m : m * KC + k), src, in ? 4 : 0);
+  }
+}
+
+template <int ROWS, bool A_COL, bool B_COL>
+__global__ void __launch_bounds__(THREADS)
+    sgemm_v10_split_k_kernel(sgemm::View A, const float* B, int64_t ldb, float* C, int64_t ldc,
+                             int64_t M, int64_t N, int64_t K, float alpha, float beta) {
+  using Path = std::conditional_t<B_COL, ColB<ROWS>, RowB<ROWS>>;
+  constexpr int NB = Path::NB, BATCHES = Path::BATCHES, A_FLOATS = ROWS * KC;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  float* smem = reinterpret_cast<Smem<ROWS, B_COL>*>(smem_raw)->data;
+  const int64_t m0 = int64_t(blockIdx.x) * ROWS, n0 = int64_t(blockIdx.y) * BN;
+  int64_t chunk0, chunks;
+  split_share((K + KC - 1) / KC, chunk0, chunks);
+  Path path(n0);
+
+  // Software pipeline over the block's batches: chunk c + 1 of A is copied (cp.async) while chunk
+  // c is multiplied, and the B batch after the current one is in flight while the current one is
+  // multiplied (two register buffers, their roles swapped every step).
+  const int64_t total = chunks * BATCHES;
+  auto step = [&](int64_t t, const float4 (&cur)[NB], float4 (&next)[NB]) {
+    const int64_t c = t / BATCHES;
+    const int batch = static_cast<int>(t % BATCHES);
+    if (batch == 0) {
+      if (c + 1 < chunks) {
+        stage_a<ROWS, A_COL, Path::A_KR>(A, M, K, m0, (chunk0 + c + 1) * KC,
+                                         smem + ((c + 1) % 2) * A_FLOATS);
+      }
+      ptx::cp_async_commit();
+      ptx::cp_async_wait<1>();  // chunk c has landed (for this thread) ...
+      __syncthreads();          // ... for every thread
+    }
+    if (t + 1 < total) {
+      const int64_t nc = (t + 1) / BATCHES;
+      path.load(B, ldb, K, N, n0, (chunk0 + nc) * KC, static_cast<int>((t + 1) % BATCHES), next);
+    }
+    path.compute(smem + (c % 2) * A_FLOATS, batch, cur);
+    if (batch == BATCHES - 1) __syncthreads();  // chunk c's buffer may be refilled
+  };
+  if (total > 0) {
+    stage_a<ROWS, A_COL, Path::A_KR>(A, M, K, m0, chunk0 * KC, smem);
+    ptx::cp_async_commit();
+    float4 b0[NB], b1[NB];
+    path.load(B, ldb, K, N, n0, chunk0 * KC, 0, b0);
+    for (int64_t t = 0; t < total; t += 2) {
+      step(t, b0, b1);
+      if (t + 1 < total) step(t + 1, b1, b0);
+    }
+  }
+  ptx::cp_async_wait<0>();
+  __syncthreads();  // the chunks' space becomes the partial tiles
+  path.finish(smem);
+  cluster_reduce_store<ROWS, BN, RED_LD, THREADS>(smem, C, ldc, M, N, m0, n0, alpha, beta);
 }
 
 template <int ROWS>
@@ -204,8 +260,9 @@ void launch_rows(const GemmArgs& a) {
     auto kernel = sgemm_v10_split_k_kernel<ROWS, decltype(a_col)::value, BC>;
     constexpr int smem = int(sizeof(Smem<ROWS, BC>));
     set_smem(kernel, smem);
+    // Three blocks fit an SM (registers, shared memory); at least two K chunks per block.
     const int split = split_count(kernel, THREADS, smem, tiles_m * tiles_n, ceil_div(a.K, KC),
-                                  2, 4, props, device);
+                                  2, 3, props, device);
     launch_split(kernel, grid, THREADS, smem, a.stream, split, "sgemm_v10_split_k",
                  sgemm::view_a(a), static_cast<const float*>(a.B), a.ldb,
                  static_cast<float*>(a.C), a.ldc, a.M, a.N, a.K, a.alpha, a.beta);
