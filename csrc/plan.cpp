@@ -55,9 +55,9 @@ const std::vector<AutoRule> kHgemmRules = {
 };
 const std::vector<AutoRule> kSgemmRules = {
     {"sgemm_v10_split_k",
-     "4- or 16-row tiles, B streamed once into registers, K split across a cluster: for outputs "
-     "of at most 16 rows (decode), where tiled rungs leave SMs idle and read B slowly",
-     0, 0, 0, 16},
+     "4-, 8- or 16-row tiles, B streamed once into registers, K split across a cluster: for "
+     "outputs of at most 64 rows (decode), where tiled rungs leave SMs idle and read B slowly",
+     0, 0, 0, 64},
     {"sgemm_v09_cp_async", "fastest SGEMM rung: warp tiles, double-buffered cp.async copies", 0},
     {"sgemm_v08_warptile", "fastest SGEMM rung without cp.async (pre-sm_80 GPUs)", 0},
     {"sgemm_v05_blocktile_2d", "fastest SGEMM rung without 16-byte vector access", 0},

@@ -323,7 +323,7 @@ def test_select_m_does_not_matter_for_alignment(cc):
 
 
 def test_select_alignment_larger_than_needed():
-    assert fastgemm.select(64, 64, 64, "float32", cc=80, alignment=256).kernel.name == "sgemm_v09_cp_async"
+    assert fastgemm.select(128, 64, 64, "float32", cc=80, alignment=256).kernel.name == "sgemm_v09_cp_async"
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

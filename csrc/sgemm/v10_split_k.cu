@@ -1,9 +1,9 @@
-// sgemm_v10_split_k — skinny problems (few output rows: decode, small batches): 4- or 16-row
+// sgemm_v10_split_k — skinny problems (few output rows: decode, small batches): 4-, 8- or 16-row
 // output tiles, B streamed from global memory straight into registers, K split across a cluster.
-// A branch of v09, a shape specialist for outputs of at most 16 rows.
+// A branch of v09, a shape specialist for outputs of few rows.
 //
 // What changed since v09: no shared-memory tile of B and no register tile of A x B. A block owns
-// a ROWS x 64 output tile (ROWS = 4 or 16, by M) and a share of K; it stages ROWS x 256 chunks of A
+// a ROWS x 64 output tile (ROWS = 4, 8 or 16, by M) and a share of K; it stages ROWS x 256 chunks of A
 // (small, from L2) in shared memory, and every thread multiplies the B elements it loads itself
 // (16-byte loads, each element loaded once in the whole grid) by all ROWS rows of the chunk, so
 // each byte of B read from HBM feeds ROWS multiply-adds. The loop is software-pipelined: the
@@ -23,7 +23,8 @@
 // What limits it: rows past M are padding (a 16-row tile with M = 5 does 16 rows of FMAs); it is
 // bound by FMA issue, not HBM, once ROWS = 16 on a GPU with more bandwidth per FMA; the split
 // needs clusters (sm_90+), older GPUs run one block per tile.
-// Shapes: any M, N, K >= 1 (auto sends it M <= 16); sm_80+ (as v09), 16-byte aligned operands.
+// Shapes: any M, N, K >= 1 (auto sends it M <= 64: past 16 rows, several 16-row tiles that read
+// each column panel of B from L2 after the first); sm_80+ (as v09), 16-byte aligned operands.
 #include <type_traits>
 
 #include "common/split_k.cuh"
@@ -274,8 +275,10 @@ void launch_rows(const GemmArgs& a) {
 void sgemm_v10_split_k(const GemmArgs& a) {
   if (a.M <= 4) {
     launch_rows<4>(a);
+  } else if (a.M <= 8) {
+    launch_rows<8>(a);
   } else {
-    launch_rows<16>(a);
+    launch_rows<16>(a);  // more than 16 rows: several row tiles, adjacent in the grid (B from L2)
   }
 }
 
@@ -283,5 +286,5 @@ void sgemm_v10_split_k(const GemmArgs& a) {
 
 FASTGEMM_REGISTER_SGEMM(sgemm_v10_split_k, {10, 80, 0, 16, "simt", "ldg", "split_k",
     "sgemm_v09_cp_async", true,
-    "4- or 16-row tiles, B streamed into registers once, K split across a cluster, partial tiles "
+    "4-, 8- or 16-row tiles, B streamed into registers once, K split across a cluster, partial tiles "
     "summed in rank order through distributed shared memory"})
