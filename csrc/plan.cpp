@@ -32,11 +32,11 @@ const std::vector<AutoRule> kHgemmRules = {
     {"hgemm_v22_split_k",
      "16-row tiles with K split across a cluster: for outputs of at most 16 rows (decode), where "
      "any wider tile leaves SMs idle and reads B at a fraction of HBM bandwidth",
-     0, 0, 0, 16},
+     0, 0, 0, 16, 90},
     {"hgemm_v23_split_k_wide",
      "v22 on 64x64 tiles: for outputs of at most 64 rows and at most SMs/2 tiles of 64x128, "
      "where wider tiles leave SMs idle",
-     0, 64, 128, 64},
+     0, 64, 128, 64, 90},
     {"hgemm_v21_narrow_tile",
      "v20 on 128x128 tiles: for outputs with at most half as many 128x256 tiles as the GPU has "
      "SMs, where v20 leaves SMs idle (sm_90a only)",
@@ -57,7 +57,7 @@ const std::vector<AutoRule> kSgemmRules = {
     {"sgemm_v10_split_k",
      "4-, 8- or 16-row tiles, B streamed once into registers, K split across a cluster: for "
      "outputs of at most 64 rows (decode), where tiled rungs leave SMs idle and read B slowly",
-     0, 0, 0, 64},
+     0, 0, 0, 64, 90},
     {"sgemm_v09_cp_async", "fastest SGEMM rung: warp tiles, double-buffered cp.async copies", 0},
     {"sgemm_v08_warptile", "fastest SGEMM rung without cp.async (pre-sm_80 GPUs)", 0},
     {"sgemm_v05_blocktile_2d", "fastest SGEMM rung without 16-byte vector access", 0},
@@ -144,6 +144,11 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
     if (!macs_at_least(M, N, 1, rule.min_mn)) {
       skipped.push_back(std::string(rule.kernel) + " is for outputs of at least " +
                         std::to_string(rule.min_mn) + " elements");
+      continue;
+    }
+    if (rule.min_cc > 0 && t.cc < rule.min_cc) {
+      skipped.push_back(std::string(rule.kernel) + " is preferred from compute capability " +
+                        fmt_cc(rule.min_cc) + " on (where it was measured)");
       continue;
     }
     if (rule.max_m > 0 && M > rule.max_m) {

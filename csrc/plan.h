@@ -36,6 +36,9 @@ struct AutoRule {
   int few_m = 0, few_n = 0;
   // Preferred only for outputs of at most this many rows (0: any): a shape specialist for small M.
   int64_t max_m = 0;
+  // Preferred only on GPUs of at least this compute capability (0: any): where it was measured to
+  // pay (the split-K specialists split K only where clusters exist, sm_90 on).
+  int min_cc = 0;
 };
 const std::vector<AutoRule>& auto_rules(DType dtype);
 

@@ -357,9 +357,9 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, alignment: int) ->
     on ``cc`` with ``alignment``-byte aligned operands."""
     table = {k.name: k for k in fastgemm.kernels(dtype)}
     sms = DOCUMENTED_SMS.get(cc, 0)
-    for name, _why, min_mn, few, max_m in dispatch.AUTO_RULES[dtype]:
+    for name, _why, min_mn, few, max_m, min_cc in dispatch.AUTO_RULES[dtype]:
         k = table.get(name)
-        if max_m is not None and m > max_m:
+        if (max_m is not None and m > max_m) or (min_cc is not None and cc < min_cc):
             continue
         if few is not None and 2 * (-(-m // few[0])) * (-(-n // few[1])) > sms:
             continue
@@ -492,8 +492,10 @@ def test_select_unknown_dtype(dtype):
 
 
 def test_select_zero_sizes():
-    # An empty output has at most 16 rows: the decode specialist (nothing is launched for it).
-    assert fastgemm.select(0, 0, 0, "float32", cc=80).kernel.name == "sgemm_v10_split_k"
+    # An empty output has at most 64 rows: the decode specialist where it is preferred (sm_90),
+    # the tiled rung elsewhere (nothing is launched for it either way).
+    assert fastgemm.select(0, 0, 0, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
+    assert fastgemm.select(0, 0, 0, "float32", cc=90).kernel.name == "sgemm_v10_split_k"
 
 
 def _lowest_cc(dtype):
@@ -518,10 +520,11 @@ def test_auto_rules_refer_to_kernels():
     for dtype, rules in dispatch.AUTO_RULES.items():
         assert dtype in DTYPES
         assert rules, f"no rules for {dtype}"
-        for name, why, min_mn, few, max_m in rules:
+        for name, why, min_mn, few, max_m, min_cc in rules:
             assert isinstance(min_mn, int) and min_mn >= 0, name
             assert few is None or (len(few) == 2 and min(few) > 0), name
             assert max_m is None or (isinstance(max_m, int) and max_m > 0), name
+            assert min_cc is None or (isinstance(min_cc, int) and min_cc >= 75), name
             if (name, dtype) not in table and str(HOPPER_CC) not in BUILT_ARCHS:
                 continue  # a Hopper rung: only in builds with sm_90, and skipped by auto elsewhere
             assert (name, dtype) in table, (
@@ -587,7 +590,7 @@ def test_hopper_rules_never_run_below_sm90_any_build():
     # As if every build had every rung the rules name: a Hopper-only kernel (cc 9.0 only) is never
     # runnable on cc 8.x, whatever its alignment, so auto cannot pick one there.
     for dtype in HALF:
-        for name, _why, _min_mn, _few, _max_m in dispatch.AUTO_RULES[dtype]:
+        for name, _why, _min_mn, _few, _max_m, _min_cc in dispatch.AUTO_RULES[dtype]:
             if not _hopper_rule_name(name):
                 continue
             k = fastgemm.KernelInfo(name, dtype, 99, HOPPER_CC, HOPPER_CC, 16, "as built", 1024)
@@ -1068,3 +1071,15 @@ def test_rungs_are_named_only_by_their_own_files():
         files = list((root / sub).glob(f"v{k.version:02d}_*.cu"))
         assert len(files) == 1 and "FASTGEMM_REGISTER_" in files[0].read_text(), (k.name, files)
         assert f"({k.name}," in files[0].read_text(), (k.name, files)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_decode_specialists_only_where_measured(dtype):
+    # The split-K specialists split K only where clusters exist and were fitted on sm_90: auto
+    # prefers them there for few rows, and says why it passes them over elsewhere.
+    name = "sgemm_v10_split_k" if dtype == "float32" else "hgemm_v22_split_k"
+    assert fastgemm.select(1, 4096, 14336, dtype, cc=90).kernel.name == name
+    sel = fastgemm.select(1, 4096, 14336, dtype, cc=80)
+    assert sel.kernel.name != name
+    assert f"{name} is preferred from compute capability 9.0 on" in sel.reason
+    assert fastgemm.select(65 if dtype == "float32" else 17, 4096, 14336, dtype, cc=90).kernel.name != name

@@ -32,8 +32,8 @@ __device__ __forceinline__ void store_pair(T* p, float v0, float v1, float beta,
 }
 
 // p[0..3] = alpha * v + beta * p[0..3] in fp32 (C read only when beta != 0), for the first
-// min(cols_left, 4) of 4 consecutive columns: one 16-byte (fp32) or two 4-byte (fp16/bf16) stores
-// when all 4 are inside (p must then be 16-byte aligned), element stores at the right edge.
+// min(cols_left, 4) of 4 consecutive columns: one 16-byte (fp32: p 16-byte aligned) or two 4-byte
+// (fp16/bf16: p 4-byte aligned) stores when all 4 are inside, element stores at the right edge.
 template <typename T>
 __device__ __forceinline__ void store_quad(T* p, float4 v, float alpha, float beta,
                                           int64_t cols_left) {

@@ -37,6 +37,12 @@ inline dim3 tile_grid(const GemmArgs& a, int block_m, int block_n, const char* n
 // (the attribute belongs to the device's context), so a repeated launch pays a lookup, not a
 // driver call.
 void set_smem_once(const void* kernel, int bytes);
+// Clusters of `split` blocks of `kernel` (with `threads` and `smem`) that can be resident at once
+// on the current device; 0 when this kernel cannot run in clusters here (no cluster launch on the
+// device, or its code was compiled for an architecture before sm_90). Queried once per kernel,
+// device and shape of launch, then cached (the kernel's shared-memory attribute must be set).
+int resident_split_clusters(const void* kernel, int split, int threads, int smem);
+
 template <typename Kernel>
 inline void set_smem(Kernel kernel, int bytes) {
   if (bytes > 48 * 1024) set_smem_once(reinterpret_cast<const void*>(kernel), bytes);

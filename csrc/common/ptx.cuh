@@ -1,6 +1,8 @@
 // ptx.cuh — every inline PTX instruction of the portable (sm_75+) kernels, as typed wrappers.
 // Features newer than sm_75 compile to a trap on older targets: the registry's min_cc keeps such
-// kernels from ever being launched there, and the trap makes a bypass loud instead of wrong.
+// kernels from ever being launched there, and the trap makes a bypass loud instead of wrong. The
+// cluster wrappers are the exception: before sm_90 a block is a cluster of one (their fallbacks),
+// and split-K launches, the only ones that form clusters, trap there instead (split_k.cuh).
 #pragma once
 #include <cstdint>
 

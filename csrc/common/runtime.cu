@@ -6,10 +6,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <set>
-#include <tuple>
 #include <stdexcept>
+#include <tuple>
 
 #include "common/launch.cuh"
 
@@ -324,6 +325,44 @@ void set_smem_once(const void* kernel, int bytes) {
     }
   }
   recent[next++ % 4] = key;
+}
+
+int resident_split_clusters(const void* kernel, int split, int threads, int smem) {
+  int device = 0;
+  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  using Key = std::tuple<const void*, int, int, int, int>;
+  const Key key{kernel, device, split, threads, smem};
+  static std::mutex mutex;
+  static std::map<Key, int> known;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto hit = known.find(key);
+    if (hit != known.end()) return hit->second;
+  }
+  // Clusters need the device's support and code compiled for sm_90 or later: a build whose
+  // newest code is older PTX (JIT-compiled for this GPU) has the one-block fallbacks of ptx.cuh.
+  int clusters = 0, cluster_launch = 0;
+  cudaFuncAttributes attr{};
+  if (cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, device) == cudaSuccess &&
+      cluster_launch && cudaFuncGetAttributes(&attr, kernel) == cudaSuccess &&
+      attr.ptxVersion >= 90) {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(1, 1, static_cast<unsigned>(split));
+    config.blockDim = dim3(static_cast<unsigned>(threads));
+    config.dynamicSmemBytes = static_cast<size_t>(smem);
+    cudaLaunchAttribute cluster[1];
+    cluster[0].id = cudaLaunchAttributeClusterDimension;
+    cluster[0].val.clusterDim.x = 1, cluster[0].val.clusterDim.y = 1;
+    cluster[0].val.clusterDim.z = static_cast<unsigned>(split);
+    config.attrs = cluster;
+    config.numAttrs = 1;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) clusters = 0;
+  }
+  cudaGetLastError();  // a refused query means "no split", not an error of this call
+  clusters = clusters > 0 ? clusters : 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  known.emplace(key, clusters);
+  return clusters;
 }
 
 void stream_wait(cudaStream_t producer, cudaStream_t consumer) {

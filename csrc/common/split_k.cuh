@@ -6,22 +6,26 @@
 // (split_share), and each leaves its fp32 partial tile, BM x BN at a row pitch of LD floats, in
 // its own shared memory. cluster_reduce_store then
 //   1. meets its peers at a cluster barrier (release / acquire: every partial tile is written),
-//   2. sums, for every S-th group of 4 columns starting at its rank, the S partial tiles in rank
-//      order 0..S-1 through distributed shared memory, and writes alpha * sum + beta * C (C read
-//      only when beta != 0; rows >= M and columns >= N are not written),
+//   2. sums, for its share of the tile's 4-column groups (rank r takes groups u with
+//      u mod (S * THREADS) in [r * THREADS, (r + 1) * THREADS), counted row by row), the S
+//      partial tiles in rank order 0..S-1 through distributed shared memory, and writes
+//      alpha * sum + beta * C (C read only when beta != 0; rows >= M and columns >= N are not
+//      written),
 //   3. meets its peers again, so that no block leaves (and frees its shared memory) while a peer
 //      may still read it.
 // The order of every sum is fixed by the launch, so repeated calls give the same bits. S = 1
 // (no split, or a GPU without clusters: before sm_90 every block is a cluster of one) runs the
-// same code over the block's own tile. Host: split_count picks S, launch_split launches.
+// same code over the block's own tile. Code compiled for an architecture without clusters traps
+// if launched split. Host: split_grid, split_count (S), launch_split.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "common/epilogue.cuh"
@@ -33,6 +37,9 @@ namespace fastgemm {
 
 // Units [first, first + count) of `total` units of K work that block z of gridDim.z takes.
 __device__ __forceinline__ void split_share(int64_t total, int64_t& first, int64_t& count) {
+#if __CUDA_ARCH__ < 900
+  if (gridDim.z != 1) __trap();  // no clusters in this code: a split would write partial sums
+#endif
   first = total * blockIdx.z / gridDim.z;
   count = total * (blockIdx.z + 1) / gridDim.z - first;
 }
@@ -63,52 +70,50 @@ __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int
 
 // --- host --------------------------------------------------------------------------------------
 
-// Clusters of `split` blocks of `kernel` that can be resident at once on the current device
-// (queried once per kernel, split and device; the kernel's shared-memory attribute must be set).
-template <typename Kernel>
-int resident_split_clusters(Kernel kernel, int split, int threads, int smem, int device) {
-  static std::atomic<int> cached[16][9] = {};
-  std::atomic<int>* slot = device < 16 && split <= 8 ? &cached[device][split] : nullptr;
-  int clusters = slot ? slot->load(std::memory_order_relaxed) : 0;
-  if (clusters > 0) return clusters;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(1, 1, static_cast<unsigned>(split));
-  config.blockDim = dim3(static_cast<unsigned>(threads));
-  config.dynamicSmemBytes = static_cast<size_t>(smem);
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = static_cast<unsigned>(split);
-  config.attrs = attr;
-  config.numAttrs = 1;
-  FASTGEMM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-  clusters = std::max(clusters, 0);
-  if (slot) slot->store(clusters > 0 ? clusters : -1, std::memory_order_relaxed);
-  return clusters;
-}
-
 // How many blocks share one output tile's K work: the largest S <= 8 (the portable cluster size)
 // that leaves each block at least `min_units` units of K work, keeps the grid within
 // blocks_per_sm blocks per SM, and lets all `tiles` clusters of S be resident at once (one wave);
-// 1 before sm_90 (no clusters). FASTGEMM_DEV_SPLIT_K=<n> fixes S (read once; for fitting the
-// rule, not for users).
-template <typename Kernel>
-int split_count(Kernel kernel, int threads, int smem, int64_t tiles, int64_t k_units,
-                int64_t min_units, int blocks_per_sm, const DeviceProps& p, int device) {
-  if (p.cc < 90) return 1;
+// 1 where the kernel cannot run in clusters (resident_split_clusters). FASTGEMM_DEV_SPLIT_K=<n>
+// fixes S within those limits but the residency one (read once; for fitting the rule, not for
+// users).
+inline int split_count(const void* kernel, int threads, int smem, int64_t tiles, int64_t k_units,
+                       int64_t min_units, int blocks_per_sm, int sm_count) {
   static const int fixed = [] {
     const char* v = std::getenv("FASTGEMM_DEV_SPLIT_K");
     return v ? std::atoi(v) : 0;
   }();
+  if (tiles <= 0) return 1;
   const int64_t most = std::min<int64_t>(8, k_units / std::max<int64_t>(min_units, 1));
-  if (fixed > 0) return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(fixed, most)));
-  for (int64_t s = std::min<int64_t>(most, int64_t(blocks_per_sm) * p.sm_count / tiles); s > 1;
+  if (fixed > 1 && most > 1) {
+    const int s = static_cast<int>(std::min<int64_t>(fixed, most));
+    return resident_split_clusters(kernel, s, threads, smem) > 0 ? s : 1;
+  }
+  for (int64_t s = std::min<int64_t>(most, int64_t(blocks_per_sm) * sm_count / tiles); s > 1;
        --s) {
-    if (tiles <= resident_split_clusters(kernel, static_cast<int>(s), threads, smem, device)) {
+    if (tiles <= resident_split_clusters(kernel, static_cast<int>(s), threads, smem)) {
       return static_cast<int>(s);
     }
   }
   return 1;
+}
+
+// The grid of a split-K launch: one block per output tile along x, row tiles fastest (the blocks
+// that share a column panel of the large operand run side by side, so it comes from HBM once and
+// from L2 for the other row tiles); z = the split. Throws past the grid's x limit.
+inline dim3 split_grid(int64_t M, int64_t N, int block_m, int block_n, const char* name) {
+  const int64_t tiles = ceil_div(M, block_m) * ceil_div(N, block_n);
+  if (tiles > 2147483647) {
+    throw std::runtime_error(std::string(name) + ": output needs " + std::to_string(tiles) +
+                             " tiles, more than a grid can hold");
+  }
+  return dim3(static_cast<unsigned>(tiles));
+}
+// This block's output tile in a split_grid: its first row and column.
+__device__ __forceinline__ void split_tile(int64_t M, int block_m, int block_n, int64_t& m0,
+                                           int64_t& n0) {
+  const int64_t tiles_m = (M + block_m - 1) / block_m;
+  m0 = int64_t(blockIdx.x) % tiles_m * block_m;
+  n0 = int64_t(blockIdx.x) / tiles_m * block_n;
 }
 
 // kernel<<<grid (z = split), threads, smem, stream>>>(args...), in clusters of (1, 1, split).

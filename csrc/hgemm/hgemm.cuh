@@ -379,9 +379,7 @@ struct Kernel {
       m0 = (first_m + (bid % per_group) % rows) * BM;
       n0 = ((bid % per_group) / rows) * BN;
     } else if constexpr (Cfg::SPLIT_K) {
-      // Row tiles along x: the blocks that share a column panel of B run side by side, so B
-      // comes from HBM once and from L2 for the other row tiles.
-      m0 = int64_t(blockIdx.x) * BM, n0 = int64_t(blockIdx.y) * BN;
+      split_tile(M, BM, BN, m0, n0);  // row tiles fastest (common/split_k.cuh)
     } else {
       m0 = int64_t(blockIdx.y) * BM, n0 = int64_t(blockIdx.x) * BN;
     }
@@ -564,12 +562,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
     if (tiles > 2147483647) throw std::runtime_error(std::string(name) + ": too many tiles");
     grid = dim3(static_cast<unsigned>(tiles));
   } else if constexpr (Cfg::SPLIT_K) {
-    const int64_t tiles_m = ceil_div(a.M, Cfg::BLOCK_M), tiles_n = ceil_div(a.N, Cfg::BLOCK_N);
-    if (tiles_n > 65535 || tiles_m > 2147483647) {
-      throw std::runtime_error(std::string(name) + ": output needs " + std::to_string(tiles_m) +
-                               "x" + std::to_string(tiles_n) + " tiles, more than a grid can hold");
-    }
-    grid = dim3(static_cast<unsigned>(tiles_m), static_cast<unsigned>(tiles_n));
+    grid = split_grid(a.M, a.N, Cfg::BLOCK_M, Cfg::BLOCK_N, name);
   } else {
     grid = tile_grid(a, Cfg::BLOCK_M, Cfg::BLOCK_N, name);
   }
@@ -589,9 +582,10 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, K::SMEM_BYTES);
     if constexpr (Cfg::SPLIT_K) {
-      const int split = split_count(
-          kernel, K::THREADS, K::SMEM_BYTES, int64_t(grid.x) * grid.y, ceil_div(a.K, Cfg::BLOCK_K),
-          Cfg::SPLIT_MIN_TILES, Cfg::SPLIT_BLOCKS_PER_SM, props, device);
+      const int split = split_count(reinterpret_cast<const void*>(kernel), K::THREADS,
+                                    K::SMEM_BYTES, grid.x, ceil_div(a.K, Cfg::BLOCK_K),
+                                    Cfg::SPLIT_MIN_TILES, Cfg::SPLIT_BLOCKS_PER_SM,
+                                    props.sm_count);
       launch_split(kernel, grid, K::THREADS, K::SMEM_BYTES, a.stream, split, name,
                    operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), a.ldc, a.alpha,
                    a.beta);

@@ -5,8 +5,9 @@
 // mma column pair) with a 4-stage ring of 128-deep K tiles, and the grid gains a z dimension: the
 // z blocks of one output tile form a cluster, each runs the ring over an even share of the K
 // tiles, and their fp32 partial tiles are summed through distributed shared memory in rank order
-// before C is written (hgemm.cuh, split_epilogue). The split count is chosen at launch: enough
-// blocks for about three per SM, at most 8, at least two K tiles per block.
+// before C is written (hgemm.cuh, split_epilogue). The split count is chosen at launch: as many
+// blocks as keep the grid within one per SM, at most 8, at least two K tiles per block, and all
+// clusters resident at once (common/split_k.cuh).
 // Why it pays: a problem with few output rows (M <= 16: decode, small batches) has few output
 // tiles of any usual size, so a grid of them leaves most SMs idle and reads the large operand at a
 // fraction of HBM bandwidth. Splitting K multiplies the blocks without more traffic to global

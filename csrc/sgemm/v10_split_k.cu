@@ -3,12 +3,13 @@
 // A branch of v09, a shape specialist for outputs of few rows.
 //
 // What changed since v09: no shared-memory tile of B and no register tile of A x B. A block owns
-// a ROWS x 64 output tile (ROWS = 4, 8 or 16, by M) and a share of K; it stages ROWS x 256 chunks of A
-// (small, from L2) in shared memory, and every thread multiplies the B elements it loads itself
-// (16-byte loads, each element loaded once in the whole grid) by all ROWS rows of the chunk, so
-// each byte of B read from HBM feeds ROWS multiply-adds. The loop is software-pipelined: the
-// next chunk of A lands by cp.async and the next batch of B loads is in flight (a second register
-// buffer) while the current one is multiplied. Layout decides the lanes' roles:
+// a ROWS x 64 output tile (ROWS = 4, 8 or 16, by M) and a share of K; it stages ROWS x 256
+// chunks of A (small, from L2) in shared memory, and every thread multiplies the B elements it
+// loads itself (16-byte loads; with M <= ROWS each element is loaded once in the whole grid) by
+// all ROWS rows of the chunk, so each byte of B read from HBM feeds ROWS multiply-adds. The loop
+// is software-pipelined: the next chunk of A lands by cp.async and the next batch of B loads is
+// in flight (a second register buffer) while the current one is multiplied. Layout decides the
+// lanes' roles:
 //   - B row-major (N contiguous): 16 lanes cover 64 columns with a float4 each; the block's
 //     eight half-warps take every 8th k of a chunk, and their partial tiles meet in shared memory
 //     (summed in a fixed order);
@@ -201,7 +202,8 @@ __global__ void __launch_bounds__(THREADS)
   constexpr int NB = Path::NB, BATCHES = Path::BATCHES, A_FLOATS = ROWS * KC;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   float* smem = reinterpret_cast<Smem<ROWS, B_COL>*>(smem_raw)->data;
-  const int64_t m0 = int64_t(blockIdx.x) * ROWS, n0 = int64_t(blockIdx.y) * BN;
+  int64_t m0, n0;
+  split_tile(M, ROWS, BN, m0, n0);
   int64_t chunk0, chunks;
   split_share((K + KC - 1) / KC, chunk0, chunks);
   Path path(n0);
@@ -247,12 +249,7 @@ __global__ void __launch_bounds__(THREADS)
 
 template <int ROWS>
 void launch_rows(const GemmArgs& a) {
-  const int64_t tiles_m = ceil_div(a.M, ROWS), tiles_n = ceil_div(a.N, BN);
-  if (tiles_n > 65535 || tiles_m > 2147483647) {
-    throw std::runtime_error("sgemm_v10_split_k: output needs " + std::to_string(tiles_m) + "x" +
-                             std::to_string(tiles_n) + " tiles, more than a grid can hold");
-  }
-  const dim3 grid(static_cast<unsigned>(tiles_m), static_cast<unsigned>(tiles_n));
+  const dim3 grid = split_grid(a.M, a.N, ROWS, BN, "sgemm_v10_split_k");
   int device = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   const DeviceProps& props = device_props(device);
@@ -262,8 +259,8 @@ void launch_rows(const GemmArgs& a) {
     constexpr int smem = int(sizeof(Smem<ROWS, BC>));
     set_smem(kernel, smem);
     // Three blocks fit an SM (registers, shared memory); at least two K chunks per block.
-    const int split = split_count(kernel, THREADS, smem, tiles_m * tiles_n, ceil_div(a.K, KC),
-                                  2, 3, props, device);
+    const int split = split_count(reinterpret_cast<const void*>(kernel), THREADS, smem, grid.x,
+                                  ceil_div(a.K, KC), 2, 3, props.sm_count);
     launch_split(kernel, grid, THREADS, smem, a.stream, split, "sgemm_v10_split_k",
                  sgemm::view_a(a), static_cast<const float*>(a.B), a.ldb,
                  static_cast<float*>(a.C), a.ldc, a.M, a.N, a.K, a.alpha, a.beta);
