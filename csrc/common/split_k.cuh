@@ -84,9 +84,9 @@ inline int split_count(const void* kernel, int threads, int smem, int64_t tiles,
   }();
   if (tiles <= 0) return 1;
   const int64_t most = std::min<int64_t>(8, k_units / std::max<int64_t>(min_units, 1));
-  if (fixed > 1 && most > 1) {
+  if (fixed > 0) {
     const int s = static_cast<int>(std::min<int64_t>(fixed, most));
-    return resident_split_clusters(kernel, s, threads, smem) > 0 ? s : 1;
+    return s > 1 && resident_split_clusters(kernel, s, threads, smem) > 0 ? s : 1;
   }
   for (int64_t s = std::min<int64_t>(most, int64_t(blocks_per_sm) * sm_count / tiles); s > 1;
        --s) {
