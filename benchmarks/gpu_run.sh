@@ -3,8 +3,12 @@
 # (skips are failures) and the split-K kernels under compute-sanitizer, the host cost of a call,
 # device vs end-to-end time at the sizes where host cost shows, and the shape suite. The result
 # files this run wrote and logs.tgz go to $OUT (default: ./gpu-out); short tables are printed.
+# It builds for the GPU it finds (FASTGEMM_CUDA_ARCHS overrides) without build isolation, so the
+# build requirements must be installed (README, "Development loop"), and needs the test extras,
+# CuPy, torch and compute-sanitizer. Exit status 1 names the steps that failed.
 #
-#   bash benchmarks/gpu_run.sh              # everything (~7 min on an H100 host, build included)
+#   bash benchmarks/gpu_run.sh              # everything (~7 min on an H100 host, build included;
+#                                           # the steps' time limits add up to more)
 #   GPU_RUN_TESTS=0 bash benchmarks/gpu_run.sh   # benchmarks only
 #   GPU_RUN_SUITE="float16 float32" ...     # the shape suites to run (default: both; "" for none)
 # Where the tree arrives as a copy (its .git, if any, need not match the files), pass
@@ -15,25 +19,40 @@ export PYTHONUNBUFFERED=1 FASTGEMM_REQUIRE_GPU=1
 OUT=${OUT:-gpu-out}
 LOGS=$(mktemp -d)  # logs are packed into $OUT/logs.tgz at the end (a device run returns few files)
 mkdir -p "$OUT" results
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$LOGS/gpu.txt"
-( time FASTGEMM_CUDA_ARCHS=${FASTGEMM_CUDA_ARCHS:-90} python3 -m pip install --no-build-isolation \
+failed=""  # the steps that failed; the exit status is 1 if any did
+step() {  # step NAME COMMAND...: run it, remember a failure (timeouts included)
+  local name=$1
+  shift
+  "$@" || failed="$failed $name"
+}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader 2>&1 |
+  tee "$LOGS/gpu.txt"
+# Build for the GPU at hand unless FASTGEMM_CUDA_ARCHS says otherwise (compute_cap "9.0" -> 90).
+ARCH=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
+[ -n "$ARCH" ] || { echo "gpu_run.sh: no GPU found (nvidia-smi)"; exit 3; }
+( time FASTGEMM_CUDA_ARCHS=${FASTGEMM_CUDA_ARCHS:-$ARCH} python3 -m pip install --no-build-isolation \
     --no-deps -C build-dir=build/gpu . ) > "$LOGS/build.log" 2>&1 || { tail -30 "$LOGS/build.log"; exit 1; }
 tail -4 "$LOGS/build.log"
 if [ "${GPU_RUN_TESTS:-1}" = 1 ]; then
-  timeout 300 python3 -m pytest -q -m gpu tests 2>&1 | tee "$LOGS/gpu-tests.log" | tail -15
+  step gpu-tests bash -o pipefail -c "timeout 300 python3 -m pytest -q -m gpu tests 2>&1 | tee '$LOGS/gpu-tests.log' | tail -15"
   # The split-K specialists under compute-sanitizer (small problems and a split decode shape).
   for tool in memcheck racecheck; do
-    timeout 150 compute-sanitizer --tool $tool python3 benchmarks/sanitize_hopper.py split_k --small \
-      2>&1 | tail -2 | tee -a "$LOGS/sanitize.log"
+    step "$tool" bash -o pipefail -c "timeout 150 compute-sanitizer --tool $tool --error-exitcode 1 \
+      python3 benchmarks/sanitize_hopper.py split_k --small 2>&1 | tail -2 | tee -a '$LOGS/sanitize.log'"
   done
 fi
-python3 -m fastgemm.bench --overhead --out results 2>&1 | tee "$LOGS/overhead.log" | tail -30
-python3 -m fastgemm.bench --dtype float16 --sizes 1024,2048 --include-auto --timing both \
-  --kernels 'v20' --out "$LOGS/e2e" --no-plot 2>&1 | tee "$LOGS/e2e.log" | tail -20
+step overhead bash -o pipefail -c "python3 -m fastgemm.bench --overhead --out results 2>&1 | tee '$LOGS/overhead.log' | tail -30"
+step e2e bash -o pipefail -c "python3 -m fastgemm.bench --dtype float16 --sizes 1024,2048 --include-auto --timing both \
+  --kernels 'v20' --out '$LOGS/e2e' --no-plot 2>&1 | tee '$LOGS/e2e.log' | tail -20"
 for dtype in ${GPU_RUN_SUITE-float16 float32}; do
-  timeout 240 python3 -m fastgemm.bench --suite --dtype "$dtype" --out results > "$LOGS/suite-$dtype.log" 2>&1
-  grep -A10 "per category" "$LOGS/suite-$dtype.log"
+  step "suite-$dtype" timeout 240 python3 -m fastgemm.bench --suite --dtype "$dtype" --out results \
+    > "$LOGS/suite-$dtype.log" 2>&1
+  grep -A10 "per category" "$LOGS/suite-$dtype.log" || tail -5 "$LOGS/suite-$dtype.log"
 done
-# The result files this run wrote (the README is generated from them), and the logs.
-find results -name '*.json' -newer "$LOGS/gpu.txt" -exec cp {} "$OUT/" \;
+# The result files this run wrote (JSON, and the suite plots the README shows), and the logs.
+find results \( -name '*.json' -o -name 'suite-*.png' \) -newer "$LOGS/gpu.txt" -exec cp {} "$OUT/" \;
 tar czf "$OUT/logs.tgz" -C "$LOGS" .
+if [ -n "$failed" ]; then
+  echo "gpu_run.sh: failed:$failed (logs in $OUT/logs.tgz)"
+  exit 1
+fi

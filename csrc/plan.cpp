@@ -146,14 +146,14 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
                         std::to_string(rule.min_mn) + " elements");
       continue;
     }
-    if (rule.min_cc > 0 && t.cc < rule.min_cc) {
-      skipped.push_back(std::string(rule.kernel) + " is preferred from compute capability " +
-                        fmt_cc(rule.min_cc) + " on (where it was measured)");
-      continue;
-    }
     if (rule.max_m > 0 && M > rule.max_m) {
       skipped.push_back(std::string(rule.kernel) + " is for outputs of at most " +
                         std::to_string(rule.max_m) + " rows");
+      continue;
+    }
+    if (rule.min_cc > 0 && t.cc < rule.min_cc) {
+      skipped.push_back(std::string(rule.kernel) + " is preferred from compute capability " +
+                        fmt_cc(rule.min_cc) + " on (where it was measured)");
       continue;
     }
     if (rule.few_m > 0) {
