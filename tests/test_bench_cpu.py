@@ -1025,29 +1025,25 @@ def _cpu_torch() -> Any:
     )
 
 
-def test_main_suite_on_numpy_and_cpu_torch(tmp_path, monkeypatch, capsys):
+def _run_fake_suite(monkeypatch, tmp_path, torch, shapes, rounds):
+    """bench.main(--suite, fp16) on the CPU fakes: fastgemm, CuPy (cuBLAS falls back to
+    cupy.matmul), `torch` (a fake, or None for "not installed"), and `shapes` as the suite."""
     fg = _fake_fastgemm()
     fg.device_count, fg.runtime_status, fg.__version__ = (lambda: 1), (lambda: "ok"), "0.0-test"
-    fake_torch = _cpu_torch()
     monkeypatch.setitem(sys.modules, "fastgemm", fg)
     monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(l2_bytes=1 << 20))
-    monkeypatch.setitem(sys.modules, "cupy_backends", None)  # cuBLAS falls back to cupy.matmul
-    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    monkeypatch.setitem(sys.modules, "cupy_backends", None)
+    monkeypatch.setitem(sys.modules, "torch", torch)
     monkeypatch.setattr(cli, "GPU_WARMUP_S", 0.0)
+    monkeypatch.setattr(suite, "SUITE", shapes)
+    argv = ["--suite", "--dtype", "float16", "--no-prefill", "--no-plot", "--rounds", str(rounds)]
+    return bench.main([*argv, "--out", str(tmp_path)])
+
+
+def test_main_suite_on_numpy_and_cpu_torch(tmp_path, monkeypatch, capsys):
+    fake_torch = _cpu_torch()
     tiny = {"square": ((64, 64, 64),), "decode": ((1, 96, 80), (16, 96, 80)), "misaligned": ((7, 33, 19),)}
-    monkeypatch.setattr(suite, "SUITE", tiny)
-    argv = [
-        "--suite",
-        "--dtype",
-        "float16",
-        "--no-prefill",
-        "--no-plot",
-        "--rounds",
-        "2",
-        "--out",
-        str(tmp_path),
-    ]
-    status = bench.main(argv)
+    status = _run_fake_suite(monkeypatch, tmp_path, fake_torch, tiny, rounds=2)
     out, err = capsys.readouterr()
     assert status == 0, err
     assert fake_torch.preferred == ["cublas"]  # torch's choice is restored after the run
@@ -1091,26 +1087,7 @@ def test_main_suite_on_numpy_and_cpu_torch(tmp_path, monkeypatch, capsys):
 
 
 def test_main_suite_without_torch(tmp_path, monkeypatch, capsys):
-    fg = _fake_fastgemm()
-    fg.device_count, fg.runtime_status = (lambda: 1), (lambda: "ok")
-    monkeypatch.setitem(sys.modules, "fastgemm", fg)
-    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(l2_bytes=1 << 20))
-    monkeypatch.setitem(sys.modules, "cupy_backends", None)
-    monkeypatch.setitem(sys.modules, "torch", None)
-    monkeypatch.setattr(cli, "GPU_WARMUP_S", 0.0)
-    monkeypatch.setattr(suite, "SUITE", {"square": ((32, 32, 32),)})
-    argv = [
-        "--suite",
-        "--dtype",
-        "float16",
-        "--no-prefill",
-        "--no-plot",
-        "--rounds",
-        "1",
-        "--out",
-        str(tmp_path),
-    ]
-    assert bench.main(argv) == 0
+    assert _run_fake_suite(monkeypatch, tmp_path, None, {"square": ((32, 32, 32),)}, rounds=1) == 0
     out, err = capsys.readouterr()
     assert "torch.matmul not measured: torch is not installed" in err
     assert "torch.matmul: not measured (torch is not installed" in out

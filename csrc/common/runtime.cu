@@ -303,17 +303,40 @@ void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, i
   FASTGEMM_CHECK_LAUNCH("copy_strided_kernel");
 }
 
+namespace {
+
+// The last N (key, value) pairs this thread looked up in a locked, process-wide cache: a repeated
+// launch answers from here without taking the lock.
+template <typename Key, typename Value, int N = 8>
+class Recent {
+ public:
+  const Value* find(const Key& key) const {
+    for (int i = 0; i < N; ++i) {
+      if (used_[i] && keys_[i] == key) return &values_[i];
+    }
+    return nullptr;
+  }
+  void add(const Key& key, const Value& value) {
+    const unsigned i = next_++ % N;
+    keys_[i] = key, values_[i] = value, used_[i] = true;
+  }
+
+ private:
+  Key keys_[N] = {};
+  Value values_[N] = {};
+  bool used_[N] = {};
+  unsigned next_ = 0;
+};
+
+}  // namespace
+
 void set_smem_once(const void* kernel, int bytes) {
   int device = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   using Key = std::tuple<const void*, int, int>;
   const Key key{kernel, bytes, device};
-  // What this thread last saw set: a repeated launch of one kernel takes no lock.
-  thread_local Key recent[4] = {};
-  thread_local unsigned next = 0;
-  for (const Key& k : recent) {
-    if (k == key) return;
-  }
+  thread_local Recent<Key, bool, 4> recent;
+  if (recent.find(key)) return;
   static std::mutex mutex;
   static std::set<Key> done;
   {
@@ -324,7 +347,7 @@ void set_smem_once(const void* kernel, int bytes) {
       done.insert(key);
     }
   }
-  recent[next++ % 4] = key;
+  recent.add(key, true);
 }
 
 int resident_split_clusters(const void* kernel, int split, int threads, int smem) {
@@ -332,12 +355,17 @@ int resident_split_clusters(const void* kernel, int split, int threads, int smem
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   using Key = std::tuple<const void*, int, int, int, int>;
   const Key key{kernel, device, split, threads, smem};
+  thread_local Recent<Key, int> recent;  // split_count asks for several splits per launch
+  if (const int* hit = recent.find(key)) return *hit;
   static std::mutex mutex;
   static std::map<Key, int> known;
   {
     std::lock_guard<std::mutex> lock(mutex);
     const auto hit = known.find(key);
-    if (hit != known.end()) return hit->second;
+    if (hit != known.end()) {
+      recent.add(key, hit->second);
+      return hit->second;
+    }
   }
   // Clusters need the device's support and code compiled for sm_90 or later: a build whose
   // newest code is older PTX (JIT-compiled for this GPU) has the one-block fallbacks of ptx.cuh.
@@ -360,8 +388,11 @@ int resident_split_clusters(const void* kernel, int split, int threads, int smem
   }
   cudaGetLastError();  // a refused query means "no split", not an error of this call
   clusters = clusters > 0 ? clusters : 0;
-  std::lock_guard<std::mutex> lock(mutex);
-  known.emplace(key, clusters);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    known.emplace(key, clusters);
+  }
+  recent.add(key, clusters);
   return clusters;
 }
 

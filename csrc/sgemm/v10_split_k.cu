@@ -38,22 +38,19 @@ namespace {
 constexpr int THREADS = 128, BN = 64, KC = 256;  // block threads, tile columns, K chunk
 constexpr int RED_LD = BN + 4;                   // floats per partial-tile row
 
-// B(k, n..n+3) as a float4 (B row-major), zeros past K and N.
-__device__ __forceinline__ float4 load_b_row(const float* B, int64_t ldb, int64_t K, int64_t N,
-                                             int64_t k, int64_t n, bool inside) {
-  if (inside) return __ldg(reinterpret_cast<const float4*>(B + k * ldb + n));
+// Four consecutive elements of B along its contiguous dimension as a float4: B(k, n..n+3) when B
+// is row-major, B(k..k+3, n) when it is column-major; zeros past K and N.
+template <bool B_COL>
+__device__ __forceinline__ float4 load_b4(const float* B, int64_t ldb, int64_t K, int64_t N,
+                                          int64_t k, int64_t n, bool inside) {
+  const int64_t offset = B_COL ? n * ldb + k : k * ldb + n;
+  if (inside) return __ldg(reinterpret_cast<const float4*>(B + offset));
   float e[4];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) e[i] = k < K && n + i < N ? B[k * ldb + n + i] : 0.0f;
-  return make_float4(e[0], e[1], e[2], e[3]);
-}
-// B(k..k+3, n) as a float4 (B column-major), zeros past K and N.
-__device__ __forceinline__ float4 load_b_col(const float* B, int64_t ldb, int64_t K, int64_t N,
-                                             int64_t k, int64_t n, bool inside) {
-  if (inside) return __ldg(reinterpret_cast<const float4*>(B + n * ldb + k));
-  float e[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) e[i] = n < N && k + i < K ? B[n * ldb + k + i] : 0.0f;
+  for (int i = 0; i < 4; ++i) {
+    const bool in = B_COL ? n < N && k + i < K : k < K && n + i < N;
+    e[i] = in ? B[offset + i] : 0.0f;
+  }
   return make_float4(e[0], e[1], e[2], e[3]);
 }
 
@@ -90,7 +87,9 @@ struct RowB {
                                        int64_t n0, int64_t k0, int batch, float4 (&b)[NB]) const {
     const bool inside = k0 + KC <= K && n + 4 <= N;
 #pragma unroll
-    for (int u = 0; u < NB; ++u) b[u] = load_b_row(B, ldb, K, N, k0 + 8 * (batch * NB + u) + slice, n, inside);
+    for (int u = 0; u < NB; ++u) {
+      b[u] = load_b4<false>(B, ldb, K, N, k0 + 8 * (batch * NB + u) + slice, n, inside);
+    }
   }
   __device__ __forceinline__ void compute(const float* as, int batch, const float4 (&b)[NB]) {
 #pragma unroll
@@ -142,7 +141,9 @@ struct ColB {
     const bool inside = k0 + KC <= K && n0 + BN <= N;
     const int64_t n = n0 + 16 * (threadIdx.x / 32) + g;
 #pragma unroll
-    for (int j = 0; j < NB; ++j) b[j] = load_b_col(B, ldb, K, N, k0 + 32 * batch + 4 * q, n + 4 * j, inside);
+    for (int j = 0; j < NB; ++j) {
+      b[j] = load_b4<true>(B, ldb, K, N, k0 + 32 * batch + 4 * q, n + 4 * j, inside);
+    }
   }
   __device__ __forceinline__ void compute(const float* as, int batch, const float4 (&b)[NB]) {
 #pragma unroll
@@ -283,5 +284,5 @@ void sgemm_v10_split_k(const GemmArgs& a) {
 
 FASTGEMM_REGISTER_SGEMM(sgemm_v10_split_k, {10, 80, 0, 16, "simt", "ldg", "split_k",
     "sgemm_v09_cp_async", true,
-    "4-, 8- or 16-row tiles, B streamed into registers once, K split across a cluster, partial tiles "
-    "summed in rank order through distributed shared memory"})
+    "4-, 8- or 16-row tiles, B streamed into registers once, K split across a cluster, partial "
+    "tiles summed in rank order through distributed shared memory"})

@@ -59,6 +59,16 @@ SUITE_TARGET_MS = 20.0
 EXIT_WRONG, EXIT_BAD_ARGUMENTS, EXIT_NO_GPU = 1, 2, 3
 
 
+def _dtype_usable(cp: Any, dtype: str) -> bool:
+    """Whether CuPy has `dtype` (bfloat16 needs ml_dtypes); warns and says no otherwise."""
+    try:
+        resolve_dtype(cp, dtype)
+    except Exception as exc:  # noqa: BLE001
+        warn(f"skipping {dtype}: {exc}")
+        return False
+    return True
+
+
 def _package_version() -> str:
     """fastgemm's version from the installed metadata (no import of the extension)."""
     try:
@@ -391,10 +401,7 @@ def run_benchmark(fastgemm: Any, args: argparse.Namespace) -> int:
         if not cands:
             warn(f"skipping {dtype}: nothing to run")
             continue
-        try:
-            resolve_dtype(cp, dtype)
-        except Exception as exc:  # noqa: BLE001
-            warn(f"skipping {dtype}: {exc}")
+        if not _dtype_usable(cp, dtype):
             continue
         plan.append((dtype, cands))
     if not plan:
@@ -498,10 +505,7 @@ def run_suite(fastgemm: Any, args: argparse.Namespace) -> int:
                 warn(note)
             warn(f"skipping {dtype}: no {dtype} kernel runs on this GPU")
             continue
-        try:
-            resolve_dtype(cp, dtype)
-        except Exception as exc:  # noqa: BLE001
-            warn(f"skipping {dtype}: {exc}")
+        if not _dtype_usable(cp, dtype):
             continue
         dtypes.append(dtype)
         auto = found
