@@ -101,6 +101,21 @@ __device__ __forceinline__ float4 ld_cluster_f32x4(const float* local, uint32_t 
 #endif
 }
 
+// --- programmatic dependent launch (sm_90+), for a kernel launched with programmatic stream
+// serialisation: wait until the previous kernel of the stream has completed and its memory is
+// visible; let the next kernel be launched (its blocks start as this kernel's blocks exit).
+// Before sm_90 there is no such launch, and stream order alone holds: both are no-ops.
+__device__ __forceinline__ void griddepcontrol_wait() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void griddepcontrol_launch_dependents() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 // --- ldmatrix (sm_75+): 8x8 matrices of 16-bit elements from shared memory into the fragment
 // layout of mma.sync. Lane l supplies the address of row (l % 8) of matrix (l / 8); each lane gets
 // one 32-bit register per matrix (two adjacent elements of one row, or of one column with .trans).

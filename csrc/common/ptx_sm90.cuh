@@ -103,15 +103,6 @@ __device__ __forceinline__ void bulk_wait() {
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
-// Programmatic dependent launch (a kernel launched with programmatic stream serialisation):
-// wait until the previous kernel of the stream has completed and its memory is visible, and let
-// the next kernel be launched (its blocks start as this kernel's blocks exit).
-__device__ __forceinline__ void griddepcontrol_wait() {
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-}
-__device__ __forceinline__ void griddepcontrol_launch_dependents() {
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-}
 // A barrier among `threads` threads (a multiple of 32) under hardware barrier `id` (1..15; 0 is
 // __syncthreads).
 __device__ __forceinline__ void named_barrier(int id, int threads) {

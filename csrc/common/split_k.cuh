@@ -13,7 +13,11 @@
 //      written),
 //   3. meets its peers again, so that no block leaves (and frees its shared memory) while a peer
 //      may still read it.
-// The order of every sum is fixed by the launch, so repeated calls give the same bits. S = 1
+// The order of every sum is fixed by the launch, so repeated calls give the same bits.
+// Dependent launch: on sm_90 launch_split allows programmatic stream serialisation (the launch
+// is cheaper for the host, and the driver may stage it while the previous kernel runs), and
+// split_share, which a split kernel calls before it touches global memory, waits there for the
+// previous kernel of the stream (griddepcontrol.wait): stream order holds as for any launch. S = 1
 // (no split, or a GPU without clusters: before sm_90 every block is a cluster of one) runs the
 // same code over the block's own tile. Code compiled for an architecture without clusters traps
 // if launched split. Host: split_grid, split_count (S), launch_split.
@@ -40,6 +44,7 @@ __device__ __forceinline__ void split_share(int64_t total, int64_t& first, int64
 #if __CUDA_ARCH__ < 900
   if (gridDim.z != 1) __trap();  // no clusters in this code: a split would write partial sums
 #endif
+  ptx::griddepcontrol_wait();  // the previous kernel's writes are visible from here on
   first = total * blockIdx.z / gridDim.z;
   count = total * (blockIdx.z + 1) / gridDim.z - first;
 }
@@ -116,22 +121,30 @@ __device__ __forceinline__ void split_tile(int64_t M, int block_m, int block_n, 
   n0 = int64_t(blockIdx.x) / tiles_m * block_n;
 }
 
-// kernel<<<grid (z = split), threads, smem, stream>>>(args...), in clusters of (1, 1, split).
+// kernel<<<grid (z = split), threads, smem, stream>>>(args...), in clusters of (1, 1, split),
+// as a dependent launch on a GPU of compute capability `cc` >= 9.0 (see the contract).
 template <typename Kernel, typename... Args>
 void launch_split(Kernel kernel, dim3 grid, int threads, int smem, cudaStream_t stream, int split,
-                  const char* name, Args... args) {
+                  int cc, const char* name, Args... args) {
   grid.z = static_cast<unsigned>(split);
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = dim3(static_cast<unsigned>(threads));
   config.dynamicSmemBytes = static_cast<size_t>(smem);
   config.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = static_cast<unsigned>(split);
+  cudaLaunchAttribute attr[2];
+  unsigned count = 0;
+  if (cc >= 90) {
+    attr[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[count++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (split > 1) {
+    attr[count].id = cudaLaunchAttributeClusterDimension;
+    attr[count].val.clusterDim.x = 1, attr[count].val.clusterDim.y = 1;
+    attr[count++].val.clusterDim.z = static_cast<unsigned>(split);
+  }
   config.attrs = attr;
-  config.numAttrs = split > 1 ? 1 : 0;
+  config.numAttrs = count;
   cuda_check(cudaLaunchKernelEx(&config, kernel, args...), name);
 }
 

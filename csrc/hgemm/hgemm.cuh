@@ -586,7 +586,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
                                     K::SMEM_BYTES, grid.x, ceil_div(a.K, Cfg::BLOCK_K),
                                     Cfg::SPLIT_MIN_TILES, Cfg::SPLIT_BLOCKS_PER_SM,
                                     props.sm_count);
-      launch_split(kernel, grid, K::THREADS, K::SMEM_BYTES, a.stream, split, name,
+      launch_split(kernel, grid, K::THREADS, K::SMEM_BYTES, a.stream, split, props.cc, name,
                    operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), a.ldc, a.alpha,
                    a.beta);
     } else {
