@@ -254,17 +254,66 @@ def test_dependent_launch_chain(torch, kernel, capture):
     check(torch, X, W, Z, 1.0, 0.0)
 
 
-# Decode-like shapes (few rows, long K): the split-K specialist runs clusters of up to 8 blocks
-# per output tile; rows past M, columns past N and K not a multiple of the tile are all covered.
-SKINNY = [(1, 4096, 8192), (7, 1000, 4104), (16, 2056, 14336), (17, 520, 3000), (3, 64, 64)]
+@pytest.mark.parametrize("capture", [False, True], ids=["stream", "graph"])
+@pytest.mark.parametrize("kernel", ["hgemm_v22_split_k", "hgemm_v23_split_k_wide", "hgemm_v24_wgmma_split_k"])
+def test_dependent_launch_split_chain(torch, kernel, capture):
+    # The split-K kernels are dependent launches (griddepcontrol.wait before any global access):
+    # a chain whose first and last GEMMs split a deep K 8 ways, with a read after write of Y and
+    # of X and a write after read of X.
+    _skip_if_not_runnable(kernel, "float16")
+    m, k = 48, 8192
+    X = _random(torch, m, k, "float16") * 0.05
+    W1 = _random(torch, k, m, "float16") * 0.05
+    W2 = _random(torch, m, k, "float16") * 0.05
+    Y = torch.full((m, m), float("nan"), device="cuda", dtype=torch.float16)
+    Z = torch.full((m, m), float("nan"), device="cuda", dtype=torch.float16)
+
+    def chain():
+        fastgemm.hgemm(X, W1, Y, kernel=kernel)  # Y = X W1 (deep K)
+        fastgemm.hgemm(Y, W2, X, 1.0, 0.5, kernel=kernel)  # X = Y W2 + X/2: RAW on Y, WAR on X
+        fastgemm.hgemm(X, W1, Z, kernel=kernel)  # Z = X W1: RAW on X
+
+    X0 = X.clone()
+    if capture:
+        fastgemm.hgemm(X, W1, Y, kernel=kernel)  # warm-up outside the capture
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=s):
+            chain()
+        X.copy_(X0)
+        Y.fill_(float("nan"))
+        Z.fill_(float("nan"))
+        graph.replay()
+    else:
+        chain()
+    torch.cuda.synchronize()
+    check(torch, X0, W1, Y, 1.0, 0.0)
+    check(torch, Y, W2, X, 1.0, 0.5, X0)
+    check(torch, X, W1, Z, 1.0, 0.0)
+
+
+# Split-K specialists on the shapes they are for: decode-like (few rows, long K) for v22, few
+# 128x128 tiles and deep K for v24. Each splits K across clusters of up to 8 blocks per output
+# tile; rows past M, columns past N and K not a multiple of the tile are all covered.
+SPLIT_SHAPES = {
+    "hgemm_v22_split_k": [(1, 4096, 8192), (7, 1000, 4104), (16, 2056, 14336), (17, 520, 3000), (3, 64, 64)],
+    "hgemm_v24_wgmma_split_k": [
+        (512, 512, 8192),
+        (128, 1000, 4104),
+        (200, 264, 1000),
+        (3, 24, 5000),
+        (130, 136, 64),
+    ],
+}
 
 
 @pytest.mark.parametrize("layout", ["CC", "CF", "FC", "FF"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_skinny_split_k(torch, dtype, layout):
-    name = "hgemm_v22_split_k"
+@pytest.mark.parametrize("name", sorted(SPLIT_SHAPES))
+def test_split_k_shapes(torch, name, dtype, layout):
     _skip_if_not_runnable(name, dtype)
-    for M, N, K in SKINNY:
+    for M, N, K in SPLIT_SHAPES[name]:
         A, B = _random(torch, M, K, dtype, layout[0]), _random(torch, K, N, dtype, layout[1])
         if layout[0] == "F":  # column-major A with its leading dimension padded to 16 bytes
             A = _random(torch, K, -(-M // 8) * 8, dtype).t()[:M]
@@ -277,7 +326,8 @@ def test_skinny_split_k(torch, dtype, layout):
         fastgemm.hgemm(A, B, C, -1.0, 0.25, kernel=name)
         torch.cuda.synchronize()
         check(torch, A, B, C, -1.0, 0.25, C0)
-    assert fastgemm.select(1, 4096, 8192, dtype).kernel.name == name  # auto's choice for decode
+    if name == "hgemm_v22_split_k":
+        assert fastgemm.select(1, 4096, 8192, dtype).kernel.name == name  # auto's choice for decode
 
 
 @pytest.mark.parametrize("kernel,dtype", HGEMM + [("auto", "float16")], ids=lambda v: v)

@@ -49,8 +49,10 @@ __device__ __forceinline__ void split_share(int64_t total, int64_t& first, int64
   count = total * (blockIdx.z + 1) / gridDim.z - first;
 }
 
-// Steps 1-3 of the contract, for a block of THREADS threads whose partial tile is `red`.
-template <int BM, int BN, int LD, int THREADS, typename T>
+// Steps 1-3 of the contract, by THREADS threads of the block (threads FIRST .. FIRST + THREADS - 1;
+// any others only meet the two cluster barriers, ptx::cluster_sync twice) whose partial tile is
+// `red`.
+template <int BM, int BN, int LD, int THREADS, int FIRST = 0, typename T>
 __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int64_t ldc,
                                                      int64_t M, int64_t N, int64_t m0,
                                                      int64_t n0, float alpha, float beta) {
@@ -59,7 +61,8 @@ __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int
   const uint32_t rank = ptx::cluster_ctarank(), ranks = ptx::cluster_nctarank();
   const int rows = M - m0 < BM ? static_cast<int>(M - m0) : BM;
   constexpr int GROUPS = BN / 4;  // 4-column groups per row
-  for (int u = rank * THREADS + threadIdx.x; u < rows * GROUPS; u += ranks * THREADS) {
+  const int thread = static_cast<int>(threadIdx.x) - FIRST;
+  for (int u = rank * THREADS + thread; u < rows * GROUPS; u += ranks * THREADS) {
     const int row = u / GROUPS, col = (u % GROUPS) * 4;
     const float* mine = red + row * LD + col;
     float4 sum = ptx::ld_cluster_f32x4(mine, 0);

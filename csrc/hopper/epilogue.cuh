@@ -2,6 +2,7 @@
 // beta * C, rounded once to fp16/bf16.
 //
 //   store_acc       registers -> global, two columns per store.
+//   stage_acc       registers -> an fp32 tile in shared memory (split-K partial sums).
 //   store_tile      stmatrix into 128-byte-swizzled 64x64 boxes in shared memory, TMA stores
 //                   from there; BETA_ZERO instantiates the loop without any read of C.
 //   TmaStore        store_tile for a persistent kernel: which buffer a warpgroup stores through,
@@ -42,6 +43,22 @@ __device__ __forceinline__ void store_acc(const float (&acc)[N / 2], T* C, int64
       if (row >= M || col >= Ncols) continue;
       store_pair(C + row * ldc + col, alpha * acc[4 * j + 2 * r], alpha * acc[4 * j + 2 * r + 1],
                  beta, col + 1 < Ncols, Ncols - col);
+    }
+}
+
+// A consumer warpgroup's 64 x N accumulators, in fp32, into rows 0..63 of `red` (a row pitch of
+// LD floats; LD % 32 == 8 or 24 keeps each half-warp's 8-byte stores on 32 distinct banks): the
+// partial tile of a split-K block (common/split_k.cuh).
+template <int N, int LD>
+__device__ __forceinline__ void stage_acc(const float (&acc)[N / 2], float* red) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = warp * 16 + lane / 4 + 8 * r, col = j * 8 + 2 * (lane % 4);
+      *reinterpret_cast<float2*>(red + row * LD + col) =
+          make_float2(acc[4 * j + 2 * r], acc[4 * j + 2 * r + 1]);
     }
 }
 

@@ -19,12 +19,14 @@
 namespace fastgemm::hopper {
 
 enum class Mainloop { one_stage, ring };  // mainloop.cuh
-enum class Schedule { one_shot, persistent };  // scheduler.cuh
-enum class Store { registers, tma };  // epilogue.cuh: store_acc / TmaStore
+enum class Schedule { one_shot, persistent, split_k };  // scheduler.cuh
+// epilogue.cuh: store_acc / TmaStore / stage_acc + cluster_reduce_store (common/split_k.cuh)
+enum class Store { registers, tma, split_k };
 
 // Dynamic shared memory of a configuration: its tiles (one stage, or the ring), the TMA-store
 // epilogue's C buffers (one per consumer warpgroup, one when warpgroup 2 borrows a stage), and
-// 1 KiB to align them to the swizzle atom.
+// 1 KiB to align them to the swizzle atom. A split-K partial tile (BM rows at a pitch of RED_LD
+// floats) takes the ring's place once the ring is drained.
 template <typename Cfg>
 constexpr int smem_bytes() {
   constexpr int stage = tile_bytes<Cfg::BM>() + tile_bytes<Cfg::BN>();
@@ -34,13 +36,16 @@ constexpr int smem_bytes() {
                                 : 0;
   static_assert(!Cfg::BORROW || Cfg::C_SLOTS * Cfg::C_PIECE * BOX_BYTES <= stage,
                 "a borrowed stage holds a C buffer");
+  static_assert(Cfg::STORE != Store::split_k || Cfg::BM * Cfg::RED_LD * 4 <= tiles,
+                "the drained ring holds the partial tile");
   return tiles + c_buffers + 1024;
 }
 
 template <typename Cfg>
-using SchedulerOf = std::conditional_t<Cfg::SCHEDULE == Schedule::persistent,
-                                       Persistent<Cfg::BM, Cfg::BN, Cfg::GROUP_M, Cfg::CLUSTER>,
-                                       OneShot<Cfg::BM, Cfg::BN>>;
+using SchedulerOf = std::conditional_t<
+    Cfg::SCHEDULE == Schedule::persistent, Persistent<Cfg::BM, Cfg::BN, Cfg::GROUP_M, Cfg::CLUSTER>,
+    std::conditional_t<Cfg::SCHEDULE == Schedule::split_k, SplitK<Cfg::BM, Cfg::BN>,
+                       OneShot<Cfg::BM, Cfg::BN>>>;
 
 // Host: a persistent grid of clusters capped at the clusters the GPU can hold at once (a GPC
 // whose free SMs do not divide by the cluster size leaves some idle; a cluster beyond the cap
@@ -80,7 +85,9 @@ dim3 resident_clusters(Kernel kernel, dim3 grid, int threads, int smem, const ch
 // keep the number of tile rounds (a block per SM at most): 512 tiles on 132 SMs take 4 rounds on
 // 128 blocks as on 132, and the 4 idle SMs spare the power budget that the busy ones' clocks
 // share. PDL: launched with programmatic stream serialisation (the kernel executes
-// griddepcontrol.wait before it touches global memory).
+// griddepcontrol.wait before it touches global memory). SplitK: launch_split (split_k.cuh), K
+// split in at most as many shares as keep SPLIT_MIN_KTILES k-tiles each and every cluster
+// resident, one block per SM.
 template <typename Cfg, typename T, typename KernelFor>
 void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, CLUSTER = Cfg::CLUSTER;
@@ -103,6 +110,18 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, smem);
     if constexpr (CLUSTER > 1) grid = resident_clusters<CLUSTER>(kernel, grid, threads, smem, name);
+    if constexpr (Cfg::SCHEDULE == Schedule::split_k) {
+      static_assert(Cfg::PDL && CLUSTER == 1, "a split launch is dependent, its cluster the split");
+      int device = 0;
+      FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+      const DeviceProps& props = device_props(device);
+      const int split = split_count(reinterpret_cast<const void*>(kernel), threads, smem, grid.x,
+                                    ceil_div(a.K, BLOCK_K), Cfg::SPLIT_MIN_KTILES, 1,
+                                    props.sm_count);
+      launch_split(kernel, grid, threads, smem, a.stream, split, props.cc, name, tma_a, tma_b,
+                   tma_c, static_cast<T*>(a.C), a.M, a.N, a.K, a.ldc, a.alpha, a.beta);
+      return;
+    }
     if constexpr (Cfg::BALANCE) {
       const int64_t tiles = ceil_div(a.M, int64_t(BM) * CLUSTER) * ceil_div(a.N, BN);
       const int64_t rounds = ceil_div(tiles, int64_t(grid.x / CLUSTER));

@@ -73,22 +73,24 @@ __device__ __forceinline__ void one_stage_mainloop(const CUtensorMap* tma_a,
   }
 }
 
-// Producer (one thread): the k_tiles k-tiles of output tile (m0, n0) into the ring. CLUSTER > 1:
-// this CTA loads part `ring.rank` of the B tile, multicast to every CTA of the cluster.
+// Producer (one thread): k-tiles k_first .. k_first + k_tiles - 1 of output tile (m0, n0) into
+// the ring. CLUSTER > 1: this CTA loads part `ring.rank` of the B tile, multicast to every CTA
+// of the cluster.
 template <bool A_KMAJOR, bool B_KMAJOR, typename RingT>
 __device__ __forceinline__ void produce(const RingT& ring, const CUtensorMap* tma_a,
                                         const CUtensorMap* tma_b, int m0, int n0, int k_tiles,
-                                        int& it) {
+                                        int& it, int k_first = 0) {
   constexpr int BM = RingT::TILE_M, BN = RingT::TILE_N, CLUSTER = RingT::CLUSTER;
   for (int t = 0; t < k_tiles; ++t, ++it) {
     const int s = ring.acquire(it);
     unsigned char* As = ring.stage(s);
-    load_tile<BM, A_KMAJOR>(As, tma_a, &ring.full[s], t * BLOCK_K, m0);
+    const int k0 = (k_first + t) * BLOCK_K;
+    load_tile<BM, A_KMAJOR>(As, tma_a, &ring.full[s], k0, m0);
     if (CLUSTER == 1) {
-      load_tile<BN, B_KMAJOR>(As + RingT::A_BYTES, tma_b, &ring.full[s], t * BLOCK_K, n0);
+      load_tile<BN, B_KMAJOR>(As + RingT::A_BYTES, tma_b, &ring.full[s], k0, n0);
     } else {
-      load_tile<BN, B_KMAJOR, CLUSTER>(As + RingT::A_BYTES, tma_b, &ring.full[s], t * BLOCK_K,
-                                       n0, ring.rank, (1u << CLUSTER) - 1);
+      load_tile<BN, B_KMAJOR, CLUSTER>(As + RingT::A_BYTES, tma_b, &ring.full[s], k0, n0,
+                                       ring.rank, (1u << CLUSTER) - 1);
     }
   }
 }

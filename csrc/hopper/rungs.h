@@ -5,7 +5,8 @@
 //
 // Main line: V10 -> V12 -> V13 -> V14 -> V16 -> V18 -> V19 -> V20 -> V21. Branches, selectable but not
 // improvements on their parent: V11 (V10's wide tile alone; V12 takes it with the ring that
-// makes it pay), V15 (V14 + 2-CTA clusters). The registry's `parent` and `branch` say the same.
+// makes it pay), V15 (V14 + 2-CTA clusters); V24 (V21 with K split across a cluster) is a
+// specialist for few tiles and long K. The registry's `parent` and `branch` say the same.
 #pragma once
 #include "hopper/launch.cuh"
 
@@ -22,6 +23,7 @@ struct V10 {  // wgmma + TMA, one stage, one warpgroup per 128x128 tile, registe
   static constexpr int C_PIECE = 0, C_SLOTS = 0;  // TmaStore: 64x64 boxes per store, pieces
   static constexpr bool BORROW = false, HOIST_BETA = false;
   static constexpr bool PDL = false;
+  static constexpr int RED_LD = 0, SPLIT_MIN_KTILES = 0;  // split-K (Store::split_k): V24
 };
 struct V11 : V10 {  // 128x256 tiles, two warpgroups of m64n256k16
   static constexpr int BN = 256, THREADS = 256;
@@ -61,6 +63,16 @@ struct V20 : V19 {  // beta == 0 tested once per tile, outside the store loop
 struct V21 : V20 {  // 128x128 tiles (twice the tiles per problem), a 6-stage ring
   static constexpr int BN = 128, STAGES = 6;
   static constexpr int C_PIECE = 1;
+};
+// Branch of V21: a block per tile and share of K, the shares of a tile one cluster, their fp32
+// partial tiles (rows at a pitch of RED_LD floats, in the drained ring) summed through DSMEM.
+struct V24 : V21 {
+  static constexpr Schedule SCHEDULE = Schedule::split_k;
+  static constexpr int GROUP_M = 0;
+  static constexpr bool BALANCE = false, BORROW = false;
+  static constexpr Store STORE = Store::split_k;
+  static constexpr int C_PIECE = 0, C_SLOTS = 0;
+  static constexpr int RED_LD = BN + 8, SPLIT_MIN_KTILES = 4;
 };
 
 }  // namespace fastgemm::hopper

@@ -7,6 +7,8 @@
 //   OneShot     — a block per tile (blockIdx.y rows, blockIdx.x columns), row-major.
 //   Persistent  — a block (cluster) per SM at most, walking tiles in groups of GROUP_M tile rows,
 //                 column by column: a band of A rows stays in L2 while B streams past it.
+//   SplitK      — a block per tile and share of K: grid x the tiles (row tiles fastest), grid z
+//                 the split, the S blocks of a tile one cluster (common/split_k.cuh).
 // (The launcher may shrink a persistent grid further: to the clusters the GPU holds at once, and
 // with BALANCE to as few blocks as keep the number of tile rounds; see launch.cuh.)
 #pragma once
@@ -16,6 +18,7 @@
 #include "common/gemm_args.h"
 #include "common/launch.cuh"
 #include "common/runtime.h"
+#include "common/split_k.cuh"
 
 namespace fastgemm::hopper {
 
@@ -36,6 +39,18 @@ struct OneShot {
     m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   }
   static dim3 grid(const GemmArgs& a, const char* name) { return tile_grid(a, BM, BN, name); }
+};
+
+template <int BM, int BN>
+struct SplitK {
+  __device__ __forceinline__ static void tile(int64_t M, int& m0, int& n0) {
+    int64_t m, n;
+    split_tile(M, BM, BN, m, n);
+    m0 = static_cast<int>(m), n0 = static_cast<int>(n);
+  }
+  static dim3 grid(const GemmArgs& a, const char* name) {
+    return split_grid(a.M, a.N, BM, BN, name);
+  }
 };
 
 template <int BM, int BN, int GROUP_M, int CLUSTER = 1>
