@@ -23,7 +23,6 @@ struct V10 {  // wgmma + TMA, one stage, one warpgroup per 128x128 tile, registe
   static constexpr int C_PIECE = 0, C_SLOTS = 0;  // TmaStore: 64x64 boxes per store, pieces
   static constexpr bool BORROW = false, HOIST_BETA = false;
   static constexpr bool PDL = false;
-  static constexpr int RED_LD = 0, SPLIT_MIN_KTILES = 0;  // split-K (Store::split_k): V24
 };
 struct V11 : V10 {  // 128x256 tiles, two warpgroups of m64n256k16
   static constexpr int BN = 256, THREADS = 256;
