@@ -5,8 +5,8 @@
 //
 // Main line: V10 -> V12 -> V13 -> V14 -> V16 -> V18 -> V19 -> V20 -> V21. Branches, selectable but not
 // improvements on their parent: V11 (V10's wide tile alone; V12 takes it with the ring that
-// makes it pay), V15 (V14 + 2-CTA clusters); V24 (V21 with K split across a cluster) is a
-// specialist for few tiles and long K. The registry's `parent` and `branch` say the same.
+// makes it pay), V15 (V14 + 2-CTA clusters); V24 (V21 with K split across a cluster) and V25
+// (the same on V20's wider tile) are specialists for few tiles and long K. The registry's `parent` and `branch` say the same.
 #pragma once
 #include "hopper/launch.cuh"
 
@@ -72,6 +72,10 @@ struct V24 : V21 {
   static constexpr Store STORE = Store::split_k;
   static constexpr int C_PIECE = 0, C_SLOTS = 0;
   static constexpr int RED_LD = BN + 8, SPLIT_MIN_KTILES = 4;
+};
+struct V25 : V24 {  // v24 on v20's 128x256 tile and 4-stage ring
+  static constexpr int BN = 256, STAGES = 4;
+  static constexpr int RED_LD = BN + 8;
 };
 
 }  // namespace fastgemm::hopper

@@ -18,9 +18,8 @@
 // shares do not amortise it, and problems with enough tiles are better served by v21/v20. The
 // clusters of one tile must fit in a GPC at once (split_count checks), which caps S by the GPU.
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B. sm_90a.
-#include "hopper/epilogue.cuh"
-#include "hopper/mainloop.cuh"
 #include "hopper/rungs.h"
+#include "hopper/split_gemm.cuh"
 #include "registry.h"
 
 namespace fastgemm {
@@ -29,37 +28,7 @@ namespace {
 using namespace hopper;
 
 FASTGEMM_HOPPER_KERNEL(hgemm_v24_wgmma_split_k, V24) {
-  using RingT = Ring<V24::BM, V24::BN, V24::STAGES, 2>;
-  const RingT ring = make_ring<RingT>();
-  __syncthreads();  // the ring's barriers are initialised
-  int64_t first, count;  // this block's k-tiles (waits for the previous kernel: PDL)
-  split_share((K + BLOCK_K - 1) / BLOCK_K, first, count);
-  int m0, n0;
-  SplitK<V24::BM, V24::BN>::tile(M, m0, n0);
-  const int wg = threadIdx.x / 128;
-  if (wg == 0) {
-    ptx::setmaxnreg_dec<PRODUCER_REGS>();
-    if (threadIdx.x == 0) {
-      int it = 0;
-      produce<A_KMAJOR, B_KMAJOR>(ring, &tma_a, &tma_b, m0, n0, static_cast<int>(count), it,
-                                  static_cast<int>(first));
-    }
-    ptx::cluster_sync();  // the two barriers of the consumers' cluster_reduce_store
-    ptx::cluster_sync();
-  } else {
-    ptx::setmaxnreg_inc<CONSUMER_REGS>();
-    const int half = wg - 1;
-    int it = 0;
-    float acc[V24::BN / 2];
-    consume<T, A_KMAJOR, B_KMAJOR>(ring, acc, half, static_cast<int>(count), it);
-    // Both warpgroups' wgmmas have read their last stage (and every copy has landed): the ring
-    // becomes the partial tile.
-    ptx::named_barrier(1, 256);
-    float* red = reinterpret_cast<float*>(ring.stages);
-    stage_acc<V24::BN, V24::RED_LD>(acc, red + 64 * half * V24::RED_LD);
-    cluster_reduce_store<V24::BM, V24::BN, V24::RED_LD, 256, 128>(red, C, ldc, M, N, m0, n0,
-                                                                  alpha, beta);
-  }
+  split_k_gemm<T, V24, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, C, M, N, K, ldc, alpha, beta);
 }
 
 }  // namespace
