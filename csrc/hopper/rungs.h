@@ -73,7 +73,7 @@ struct V24 : V21 {
   static constexpr int C_PIECE = 0, C_SLOTS = 0;
   static constexpr int RED_LD = BN + 8, SPLIT_MIN_KTILES = 4;
 };
-struct V25 : V24 {  // v24 on v20's 128x256 tile and 4-stage ring
+struct V25 : V24 {  // V24's split on V20's 128x256 tile and 4-stage ring (a branch of V20)
   static constexpr int BN = 256, STAGES = 4;
   static constexpr int RED_LD = BN + 8;
 };
