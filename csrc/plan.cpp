@@ -37,6 +37,11 @@ const std::vector<AutoRule> kHgemmRules = {
      "v22 on 64x64 tiles: for outputs of at most 64 rows and at most SMs/2 tiles of 64x128, "
      "where wider tiles leave SMs idle",
      0, 64, 128, 64, 90},
+    {"hgemm_v24_wgmma_split_k",
+     "v21's 128x128 wgmma tile with K split across a cluster of up to 8 blocks: for outputs of "
+     "at most SMs/2 tiles of 128x128 with K >= 2048, where whole-K tiles leave SMs idle "
+     "(sm_90a only)",
+     0, 128, 128, 0, 90, 2048},
     {"hgemm_v21_narrow_tile",
      "v20 on 128x128 tiles: for outputs with at most half as many 128x256 tiles as the GPU has "
      "SMs, where v20 leaves SMs idle (sm_90a only)",
@@ -154,6 +159,11 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
     if (rule.min_cc > 0 && t.cc < rule.min_cc) {
       skipped.push_back(std::string(rule.kernel) + " is preferred from compute capability " +
                         fmt_cc(rule.min_cc) + " on (where it was measured)");
+      continue;
+    }
+    if (rule.min_k > 0 && K < rule.min_k) {
+      skipped.push_back(std::string(rule.kernel) + " is for K of at least " +
+                        std::to_string(rule.min_k));
       continue;
     }
     if (rule.few_m > 0) {

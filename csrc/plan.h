@@ -39,6 +39,9 @@ struct AutoRule {
   // Preferred only on GPUs of at least this compute capability (0: any): where it was measured to
   // pay (the split-K specialists split K only where clusters exist, sm_90 on).
   int min_cc = 0;
+  // Preferred only for K of at least this (0: any): a split of K pays only where its shares are
+  // long enough to outweigh the reduction.
+  int64_t min_k = 0;
 };
 const std::vector<AutoRule>& auto_rules(DType dtype);
 

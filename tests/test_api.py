@@ -354,14 +354,16 @@ def _best_mma_sync(cc: int, m: int = 4096, n: int = 4096) -> str:
 DOCUMENTED_SMS = {90: 132, 80: 108}
 
 
-def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, alignment: int) -> str:
-    """The first AUTO_RULES candidate that is in the table, is meant for an m x n output and runs
-    on ``cc`` with ``alignment``-byte aligned operands."""
+def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alignment: int) -> str:
+    """The first AUTO_RULES candidate that is in the table, is meant for an m x n x k_depth
+    problem and runs on ``cc`` with ``alignment``-byte aligned operands."""
     table = {k.name: k for k in fastgemm.kernels(dtype)}
     sms = DOCUMENTED_SMS.get(cc, 0)
-    for name, _why, min_mn, few, max_m, min_cc in dispatch.AUTO_RULES[dtype]:
+    for name, _why, min_mn, few, max_m, min_cc, min_k in dispatch.AUTO_RULES[dtype]:
         k = table.get(name)
         if (max_m is not None and m > max_m) or (min_cc is not None and cc < min_cc):
+            continue
+        if min_k is not None and k_depth < min_k:
             continue
         if few is not None and 2 * (-(-m // few[0])) * (-(-n // few[1])) > sms:
             continue
@@ -370,13 +372,13 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, alignment: int) ->
     raise AssertionError(f"no {dtype} rule runs on cc {cc} with {alignment}-byte alignment")
 
 
-def _best_half(dtype: str, cc: int, m: int = 4096, n: int = 4096, alignment: int = 16) -> str:
+def _best_half(dtype: str, cc: int, m: int = 4096, n: int = 4096, k: int = 4096, alignment: int = 16) -> str:
     """What auto takes for a half-precision m x n output on 16-byte aligned operands (or their
     aligned copies) on cc >= 80. cc 80/86/89 never get a Hopper rung: the mma.sync rung, by name.
     cc 90: the first rule that runs, which is a Hopper rung when the build and the rules have one."""
     if cc != HOPPER_CC:
         return _best_mma_sync(cc, m, n)
-    name = _first_runnable_rule(dtype, cc, m, n, alignment)
+    name = _first_runnable_rule(dtype, cc, m, n, k, alignment)
     hopper = {k.name for k in _hopper(dtype)}
     if not hopper & {rule[0] for rule in dispatch.AUTO_RULES[dtype]}:
         assert name == _best_mma_sync(cc, m, n)  # no Hopper rule applies in this build
@@ -388,11 +390,11 @@ def _best_half(dtype: str, cc: int, m: int = 4096, n: int = 4096, alignment: int
 def test_select_small_output_takes_smaller_tiles(dtype, cc):
     # 128x256 tiles leave most SMs idle below ~2M outputs: the 128x128 rung is preferred there.
     small = fastgemm.select(1024, 1024, 1024, dtype, cc=cc)
-    assert small.kernel.name == _best_half(dtype, cc, 1024, 1024)
+    assert small.kernel.name == _best_half(dtype, cc, 1024, 1024, 1024)
     if small.kernel.name == "hgemm_v07_multistage":
         assert "hgemm_v09_raster is for outputs of at least" in small.reason
     wide = fastgemm.select(2048, 2048, 64, dtype, cc=cc)
-    assert wide.kernel.name == _best_half(dtype, cc, 2048, 2048)
+    assert wide.kernel.name == _best_half(dtype, cc, 2048, 2048, 64)
     if cc == 80:
         assert (small.kernel.name, wide.kernel.name) == ("hgemm_v07_multistage", "hgemm_v09_raster")
 
@@ -441,7 +443,7 @@ def test_select_float16_unaligned_large_pads_sm75():
 def test_select_half_unaligned_small(dtype, cc):
     sel = fastgemm.select(64, 64, 64, dtype, cc=cc, alignment=2)
     if cc == HOPPER_CC:
-        assert sel.kernel.name == _first_runnable_rule(dtype, cc, 64, 64, 2)
+        assert sel.kernel.name == _first_runnable_rule(dtype, cc, 64, 64, 64, 2)
     assert sel.kernel.name == "hgemm_v01_mma" and sel.kernel.dtype == dtype
     assert sel.pad is False
     assert "2-byte alignment" in sel.reason and "aligned temporaries" not in sel.reason
@@ -522,8 +524,9 @@ def test_auto_rules_refer_to_kernels():
     for dtype, rules in dispatch.AUTO_RULES.items():
         assert dtype in DTYPES
         assert rules, f"no rules for {dtype}"
-        for name, why, min_mn, few, max_m, min_cc in rules:
+        for name, why, min_mn, few, max_m, min_cc, min_k in rules:
             assert isinstance(min_mn, int) and min_mn >= 0, name
+            assert min_k is None or (isinstance(min_k, int) and min_k > 0), name
             assert few is None or (len(few) == 2 and min(few) > 0), name
             assert max_m is None or (isinstance(max_m, int) and max_m > 0), name
             assert min_cc is None or (isinstance(min_cc, int) and min_cc >= 75), name
@@ -592,7 +595,7 @@ def test_hopper_rules_never_run_below_sm90_any_build():
     # As if every build had every rung the rules name: a Hopper-only kernel (cc 9.0 only) is never
     # runnable on cc 8.x, whatever its alignment, so auto cannot pick one there.
     for dtype in HALF:
-        for name, _why, _min_mn, _few, _max_m, _min_cc in dispatch.AUTO_RULES[dtype]:
+        for name, *_ in dispatch.AUTO_RULES[dtype]:
             if not _hopper_rule_name(name):
                 continue
             k = fastgemm.KernelInfo(name, dtype, 99, HOPPER_CC, HOPPER_CC, 16, "as built", 1024)
