@@ -1,6 +1,6 @@
 // launch_cost.cu — the host cost of one kernel launch, the floor under every GEMM call: a C++
-// loop of launches of an empty kernel (runtime <<<>>>, driver cuLaunchKernel, cudaLaunchKernelEx
-// with the PDL attribute) and of the small runtime calls a launch path makes. Best of 7 rounds.
+// loop of launches of an empty kernel (runtime <<<>>>, driver cuLaunchKernel, cudaLaunchKernelEx plain,
+// with a cluster, with the PDL attribute, on a created stream) and of the small runtime calls a launch path makes. Best of 7 rounds.
 //   nvcc -arch=sm_90 -O2 -o /tmp/launch_cost benchmarks/launch_cost.cu -lcuda && /tmp/launch_cost
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -40,6 +40,14 @@ int main() {
   cudaLaunchAttribute pdl[1]; pdl[0].id = cudaLaunchAttributeProgrammaticStreamSerialization; pdl[0].val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t cfg{}; cfg.gridDim = dim3(132); cfg.blockDim = dim3(384); cfg.attrs = pdl; cfg.numAttrs = 1;
   printf("noop12 LaunchKernelEx PDL %.3f us\n", time_us([&] { cudaLaunchKernelEx(&cfg, noop12, p, p, (void*)nullptr, 64L, 64L, 64L, 64L, 64L, 64L, 1.f, 0.f, 0); }, 5000));
+  cudaLaunchConfig_t c0{}; c0.gridDim = dim3(132); c0.blockDim = dim3(384);
+  printf("noop12 LaunchKernelEx none %.3f us\n", time_us([&] { cudaLaunchKernelEx(&c0, noop12, p, p, (void*)nullptr, 64L, 64L, 64L, 64L, 64L, 64L, 1.f, 0.f, 0); }, 5000));
+  cudaLaunchAttribute cl[1]; cl[0].id = cudaLaunchAttributeClusterDimension; cl[0].val.clusterDim.x = 1; cl[0].val.clusterDim.y = 1; cl[0].val.clusterDim.z = 2;
+  cudaLaunchConfig_t c2{}; c2.gridDim = dim3(66, 1, 2); c2.blockDim = dim3(384); c2.attrs = cl; c2.numAttrs = 1;
+  printf("noop12 LaunchKernelEx clus2 %.3f us\n", time_us([&] { cudaLaunchKernelEx(&c2, noop12, p, p, (void*)nullptr, 64L, 64L, 64L, 64L, 64L, 64L, 1.f, 0.f, 0); }, 5000));
+  cudaStream_t st; cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking); c0.stream = st;
+  printf("noop12 Ex none, own stream %.3f us\n", time_us([&] { cudaLaunchKernelEx(&c0, noop12, p, p, (void*)nullptr, 64L, 64L, 64L, 64L, 64L, 64L, 1.f, 0.f, 0); }, 5000));
+  printf("noop12<<<>>> own stream    %.3f us\n", time_us([&] { noop12<<<132, 384, 0, st>>>(p, p, nullptr, 64, 64, 64, 64, 64, 64, 1.f, 0.f, 0); }, 5000));
   printf("cuLaunchKernel noop12     %.3f us\n", time_us([&] { cuLaunchKernel(f12, 132, 1, 1, 384, 1, 1, 0, nullptr, args, nullptr); }, 5000));
   printf("cuLaunchKernel noop       %.3f us\n", time_us([&] { cuLaunchKernel(f0, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr); }, 5000));
   return 0;
