@@ -1,6 +1,7 @@
 // launch_cost.cu — the host cost of one kernel launch, the floor under every GEMM call: a C++
-// loop of launches of an empty kernel (runtime <<<>>>, driver cuLaunchKernel, cudaLaunchKernelEx plain,
-// with a cluster, with the PDL attribute, on a created stream) and of the small runtime calls a launch path makes. Best of 7 rounds.
+// loop of launches of an empty kernel (runtime <<<>>>, driver cuLaunchKernel, cudaLaunchKernelEx
+// plain, with a cluster, with the PDL attribute, on a created stream) and of the small runtime
+// calls a launch path makes. Best of 7 rounds.
 //   nvcc -arch=sm_90 -O2 -o /tmp/launch_cost benchmarks/launch_cost.cu -lcuda && /tmp/launch_cost
 #include <cuda.h>
 #include <cuda_runtime.h>
