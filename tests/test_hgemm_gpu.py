@@ -212,66 +212,16 @@ def test_cuda_graph_capture(torch, kernel, dtype):
     check(torch, A, B, C, 2.0, 0.0)
 
 
-@pytest.mark.parametrize("capture", [False, True], ids=["stream", "graph"])
-@pytest.mark.parametrize(
-    "kernel", ["hgemm_v19_dependent_launch", "hgemm_v20_hoisted_beta", "hgemm_v21_narrow_tile"]
-)
-def test_dependent_launch_chain(torch, kernel, capture):
-    # Back-to-back GEMMs that read the previous one's output (read after write) and overwrite what
-    # the previous one reads (write after read): with programmatic dependent launch (v19, v20) the
-    # next grid may start before the previous finishes, so this fails if any access precedes
-    # griddepcontrol.wait (v21 launches as v20 does). 288 output tiles: persistent blocks run two or three each. The chain
-    # mixes beta = 0 and beta = 0.5 (v20's two epilogues).
-    _skip_if_not_runnable(kernel, "float16")
-    n = 3072
-    X = _random(torch, n, n, "float16") * 0.05
-    W = _random(torch, n, n, "float16") * 0.05
-    Y = torch.full((n, n), float("nan"), device="cuda", dtype=torch.float16)
-    Z = torch.full((n, n), float("nan"), device="cuda", dtype=torch.float16)
+def _dependent_chain(torch, kernel, X, W1, W2, capture):
+    """Y = X W1; X = Y W2 + X/2 (read after write of Y, write after read of X); Z = X W1 (read
+    after write of X), back to back on one stream or replayed from a CUDA graph, each checked."""
+    Y = torch.full((X.shape[0], W1.shape[1]), float("nan"), device="cuda", dtype=X.dtype)
+    Z = torch.full_like(Y, float("nan"))
 
     def chain():
-        fastgemm.hgemm(X, W, Y, kernel=kernel)  # Y = X W
-        fastgemm.hgemm(Y, W, X, 1.0, 0.5, kernel=kernel)  # X = Y W + X/2: RAW on Y, WAR on X
-        fastgemm.hgemm(X, W, Z, kernel=kernel)  # Z = X W: RAW on X
-
-    X0 = X.clone()
-    if capture:
-        fastgemm.hgemm(X, W, Y, kernel=kernel)  # warm-up outside the capture
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=s):
-            chain()
-        X.copy_(X0)
-        Y.fill_(float("nan"))
-        Z.fill_(float("nan"))
-        graph.replay()
-    else:
-        chain()
-    torch.cuda.synchronize()
-    check(torch, X0, W, Y, 1.0, 0.0)
-    check(torch, Y, W, X, 1.0, 0.5, X0)
-    check(torch, X, W, Z, 1.0, 0.0)
-
-
-@pytest.mark.parametrize("capture", [False, True], ids=["stream", "graph"])
-@pytest.mark.parametrize("kernel", ["hgemm_v22_split_k", "hgemm_v23_split_k_wide", "hgemm_v24_wgmma_split_k"])
-def test_dependent_launch_split_chain(torch, kernel, capture):
-    # The split-K kernels are dependent launches (griddepcontrol.wait before any global access):
-    # a chain whose first and last GEMMs split a deep K 8 ways, with a read after write of Y and
-    # of X and a write after read of X.
-    _skip_if_not_runnable(kernel, "float16")
-    m, k = 48, 8192
-    X = _random(torch, m, k, "float16") * 0.05
-    W1 = _random(torch, k, m, "float16") * 0.05
-    W2 = _random(torch, m, k, "float16") * 0.05
-    Y = torch.full((m, m), float("nan"), device="cuda", dtype=torch.float16)
-    Z = torch.full((m, m), float("nan"), device="cuda", dtype=torch.float16)
-
-    def chain():
-        fastgemm.hgemm(X, W1, Y, kernel=kernel)  # Y = X W1 (deep K)
-        fastgemm.hgemm(Y, W2, X, 1.0, 0.5, kernel=kernel)  # X = Y W2 + X/2: RAW on Y, WAR on X
-        fastgemm.hgemm(X, W1, Z, kernel=kernel)  # Z = X W1: RAW on X
+        fastgemm.hgemm(X, W1, Y, kernel=kernel)
+        fastgemm.hgemm(Y, W2, X, 1.0, 0.5, kernel=kernel)
+        fastgemm.hgemm(X, W1, Z, kernel=kernel)
 
     X0 = X.clone()
     if capture:
@@ -291,6 +241,42 @@ def test_dependent_launch_split_chain(torch, kernel, capture):
     check(torch, X0, W1, Y, 1.0, 0.0)
     check(torch, Y, W2, X, 1.0, 0.5, X0)
     check(torch, X, W1, Z, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("capture", [False, True], ids=["stream", "graph"])
+@pytest.mark.parametrize(
+    "kernel", ["hgemm_v19_dependent_launch", "hgemm_v20_hoisted_beta", "hgemm_v21_narrow_tile"]
+)
+def test_dependent_launch_chain(torch, kernel, capture):
+    # Back-to-back GEMMs that read the previous one's output (read after write) and overwrite what
+    # the previous one reads (write after read): with programmatic dependent launch (v19, v20) the
+    # next grid may start before the previous finishes, so this fails if any access precedes
+    # griddepcontrol.wait (v21 launches as v20 does). 288 output tiles: persistent blocks run two
+    # or three each. The chain mixes beta = 0 and beta = 0.5 (v20's two epilogues).
+    _skip_if_not_runnable(kernel, "float16")
+    n = 3072
+    W = _random(torch, n, n, "float16") * 0.05
+    _dependent_chain(torch, kernel, _random(torch, n, n, "float16") * 0.05, W, W, capture)
+
+
+@pytest.mark.parametrize("capture", [False, True], ids=["stream", "graph"])
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        "hgemm_v22_split_k",
+        "hgemm_v23_split_k_wide",
+        "hgemm_v24_wgmma_split_k",
+        "hgemm_v25_wgmma_split_k_wide",
+    ],
+)
+def test_dependent_launch_split_chain(torch, kernel, capture):
+    # The split-K kernels are dependent launches too (griddepcontrol.wait before any global
+    # access): the same chain, whose first and last GEMMs split a deep K 8 ways.
+    _skip_if_not_runnable(kernel, "float16")
+    m, k = 48, 8192
+    X = _random(torch, m, k, "float16") * 0.05
+    W1, W2 = _random(torch, k, m, "float16") * 0.05, _random(torch, m, k, "float16") * 0.05
+    _dependent_chain(torch, kernel, X, W1, W2, capture)
 
 
 # Split-K specialists on the shapes they are for: decode-like (few rows, long K) for v22, few
