@@ -63,6 +63,10 @@ const std::vector<AutoRule> kSgemmRules = {
      "4-, 8- or 16-row tiles, B streamed once into registers, K split across a cluster: for "
      "outputs of at most 64 rows (decode), where tiled rungs leave SMs idle and read B slowly",
      0, 0, 0, 64, 90},
+    {"sgemm_v11_split_k_tile",
+     "v09's 128x128 tile with K split across a cluster of up to 8 blocks: for outputs of at "
+     "most SMs/2 tiles of 128x256 (about one 128x128 tile per SM), where v09 leaves SMs idle",
+     0, 128, 256, 0, 90},
     {"sgemm_v09_cp_async", "fastest SGEMM rung: warp tiles, double-buffered cp.async copies", 0},
     {"sgemm_v08_warptile", "fastest SGEMM rung without cp.async (pre-sm_80 GPUs)", 0},
     {"sgemm_v05_blocktile_2d", "fastest SGEMM rung without 16-byte vector access", 0},

@@ -50,10 +50,15 @@ struct Registration {
 
 // At the end of a rung's .cu, after its entry points: NAME (fp32) or NAME_f16 / NAME_bf16 /
 // NAME_smem (the HGEMM and Hopper entry-point macros define those), and the RungInfo fields.
-#define FASTGEMM_REGISTER_SGEMM(NAME, ...)                                                      \
+#define FASTGEMM_REGISTER_SGEMM(NAME, ...) FASTGEMM_REGISTER_FP32_ROW(NAME, nullptr, __VA_ARGS__)
+// The same for a rung with more than 48 KiB of dynamic shared memory: NAME##_smem() says how much
+// (so that "can it run here" knows).
+#define FASTGEMM_REGISTER_SGEMM_SMEM(NAME, ...) \
+  FASTGEMM_REGISTER_FP32_ROW(NAME, NAME##_smem, __VA_ARGS__)
+#define FASTGEMM_REGISTER_FP32_ROW(NAME, SMEM, ...)                                             \
   namespace fastgemm {                                                                          \
   namespace {                                                                                   \
-  const Registration NAME##_registration(#NAME, "float32", RungInfo __VA_ARGS__, NAME, nullptr); \
+  const Registration NAME##_registration(#NAME, "float32", RungInfo __VA_ARGS__, NAME, SMEM);   \
   }                                                                                             \
   }
 #define FASTGEMM_REGISTER_HGEMM(NAME, ...)                                                      \

@@ -148,7 +148,7 @@ def test_sgemm_ladder():
     ladder = [k for k in ks if not k.branch]
     assert [k.version for k in ladder] == list(range(1, 10))
     # Shape specialists: branches numbered after the ladder.
-    assert [k.version for k in ks if k.branch] == [10]
+    assert [k.version for k in ks if k.branch] == [10, 11]
     for k in ks:
         assert k.name.startswith(f"sgemm_v{k.version:02d}_"), k.name
 
@@ -272,7 +272,9 @@ def test_kernels_unknown_dtype(dtype):
 def test_select_default_alignment(cc):
     sel = fastgemm.select(1024, 1024, 1024, "float32", cc=cc)
     assert isinstance(sel, fastgemm.Selection)
-    expected = "sgemm_v09_cp_async" if cc >= 80 else "sgemm_v08_warptile"
+    # 1024^2 is 64 tiles of 128x128: on sm_90 (clusters) the split-K tile rung, else the ladder's top
+    expected = _first_runnable_rule("float32", cc, 1024, 1024, 1024, 16)
+    assert expected == {90: "sgemm_v11_split_k_tile", 75: "sgemm_v08_warptile"}.get(cc, "sgemm_v09_cp_async")
     assert sel.kernel.name == expected
     assert sel.kernel == next(k for k in fastgemm.kernels() if k.name == expected)
     assert isinstance(sel.reason, str) and sel.reason
@@ -302,7 +304,7 @@ def test_select_alignment_4_large_pads(cc):
     # At or above PAD_MIN_MACS: the fastest rung for the GPU, on padded 16-byte aligned copies.
     sel = fastgemm.select(1024, 1024, 1024, "float32", cc=cc, alignment=4)
     assert 1024**3 >= dispatch.PAD_MIN_MACS
-    assert sel.kernel.name == ("sgemm_v09_cp_async" if cc >= 80 else "sgemm_v08_warptile")
+    assert sel.kernel.name == _first_runnable_rule("float32", cc, 1024, 1024, 1024, 16)
     assert sel.pad
     assert "4-byte" in sel.reason and "16-byte aligned temporaries" in sel.reason
 

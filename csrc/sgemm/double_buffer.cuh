@@ -1,0 +1,108 @@
+// sgemm/double_buffer.cuh — v09's K loop: double-buffered shared tiles of the warp-tiled block
+// (sgemm/warptile.cuh), filled by cp.async for the operand whose layout matches its shared tile and
+// through registers (transposed) for the other. v09 runs it over all of K; v11 over its share.
+//
+// Contract: main_loop (multiply_tile: the copies and the loop) multiplies the K x 128 tiles of the views A and B (origin m0 / n0 along MN)
+// over `tiles` 16-deep k-tiles from k = k0 into acc (reads past K are zero-filled). It uses As and Bs (2 buffers each) and ends with a block barrier,
+// so the caller may reuse that shared memory at once.
+#pragma once
+#include "sgemm/warptile.cuh"
+
+// Blocks per SM the register allocation must allow. Two cap a thread at 128 registers, which the
+// sm_90 compiler meets without spilling unless both operands are K-contiguous (row-major A,
+// column-major B: both staged through registers); older targets' compilers spill at that cap, so
+// they (and that layout) get one block's worth of registers per SM.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define FASTGEMM_DOUBLE_BUFFER_MIN_BLOCKS(a_col, b_col) ((!(a_col) && (b_col)) ? 1 : 2)
+#else
+#define FASTGEMM_DOUBLE_BUFFER_MIN_BLOCKS(a_col, b_col) 1
+#endif
+
+namespace fastgemm::sgemm::double_buffer {
+
+namespace wt = sgemm::warptile;
+
+// Copies one operand's BLOCK_K x BMN tile into a shared buffer: start() issues the global reads
+// (cp.async straight to shared memory, or loads into registers), finish() completes them (stores
+// the registers, transposing). Between the two the block does a tile's worth of math.
+template <int BMN, int LDS, bool MN_CONTIG>
+struct StagedCopy {
+  using Loader = TileLoader<wt::BLOCK_K, BMN, wt::THREADS, MN_CONTIG>;
+  const Loader loader;
+  float4 regs[MN_CONTIG ? 1 : Loader::CHUNKS];
+
+  __device__ __forceinline__ StagedCopy(const KmnView& v, int64_t x0) : loader(v, x0) {}
+
+  template <bool UNCHECKED>
+  __device__ __forceinline__ void start(const KmnView& v, int64_t k0, int64_t x0, float* s) {
+    if constexpr (MN_CONTIG) {
+      loader.template copy_async<LDS, UNCHECKED>(v, k0, x0, s);
+    } else {
+      loader.template load<UNCHECKED>(v, k0, x0, regs);
+    }
+  }
+  __device__ __forceinline__ void finish(float* s) {
+    if constexpr (!MN_CONTIG) Loader::template store<LDS>(s, regs);
+  }
+};
+
+// The K loop over double-buffered tiles. UNCHECKED (every tile of this block lies inside A and
+// B) drops all bounds checks from the copies: fewer instructions and registers in the hot loop.
+template <bool UNCHECKED, typename CopyA, typename CopyB>
+__device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B,
+                                          int64_t m0, int64_t n0, int64_t k0, int tiles, CopyA& copy_a, CopyB& copy_b,
+                                          float* As, float* Bs, const wt::LanePos& pos,
+                                          float (&acc)[wt::THREAD_M][wt::THREAD_N]) {
+  constexpr int STAGE_A = wt::BLOCK_K * wt::LDS_A, STAGE_B = wt::BLOCK_K * wt::LDS_B;
+  // Prologue: tile 0 into buffer 0.
+  copy_a.template start<UNCHECKED>(A, k0, m0, As);
+  copy_b.template start<UNCHECKED>(B, k0, n0, Bs);
+  fastgemm::ptx::cp_async_commit();
+  copy_a.finish(As);
+  copy_b.finish(Bs);
+  fastgemm::ptx::cp_async_wait<0>();
+  __syncthreads();
+
+  for (int t = 0; t < tiles; ++t) {
+    const int cur = t & 1, nxt = cur ^ 1;
+    const bool more = t + 1 < tiles;
+    // Buffer `nxt` was last read in step t-1, which every thread finished before the barrier
+    // that ended that step: it is free to refill while `cur` is multiplied.
+    if (more) {
+      copy_a.template start<UNCHECKED>(A, k0 + (t + 1) * int64_t(wt::BLOCK_K), m0, As + nxt * STAGE_A);
+      copy_b.template start<UNCHECKED>(B, k0 + (t + 1) * int64_t(wt::BLOCK_K), n0, Bs + nxt * STAGE_B);
+    }
+    fastgemm::ptx::cp_async_commit();
+    wt::multiply(As + cur * STAGE_A, Bs + cur * STAGE_B, pos, acc);
+    if (more) {
+      copy_a.finish(As + nxt * STAGE_A);
+      copy_b.finish(Bs + nxt * STAGE_B);
+    }
+    fastgemm::ptx::cp_async_wait<0>();
+    __syncthreads();
+  }
+}
+
+// The block's tile product over k in [k0, k_end) (k0 a multiple of BLOCK_K), handed to finish(pos, acc): the two
+// copies (cp.async for the operand whose KMN view is MN-contiguous), the accumulators, and the
+// loop without bounds checks when every tile of the block lies inside A and B.
+template <bool A_COL_MAJOR, bool B_COL_MAJOR, typename Finish>
+__device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B, int64_t m0,
+                                              int64_t n0, int64_t k0, int64_t k_end,
+                                              float* As, float* Bs, Finish&& finish) {
+  StagedCopy<wt::BLOCK_M, wt::LDS_A, A_COL_MAJOR> copy_a(A, m0);
+  StagedCopy<wt::BLOCK_N, wt::LDS_B, !B_COL_MAJOR> copy_b(B, n0);
+  const wt::LanePos pos;
+  float acc[wt::THREAD_M][wt::THREAD_N] = {};
+  const bool interior = m0 + wt::BLOCK_M <= A.MN && n0 + wt::BLOCK_N <= B.MN &&
+                        A.K % wt::BLOCK_K == 0;
+  const int tiles = static_cast<int>(ceil_div(k_end - k0, wt::BLOCK_K));
+  if (interior) {
+    main_loop<true>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
+  } else {
+    main_loop<false>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
+  }
+  finish(pos, acc);
+}
+
+}  // namespace fastgemm::sgemm::double_buffer
