@@ -2,9 +2,10 @@
 // (sgemm/warptile.cuh), filled by cp.async for the operand whose layout matches its shared tile and
 // through registers (transposed) for the other. v09 runs it over all of K; v11 over its share.
 //
-// Contract: main_loop (multiply_tile: the copies and the loop) multiplies the K x 128 tiles of the views A and B (origin m0 / n0 along MN)
-// over `tiles` 16-deep k-tiles from k = k0 into acc (reads past K are zero-filled). It uses As and Bs (2 buffers each) and ends with a block barrier,
-// so the caller may reuse that shared memory at once.
+// Contract: multiply_tile runs the block's two copies and main_loop over the 16-deep k-tiles of
+// [k0, k_end) of the views A and B (tile origin m0 / n0 along MN; reads past K are zero-filled),
+// then hands the accumulators to the caller's finish(pos, acc). It uses As and Bs (two buffers
+// each) and the loop ends at a block barrier, so finish may reuse that shared memory at once.
 #pragma once
 #include "sgemm/warptile.cuh"
 
@@ -49,9 +50,10 @@ struct StagedCopy {
 // The K loop over double-buffered tiles. UNCHECKED (every tile of this block lies inside A and
 // B) drops all bounds checks from the copies: fewer instructions and registers in the hot loop.
 template <bool UNCHECKED, typename CopyA, typename CopyB>
-__device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B,
-                                          int64_t m0, int64_t n0, int64_t k0, int tiles, CopyA& copy_a, CopyB& copy_b,
-                                          float* As, float* Bs, const wt::LanePos& pos,
+__device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, int64_t m0,
+                                          int64_t n0, int64_t k0, int tiles, CopyA& copy_a,
+                                          CopyB& copy_b, float* As, float* Bs,
+                                          const wt::LanePos& pos,
                                           float (&acc)[wt::THREAD_M][wt::THREAD_N]) {
   constexpr int STAGE_A = wt::BLOCK_K * wt::LDS_A, STAGE_B = wt::BLOCK_K * wt::LDS_B;
   // Prologue: tile 0 into buffer 0.
@@ -69,8 +71,10 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B,
     // Buffer `nxt` was last read in step t-1, which every thread finished before the barrier
     // that ended that step: it is free to refill while `cur` is multiplied.
     if (more) {
-      copy_a.template start<UNCHECKED>(A, k0 + (t + 1) * int64_t(wt::BLOCK_K), m0, As + nxt * STAGE_A);
-      copy_b.template start<UNCHECKED>(B, k0 + (t + 1) * int64_t(wt::BLOCK_K), n0, Bs + nxt * STAGE_B);
+      copy_a.template start<UNCHECKED>(A, k0 + (t + 1) * int64_t(wt::BLOCK_K), m0,
+                                       As + nxt * STAGE_A);
+      copy_b.template start<UNCHECKED>(B, k0 + (t + 1) * int64_t(wt::BLOCK_K), n0,
+                                       Bs + nxt * STAGE_B);
     }
     fastgemm::ptx::cp_async_commit();
     wt::multiply(As + cur * STAGE_A, Bs + cur * STAGE_B, pos, acc);
@@ -83,9 +87,10 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B,
   }
 }
 
-// The block's tile product over k in [k0, k_end) (k0 a multiple of BLOCK_K), handed to finish(pos, acc): the two
-// copies (cp.async for the operand whose KMN view is MN-contiguous), the accumulators, and the
-// loop without bounds checks when every tile of the block lies inside A and B.
+// The block's tile product over k in [k0, k_end) (k0 a multiple of BLOCK_K), handed to
+// finish(pos, acc): the two copies (cp.async for the operand whose KMN view is MN-contiguous), the
+// accumulators, and the loop without bounds checks when every tile of the block lies inside A and
+// B.
 template <bool A_COL_MAJOR, bool B_COL_MAJOR, typename Finish>
 __device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B, int64_t m0,
                                               int64_t n0, int64_t k0, int64_t k_end,
