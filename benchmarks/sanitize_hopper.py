@@ -34,13 +34,17 @@ if len(sys.argv) > 1:
 shapes = [(200, 264, 136), (64, 64, 64)] if "--small" not in sys.argv else [(72, 136, 72)]
 if "--small" not in sys.argv or "--multi" in sys.argv:
     shapes.append((1800, 2600, 72))
-# The split shape's K: long enough for a split of 8 at every split-K kernel's smallest share;
-# sgemm_v11's (8 k-tiles of 16) needs less, and racecheck walks every shared-memory access of its
-# SIMT loop, so it gets a shorter K (still split 8 ways).
-split_depth = {"sgemm_v11_split_k_tile": 1032}
+# The split shapes: decode-like, K long enough for a split of 8 at every split-K kernel's smallest
+# share. racecheck walks every shared-memory access of a SIMT loop, so the fp32 tile kernels get
+# shorter K: sgemm_v11 1032 (still split 8 ways), sgemm_v12 520 (4 ways) in both of its tilings
+# (64x128 for M <= N, 128x64 otherwise).
+split_shapes = {
+    "sgemm_v11_split_k_tile": [(8, 264, 1032)],
+    "sgemm_v12_split_k_narrow": [(8, 264, 520), (264, 8, 520)],
+}
 for name, dtype in kernels:
     # Split-K kernels also on a decode shape whose K is split across a cluster of several blocks.
-    for M, N, K in shapes + ([(8, 264, split_depth.get(name, 4104))] if name in split_k else []):
+    for M, N, K in shapes + (split_shapes.get(name, [(8, 264, 4104)]) if name in split_k else []):
         for oa in "CF":
             for ob in "CF":
                 A = cp.random.standard_normal((M, K), dtype=cp.float32).astype(dtype)

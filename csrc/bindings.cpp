@@ -242,12 +242,14 @@ PYBIND11_MODULE(_C, m) {
         py::object max_m = r.max_m > 0 ? py::object(py::int_(r.max_m)) : py::none();
         py::object min_cc = r.min_cc > 0 ? py::object(py::int_(r.min_cc)) : py::none();
         py::object min_k = r.min_k > 0 ? py::object(py::int_(r.min_k)) : py::none();
-        rules.append(py::make_tuple(r.kernel, r.why, r.min_mn, few, max_m, min_cc, min_k));
+        py::object max_short = r.max_short > 0 ? py::object(py::int_(r.max_short)) : py::none();
+        rules.append(
+            py::make_tuple(r.kernel, r.why, r.min_mn, few, max_m, min_cc, min_k, max_short));
       }
       out[dtype_name(d)] = rules;
     }
     return out;
-  }, "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n) or None, largest M or None, smallest cc or None, smallest K or None)], fastest first.");
+  }, "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n) or None, largest M or None, smallest cc or None, smallest K or None, largest min(M, N) or None)], fastest first.");
   m.attr("PAD_MIN_MACS") = kPadMinMacs;
   m.def("documented_smem_per_block", [](int cc) { return documented_target(cc).smem_per_block; },
         "Shared memory per block (bytes) that select(cc=...) assumes for an architecture.");

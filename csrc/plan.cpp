@@ -61,8 +61,12 @@ const std::vector<AutoRule> kHgemmRules = {
 const std::vector<AutoRule> kSgemmRules = {
     {"sgemm_v10_split_k",
      "4-, 8- or 16-row tiles, B streamed once into registers, K split across a cluster: for "
-     "outputs of at most 64 rows (decode), where tiled rungs leave SMs idle and read B slowly",
-     0, 0, 0, 64, 90},
+     "outputs of at most 16 rows (decode), where tiled rungs leave SMs idle and read B slowly",
+     0, 0, 0, 16, 90},
+    {"sgemm_v12_split_k_narrow",
+     "v11 on 64x128 or 128x64 tiles, two blocks per SM: for outputs of at most 64 rows or "
+     "columns, where v11's tile is at least half padding",
+     0, 0, 0, 0, 90, 0, 64},
     {"sgemm_v11_split_k_tile",
      "v09's 128x128 tile with K split across a cluster of up to 8 blocks: for outputs of at "
      "most SMs/2 tiles of 128x256 (about one 128x128 tile per SM), where v09 leaves SMs idle",
@@ -158,6 +162,11 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
     if (rule.max_m > 0 && M > rule.max_m) {
       skipped.push_back(std::string(rule.kernel) + " is for outputs of at most " +
                         std::to_string(rule.max_m) + " rows");
+      continue;
+    }
+    if (rule.max_short > 0 && std::min(M, N) > rule.max_short) {
+      skipped.push_back(std::string(rule.kernel) + " is for outputs of at most " +
+                        std::to_string(rule.max_short) + " rows or columns");
       continue;
     }
     if (rule.min_cc > 0 && t.cc < rule.min_cc) {

@@ -42,6 +42,9 @@ struct AutoRule {
   // Preferred only for K of at least this (0: any): a split of K pays only where its shares are
   // long enough to outweigh the reduction.
   int64_t min_k = 0;
+  // Preferred only for outputs whose shorter side (min(M, N)) is at most this (0: any): a shape
+  // specialist for outputs with few rows or few columns.
+  int64_t max_short = 0;
 };
 const std::vector<AutoRule>& auto_rules(DType dtype);
 

@@ -148,7 +148,7 @@ def test_sgemm_ladder():
     ladder = [k for k in ks if not k.branch]
     assert [k.version for k in ladder] == list(range(1, 10))
     # Shape specialists: branches numbered after the ladder.
-    assert [k.version for k in ks if k.branch] == [10, 11]
+    assert [k.version for k in ks if k.branch] == [10, 11, 12]
     for k in ks:
         assert k.name.startswith(f"sgemm_v{k.version:02d}_"), k.name
 
@@ -361,9 +361,11 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
     problem and runs on ``cc`` with ``alignment``-byte aligned operands."""
     table = {k.name: k for k in fastgemm.kernels(dtype)}
     sms = DOCUMENTED_SMS.get(cc, 0)
-    for name, _why, min_mn, few, max_m, min_cc, min_k in dispatch.AUTO_RULES[dtype]:
+    for name, _why, min_mn, few, max_m, min_cc, min_k, max_short in dispatch.AUTO_RULES[dtype]:
         k = table.get(name)
         if (max_m is not None and m > max_m) or (min_cc is not None and cc < min_cc):
+            continue
+        if max_short is not None and min(m, n) > max_short:
             continue
         if min_k is not None and k_depth < min_k:
             continue
@@ -526,8 +528,9 @@ def test_auto_rules_refer_to_kernels():
     for dtype, rules in dispatch.AUTO_RULES.items():
         assert dtype in DTYPES
         assert rules, f"no rules for {dtype}"
-        for name, why, min_mn, few, max_m, min_cc, min_k in rules:
+        for name, why, min_mn, few, max_m, min_cc, min_k, max_short in rules:
             assert isinstance(min_mn, int) and min_mn >= 0, name
+            assert max_short is None or (isinstance(max_short, int) and max_short > 0), name
             assert min_k is None or (isinstance(min_k, int) and min_k > 0), name
             assert few is None or (len(few) == 2 and min(few) > 0), name
             assert max_m is None or (isinstance(max_m, int) and max_m > 0), name

@@ -630,13 +630,15 @@ def test_expectations_cover_the_ladder():
         "sgemm_v09_cp_async",
         "sgemm_v10_split_k",
         "sgemm_v11_split_k_tile",
+        "sgemm_v12_split_k_narrow",
     ]
     assert [k.name for k in _of("cp_async", "float32")] == [
         "sgemm_v09_cp_async",
         "sgemm_v11_split_k_tile",
+        "sgemm_v12_split_k_narrow",
     ]
-    assert [k.version for k in _of("no_spills", "float32")] == [5, 6, 7, 8, 9, 10, 11]
-    assert len(_kernels_with("fma")) == len(SGEMM) == 11
+    assert [k.version for k in _of("no_spills", "float32")] == [5, 6, 7, 8, 9, 10, 11, 12]
+    assert len(_kernels_with("fma")) == len(SGEMM) == 12
     assert not _of("fma", "float16") and not _of("tensor_cores", "float32")
     assert not _of("wgmma", "float32") and not _of("tma", "float32")
 

@@ -103,13 +103,15 @@ struct TileLoader {
     }
   }
 
-  // A thread's chunks are a fixed stride apart (the same x, k 8 rows further in a K-contiguous
-  // view; the same x, THREADS*4/BMN rows further in an MN-contiguous one), so one pointer to its
-  // first chunk of the block's column of tiles and that stride locate them all. A tile that lies
-  // wholly inside the operand is then loaded with unpredicated 16-byte loads; only edge tiles pay
-  // for per-element bounds checks.
-  static_assert(MN_CONTIG ? THREADS % (BMN / 4) == 0 : THREADS % (2 * BMN) == 0,
-                "chunks of one thread must sit a fixed stride apart");
+  // A thread's chunks sit at offsets from its first one that are known at compile time (the same
+  // x, THREADS*4/BMN rows further in an MN-contiguous view; in a K-contiguous one the same x, 8
+  // rows further, or with fewer than 2*BMN threads THREADS/2 positions further along MN until a
+  // row of 8 k is covered), so one pointer to its first chunk of the block's column of tiles
+  // locates them all. A tile that lies wholly inside the operand is then loaded with unpredicated
+  // 16-byte loads; only edge tiles pay for per-element bounds checks.
+  static_assert(MN_CONTIG ? THREADS % (BMN / 4) == 0
+                          : THREADS % (2 * BMN) == 0 || (2 * BMN) % THREADS == 0,
+                "chunks of one thread must sit at fixed offsets");
   static constexpr int PASS = MN_CONTIG ? THREADS / (BMN / 4) : (THREADS / (2 * BMN)) * 8;
   const float* first;  // this thread's first chunk of the tile at k0 = 0
 
@@ -123,6 +125,11 @@ struct TileLoader {
     return k0 + BK <= v.K && x0 + BMN <= v.MN;
   }
   __device__ __forceinline__ const float* chunk(const KmnView& v, int64_t k0, int r) const {
+    if constexpr (!MN_CONTIG && THREADS < 2 * BMN) {
+      // chunk r is r * THREADS chunks on: (r * THREADS / 2) % BMN along MN, 8 k per full row
+      const int c = r * THREADS;
+      return first + ((c / 2) % BMN) * v.ld + k0 + (c / (2 * BMN)) * 8;
+    }
     // chunk r is PASS rows of the tile further along K (rows of ld elements when MN-contiguous)
     return first + (MN_CONTIG ? (k0 + r * PASS) * v.ld : k0 + r * PASS);
   }

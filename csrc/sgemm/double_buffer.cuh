@@ -1,11 +1,13 @@
 // sgemm/double_buffer.cuh — v09's K loop: double-buffered shared tiles of the warp-tiled block
 // (sgemm/warptile.cuh), filled by cp.async for the operand whose layout matches its shared tile and
-// through registers (transposed) for the other. v09 runs it over all of K; v11 over its share.
+// through registers (transposed) for the other. v09 runs it over all of K; v11 and v12 over their
+// share.
 //
 // Contract: multiply_tile runs the block's two copies and main_loop over the 16-deep k-tiles of
-// [k0, k_end) of the views A and B (tile origin m0 / n0 along MN; reads past K are zero-filled),
-// then hands the accumulators to the caller's finish(pos, acc). It uses As and Bs (two buffers
-// each) and the loop ends at a block barrier, so finish may reuse that shared memory at once.
+// [k0, k_end) of the views A and B (tile origin m0 / n0 along MN; reads past K are zero-filled)
+// on a block of warp tiling WT (warptile::Tile), then hands the accumulators to the caller's
+// finish(pos, acc). It uses As and Bs (two buffers each) and the loop ends at a block barrier, so
+// finish may reuse that shared memory at once.
 #pragma once
 #include "sgemm/warptile.cuh"
 
@@ -21,14 +23,12 @@
 
 namespace fastgemm::sgemm::double_buffer {
 
-namespace wt = sgemm::warptile;
-
 // Copies one operand's BLOCK_K x BMN tile into a shared buffer: start() issues the global reads
 // (cp.async straight to shared memory, or loads into registers), finish() completes them (stores
 // the registers, transposing). Between the two the block does a tile's worth of math.
-template <int BMN, int LDS, bool MN_CONTIG>
+template <typename WT, int BMN, int LDS, bool MN_CONTIG>
 struct StagedCopy {
-  using Loader = TileLoader<wt::BLOCK_K, BMN, wt::THREADS, MN_CONTIG>;
+  using Loader = TileLoader<WT::BLOCK_K, BMN, WT::THREADS, MN_CONTIG>;
   const Loader loader;
   float4 regs[MN_CONTIG ? 1 : Loader::CHUNKS];
 
@@ -49,13 +49,13 @@ struct StagedCopy {
 
 // The K loop over double-buffered tiles. UNCHECKED (every tile of this block lies inside A and
 // B) drops all bounds checks from the copies: fewer instructions and registers in the hot loop.
-template <bool UNCHECKED, typename CopyA, typename CopyB>
+template <typename WT, bool UNCHECKED, typename CopyA, typename CopyB>
 __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, int64_t m0,
                                           int64_t n0, int64_t k0, int tiles, CopyA& copy_a,
                                           CopyB& copy_b, float* As, float* Bs,
-                                          const wt::LanePos& pos,
-                                          float (&acc)[wt::THREAD_M][wt::THREAD_N]) {
-  constexpr int STAGE_A = wt::BLOCK_K * wt::LDS_A, STAGE_B = wt::BLOCK_K * wt::LDS_B;
+                                          const typename WT::LanePos& pos,
+                                          float (&acc)[WT::THREAD_M][WT::THREAD_N]) {
+  constexpr int STAGE_A = WT::BLOCK_K * WT::LDS_A, STAGE_B = WT::BLOCK_K * WT::LDS_B;
   // Prologue: tile 0 into buffer 0.
   copy_a.template start<UNCHECKED>(A, k0, m0, As);
   copy_b.template start<UNCHECKED>(B, k0, n0, Bs);
@@ -71,13 +71,13 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
     // Buffer `nxt` was last read in step t-1, which every thread finished before the barrier
     // that ended that step: it is free to refill while `cur` is multiplied.
     if (more) {
-      copy_a.template start<UNCHECKED>(A, k0 + (t + 1) * int64_t(wt::BLOCK_K), m0,
+      copy_a.template start<UNCHECKED>(A, k0 + (t + 1) * int64_t(WT::BLOCK_K), m0,
                                        As + nxt * STAGE_A);
-      copy_b.template start<UNCHECKED>(B, k0 + (t + 1) * int64_t(wt::BLOCK_K), n0,
+      copy_b.template start<UNCHECKED>(B, k0 + (t + 1) * int64_t(WT::BLOCK_K), n0,
                                        Bs + nxt * STAGE_B);
     }
     fastgemm::ptx::cp_async_commit();
-    wt::multiply(As + cur * STAGE_A, Bs + cur * STAGE_B, pos, acc);
+    WT::multiply(As + cur * STAGE_A, Bs + cur * STAGE_B, pos, acc);
     if (more) {
       copy_a.finish(As + nxt * STAGE_A);
       copy_b.finish(Bs + nxt * STAGE_B);
@@ -91,21 +91,21 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
 // finish(pos, acc): the two copies (cp.async for the operand whose KMN view is MN-contiguous), the
 // accumulators, and the loop without bounds checks when every tile of the block lies inside A and
 // B.
-template <bool A_COL_MAJOR, bool B_COL_MAJOR, typename Finish>
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, typename Finish>
 __device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B, int64_t m0,
                                               int64_t n0, int64_t k0, int64_t k_end,
                                               float* As, float* Bs, Finish&& finish) {
-  StagedCopy<wt::BLOCK_M, wt::LDS_A, A_COL_MAJOR> copy_a(A, m0);
-  StagedCopy<wt::BLOCK_N, wt::LDS_B, !B_COL_MAJOR> copy_b(B, n0);
-  const wt::LanePos pos;
-  float acc[wt::THREAD_M][wt::THREAD_N] = {};
-  const bool interior = m0 + wt::BLOCK_M <= A.MN && n0 + wt::BLOCK_N <= B.MN &&
-                        A.K % wt::BLOCK_K == 0;
-  const int tiles = static_cast<int>(ceil_div(k_end - k0, wt::BLOCK_K));
+  StagedCopy<WT, WT::BLOCK_M, WT::LDS_A, A_COL_MAJOR> copy_a(A, m0);
+  StagedCopy<WT, WT::BLOCK_N, WT::LDS_B, !B_COL_MAJOR> copy_b(B, n0);
+  const typename WT::LanePos pos;
+  float acc[WT::THREAD_M][WT::THREAD_N] = {};
+  const bool interior = m0 + WT::BLOCK_M <= A.MN && n0 + WT::BLOCK_N <= B.MN &&
+                        A.K % WT::BLOCK_K == 0;
+  const int tiles = static_cast<int>(ceil_div(k_end - k0, WT::BLOCK_K));
   if (interior) {
-    main_loop<true>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
+    main_loop<WT, true>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
   } else {
-    main_loop<false>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
+    main_loop<WT, false>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
   }
   finish(pos, acc);
 }

@@ -18,7 +18,7 @@
 namespace fastgemm {
 namespace {
 
-namespace wt = sgemm::warptile;
+using wt = sgemm::warptile::Square;
 
 template <bool A_COL_MAJOR, bool B_COL_MAJOR>
 __global__ void __launch_bounds__(wt::THREADS, 2)

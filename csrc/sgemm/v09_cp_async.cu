@@ -17,7 +17,7 @@
 namespace fastgemm {
 namespace {
 
-namespace wt = sgemm::warptile;
+using wt = sgemm::warptile::Square;
 using sgemm::double_buffer::multiply_tile;
 
 template <bool A_COL_MAJOR, bool B_COL_MAJOR>
@@ -28,11 +28,11 @@ __global__ void __launch_bounds__(wt::THREADS,
   __shared__ __align__(16) float As[2 * wt::BLOCK_K * wt::LDS_A];
   __shared__ __align__(16) float Bs[2 * wt::BLOCK_K * wt::LDS_B];
   const int64_t m0 = blockIdx.y * int64_t(wt::BLOCK_M), n0 = blockIdx.x * int64_t(wt::BLOCK_N);
-  multiply_tile<A_COL_MAJOR, B_COL_MAJOR>(A, B, m0, n0, 0, A.K, As, Bs,
-                                          [&](const auto& pos, const auto& acc) {
-                                            wt::epilogue(C, ldc, A.MN, B.MN, m0, n0, pos, acc,
-                                                         alpha, beta);
-                                          });
+  multiply_tile<wt, A_COL_MAJOR, B_COL_MAJOR>(A, B, m0, n0, 0, A.K, As, Bs,
+                                              [&](const auto& pos, const auto& acc) {
+                                                wt::epilogue(C, ldc, A.MN, B.MN, m0, n0, pos,
+                                                             acc, alpha, beta);
+                                              });
 }
 
 }  // namespace

@@ -24,8 +24,8 @@
 // What limits it: rows past M are padding (a 16-row tile with M = 5 does 16 rows of FMAs); it is
 // bound by FMA issue, not HBM, once ROWS = 16 on a GPU with more bandwidth per FMA; the split
 // needs clusters (sm_90+), older GPUs run one block per tile.
-// Shapes: any M, N, K >= 1 (auto sends it M <= 64: past 16 rows, several 16-row tiles that read
-// each column panel of B from L2 after the first); sm_80+ (as v09), 16-byte aligned operands.
+// Shapes: any M, N, K >= 1 (auto sends it M <= 16: past 16 rows, several 16-row tiles read each
+// column panel of B, and v12's 64-row tile is faster); sm_80+ (as v09), 16-byte aligned operands.
 #include <type_traits>
 
 #include "common/split_k.cuh"

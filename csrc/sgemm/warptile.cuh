@@ -1,41 +1,45 @@
-// sgemm/warptile.cuh — the warp-tiled inner product and epilogue of rungs v08 and v09.
+// sgemm/warptile.cuh — the warp-tiled inner product and epilogue of rungs v08, v09, v11 and v12.
 //
-// Block tile 128x128, BK = 16, 256 threads = 8 warps arranged 2 (M) x 4 (N); each warp owns a
-// 64x32 warp tile, computed as 2x2 sub-tiles of 32x16. Inside a sub-tile the 32 lanes form an
-// 8 (M) x 4 (N) grid and each lane owns a 4x4 patch, so a lane holds 2x2 patches = 8x8 outputs.
-// For one k a warp reads 8 consecutive float4s of A and 4 of B per sub-tile row/column: one
-// shared-memory wavefront each, no bank conflicts, and the 8 lanes that share an A float4 get it
-// by broadcast. Shared tiles are K-major with a 4-float row pad (see TileLoader).
+// A warp owns a 64x32 warp tile, computed as 2x2 sub-tiles of 32x16. Inside a sub-tile the 32
+// lanes form an 8 (M) x 4 (N) grid and each lane owns a 4x4 patch, so a lane holds 2x2 patches =
+// 8x8 outputs. For one k a warp reads 8 consecutive float4s of A and 4 of B per sub-tile
+// row/column: one shared-memory wavefront each, no bank conflicts, and the 8 lanes that share an
+// A float4 get it by broadcast. Shared tiles are K-major with a 4-float row pad (see TileLoader).
+// The block is WARPS_M x WARPS_N warps, BK = 16: Square (2 x 4 warps, 128x128, 256 threads) for
+// v08-v11, and the 64-row (1 x 4) and 64-column (2 x 2) tiles of v12.
 #pragma once
 #include "sgemm/common.cuh"
 
 namespace fastgemm::sgemm::warptile {
 
-constexpr int BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 16;
-constexpr int WARP_M = 64, WARP_N = 32;
-constexpr int WARPS_M = BLOCK_M / WARP_M, WARPS_N = BLOCK_N / WARP_N;
-constexpr int THREADS = 32 * WARPS_M * WARPS_N;
-constexpr int LANES_M = 8, LANES_N = 4, PATCH = 4;       // lane grid and patch side
-constexpr int SUB_M = LANES_M * PATCH, SUB_N = LANES_N * PATCH;  // 32 x 16 sub-tile
-constexpr int ITER_M = WARP_M / SUB_M, ITER_N = WARP_N / SUB_N;  // 2 x 2 sub-tiles per warp
-constexpr int THREAD_M = ITER_M * PATCH, THREAD_N = ITER_N * PATCH;
-constexpr int LDS_A = BLOCK_M + 4, LDS_B = BLOCK_N + 4;  // padded row strides (floats)
-static_assert(LANES_M * LANES_N == 32, "a sub-tile is covered by one warp");
-static_assert(BLOCK_M % WARP_M == 0 && BLOCK_N % WARP_N == 0, "warps tile the block");
+template <int WARPS_M_, int WARPS_N_>
+struct Tile {
+  static constexpr int WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
+  static constexpr int WARP_M = 64, WARP_N = 32;
+  static constexpr int BLOCK_M = WARPS_M * WARP_M, BLOCK_N = WARPS_N * WARP_N, BLOCK_K = 16;
+  static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
+  static constexpr int LANES_M = 8, LANES_N = 4, PATCH = 4;  // lane grid and patch side
+  static constexpr int SUB_M = LANES_M * PATCH, SUB_N = LANES_N * PATCH;  // 32 x 16 sub-tile
+  // 2 x 2 sub-tiles per warp
+  static constexpr int ITER_M = WARP_M / SUB_M, ITER_N = WARP_N / SUB_N;
+  static constexpr int THREAD_M = ITER_M * PATCH, THREAD_N = ITER_N * PATCH;
+  static constexpr int LDS_A = BLOCK_M + 4, LDS_B = BLOCK_N + 4;  // padded row strides (floats)
+  static_assert(LANES_M * LANES_N == 32, "a sub-tile is covered by one warp");
 
-// Where this lane's patches start inside the block tile.
-struct LanePos {
-  int row, col;  // of patch (0, 0); patch (p, q) is at row + p * SUB_M, col + q * SUB_N
-  __device__ __forceinline__ LanePos() {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    row = (warp / WARPS_N) * WARP_M + (lane / LANES_N) * PATCH;
-    col = (warp % WARPS_N) * WARP_N + (lane % LANES_N) * PATCH;
-  }
+  // Where this lane's patches start inside the block tile.
+  struct LanePos {
+    int row, col;  // of patch (0, 0); patch (p, q) is at row + p * SUB_M, col + q * SUB_N
+    __device__ __forceinline__ LanePos() {
+      const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+      row = (warp / WARPS_N) * WARP_M + (lane / LANES_N) * PATCH;
+      col = (warp % WARPS_N) * WARP_N + (lane % LANES_N) * PATCH;
+    }
 };
 
 // acc += As^T Bs over one BLOCK_K slab of shared memory.
-__device__ __forceinline__ void multiply(const float* As, const float* Bs, const LanePos& pos,
-                                         float (&acc)[THREAD_M][THREAD_N]) {
+__device__ __forceinline__ static void multiply(const float* As, const float* Bs,
+                                                const LanePos& pos,
+                                                float (&acc)[THREAD_M][THREAD_N]) {
 #pragma unroll
   for (int k = 0; k < BLOCK_K; ++k) {
     float a[THREAD_M], b[THREAD_N];
@@ -54,10 +58,10 @@ __device__ __forceinline__ void multiply(const float* As, const float* Bs, const
   }
 }
 
-__device__ __forceinline__ void epilogue(float* C, int64_t ldc, int64_t M, int64_t N, int64_t m0,
-                                         int64_t n0, const LanePos& pos,
-                                         const float (&acc)[THREAD_M][THREAD_N], float alpha,
-                                         float beta) {
+__device__ __forceinline__ static void epilogue(float* C, int64_t ldc, int64_t M, int64_t N,
+                                                int64_t m0, int64_t n0, const LanePos& pos,
+                                                const float (&acc)[THREAD_M][THREAD_N],
+                                                float alpha, float beta) {
 #pragma unroll
   for (int i = 0; i < THREAD_M; ++i)
 #pragma unroll
@@ -70,8 +74,11 @@ __device__ __forceinline__ void epilogue(float* C, int64_t ldc, int64_t M, int64
 }
 
 template <typename KernelFor>
-void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
+static void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   launch_kmn<BLOCK_M, BLOCK_N, THREADS>(a, name, kernel_for);
 }
+};
+
+using Square = Tile<2, 4>;  // 128x128, 256 threads
 
 }  // namespace fastgemm::sgemm::warptile

@@ -25,13 +25,15 @@ __all__ = ["AUTO_RULES", "PAD_MIN_MACS", "Selection", "alignment_of", "check_run
 # (tile_m, tile_n) or None: preferred only for outputs of at most SMs / 2 such tiles, largest M
 # or None: preferred only for outputs of at most that many rows, smallest compute capability
 # (10 * major + minor) or None: preferred only on GPUs from there on, smallest K or None:
-# preferred only for K of at least that)], fastest first.
+# preferred only for K of at least that, largest min(M, N) or None: preferred only for outputs
+# with at most that many rows or columns)], fastest first.
 AUTO_RULES: dict[
-    str, list[tuple[str, str, int, tuple[int, int] | None, int | None, int | None, int | None]]
+    str,
+    list[tuple[str, str, int, tuple[int, int] | None, int | None, int | None, int | None, int | None]],
 ] = {
     dtype: [
-        (name, why, min_mn, few, max_m, min_cc, min_k)
-        for name, why, min_mn, few, max_m, min_cc, min_k in rules
+        (name, why, min_mn, few, max_m, min_cc, min_k, max_short)
+        for name, why, min_mn, few, max_m, min_cc, min_k, max_short in rules
     ]
     for dtype, rules in _C.auto_rules().items()
 }

@@ -1,0 +1,79 @@
+// sgemm/split_k_tile.cuh — a warp-tiled block (sgemm/warptile.cuh) over a share of K, with the
+// partial tiles of a cluster summed deterministically (common/split_k.cuh): the body and the host
+// side of v11 (128x128 tiles) and v12 (64-row and 64-column tiles).
+//
+// Contract. A kernel of tiling WT passes its dynamic shared memory (smem_bytes<WT>() of it) to
+// run(): block z of a split_grid launch takes the z-th even share of K's 16-deep k-tiles, runs
+// v09's double-buffered loop over it (sgemm/double_buffer.cuh), writes its fp32 partial tile into
+// the loop's drained buffers and joins cluster_reduce_store, which writes C. launch() sizes the
+// split S (split_count: at most 8, each share at least MIN_KTILES k-tiles, every cluster resident
+// at once at blocks_per_sm blocks per SM) and launches with launch_split.
+#pragma once
+#include "common/split_k.cuh"
+#include "sgemm/double_buffer.cuh"
+
+namespace fastgemm::sgemm::split_k_tile {
+
+constexpr int MIN_KTILES = 8;  // smallest share of K a block takes, in 16-deep k-tiles
+
+template <typename WT>
+constexpr int red_ld() {
+  return WT::BLOCK_N + 4;  // floats per partial-tile row (16-byte aligned rows)
+}
+template <typename WT>
+constexpr int smem_bytes() {
+  constexpr int loop = 2 * WT::BLOCK_K * (WT::LDS_A + WT::LDS_B), red = WT::BLOCK_M * red_ld<WT>();
+  return 4 * (loop > red ? loop : red);
+}
+
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR>
+__device__ __forceinline__ void run(float* smem, const KmnView& A, const KmnView& B, float* C,
+                                    int64_t ldc, float alpha, float beta) {
+  constexpr int RED_LD = red_ld<WT>();
+  float* As = smem;
+  float* Bs = smem + 2 * WT::BLOCK_K * WT::LDS_A;
+  int64_t m0, n0;
+  split_tile(A.MN, WT::BLOCK_M, WT::BLOCK_N, m0, n0);
+  int64_t first, count;  // this block's share of the k-tiles
+  split_share((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
+  double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR>(
+      A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K, As, Bs,
+      [&](const typename WT::LanePos& pos, const float (&acc)[WT::THREAD_M][WT::THREAD_N]) {
+        // The loop ended at a block barrier: its buffers become this block's partial tile. A
+        // quarter warp's float4 stores cover two rows 4 apart (16 banks apart at a pitch of
+        // 4 mod 32 floats) x 16 columns: no bank conflicts.
+        float* red = smem;
+#pragma unroll
+        for (int i = 0; i < WT::THREAD_M; ++i)
+#pragma unroll
+          for (int q = 0; q < WT::ITER_N; ++q) {
+            const int j = q * WT::PATCH;
+            const int row = pos.row + (i / WT::PATCH) * WT::SUB_M + i % WT::PATCH;
+            *reinterpret_cast<float4*>(red + row * RED_LD + pos.col + q * WT::SUB_N) =
+                make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+          }
+      });
+  cluster_reduce_store<WT::BLOCK_M, WT::BLOCK_N, RED_LD, WT::THREADS>(smem, C, ldc, A.MN, B.MN,
+                                                                     m0, n0, alpha, beta);
+}
+
+// kernel_for(a_col, b_col) is the rung's kernel of tiling WT for that layout.
+template <typename WT, typename KernelFor>
+void launch(const GemmArgs& a, const char* name, int blocks_per_sm, KernelFor kernel_for) {
+  constexpr int SMEM = smem_bytes<WT>();
+  const dim3 grid = split_grid(a.M, a.N, WT::BLOCK_M, WT::BLOCK_N, name);
+  int device = 0;
+  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  const DeviceProps& props = device_props(device);
+  with_layouts(a, [&](auto a_col, auto b_col) {
+    auto kernel = kernel_for(a_col, b_col);
+    set_smem(kernel, SMEM);
+    const int split = split_count(reinterpret_cast<const void*>(kernel), WT::THREADS, SMEM,
+                                  grid.x, ceil_div(a.K, WT::BLOCK_K), MIN_KTILES, blocks_per_sm,
+                                  props.sm_count);
+    launch_split(kernel, grid, WT::THREADS, SMEM, a.stream, split, props.cc, name, kmn_a(a),
+                 kmn_b(a), static_cast<float*>(a.C), a.ldc, a.alpha, a.beta);
+  });
+}
+
+}  // namespace fastgemm::sgemm::split_k_tile
