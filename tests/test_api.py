@@ -500,7 +500,7 @@ def test_select_unknown_dtype(dtype):
 
 
 def test_select_zero_sizes():
-    # An empty output has at most 64 rows: the decode specialist where it is preferred (sm_90),
+    # An empty output has at most 16 rows: the decode specialist where it is preferred (sm_90),
     # the tiled rung elsewhere (nothing is launched for it either way).
     assert fastgemm.select(0, 0, 0, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
     assert fastgemm.select(0, 0, 0, "float32", cc=90).kernel.name == "sgemm_v10_split_k"
@@ -1092,4 +1092,17 @@ def test_decode_specialists_only_where_measured(dtype):
     sel = fastgemm.select(1, 4096, 14336, dtype, cc=80)
     assert sel.kernel.name != name
     assert f"{name} is preferred from compute capability 9.0 on" in sel.reason
-    assert fastgemm.select(65 if dtype == "float32" else 17, 4096, 14336, dtype, cc=90).kernel.name != name
+    assert fastgemm.select(17, 4096, 14336, dtype, cc=90).kernel.name != name
+
+
+@pytest.mark.parametrize("m, n", [(17, 4096), (64, 14336), (4096, 16), (16384, 64), (64, 64)])
+def test_select_narrow_fp32(m, n):
+    # Outputs with at most 64 rows or columns (past v10's 16 rows) go to the half-size tiles on
+    # sm_90, and the explanation names the rule; 68 (the next 16-byte aligned width) goes elsewhere.
+    sel = fastgemm.select(m, n, 4096, "float32", cc=90)
+    assert sel.kernel.name == "sgemm_v12_split_k_narrow", sel
+    assert "at most 64 rows or columns" in sel.reason
+    wider = fastgemm.select(max(m, 68), max(n, 68), 4096, "float32", cc=90)
+    assert wider.kernel.name != "sgemm_v12_split_k_narrow"
+    assert "sgemm_v12_split_k_narrow is for outputs of at most 64 rows or columns" in wider.reason
+    assert fastgemm.select(m, n, 4096, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
