@@ -36,11 +36,11 @@ if "--small" not in sys.argv or "--multi" in sys.argv:
     shapes.append((1800, 2600, 72))
 # The split shapes: decode-like, K long enough for a split of 8 at every split-K kernel's smallest
 # share. racecheck walks every shared-memory access of a SIMT loop, so the fp32 tile kernels get
-# shorter K: sgemm_v11 1032 (still split 8 ways), sgemm_v12 520 (4 ways) in both of its tilings
-# (64x128 for M <= N, 128x64 otherwise).
+# shorter K: sgemm_v11 1032 (still split 8 ways), sgemm_v12 520 (4 ways) in each of its tilings
+# (32x128 / 64x128 for M <= N, 128x32 / 128x64 otherwise).
 split_shapes = {
     "sgemm_v11_split_k_tile": [(8, 264, 1032)],
-    "sgemm_v12_split_k_narrow": [(8, 264, 520), (264, 8, 520)],
+    "sgemm_v12_split_k_narrow": [(8, 264, 520), (264, 8, 520), (40, 264, 520), (264, 40, 520)],
 }
 for name, dtype in kernels:
     # Split-K kernels also on a decode shape whose K is split across a cluster of several blocks.

@@ -64,8 +64,8 @@ const std::vector<AutoRule> kSgemmRules = {
      "outputs of at most 16 rows (decode), where tiled rungs leave SMs idle and read B slowly",
      0, 0, 0, 16, 90},
     {"sgemm_v12_split_k_narrow",
-     "v11 on 64x128 or 128x64 tiles, two blocks per SM: for outputs of at most 64 rows or "
-     "columns, where v11's tile is at least half padding",
+     "v11 on 64x128 or 128x64 tiles (32x128 or 128x32 up to 32 rows or columns): for outputs of "
+     "at most 64 rows or columns, where v11's tile is at least half padding",
      0, 0, 0, 0, 90, 0, 64},
     {"sgemm_v11_split_k_tile",
      "v09's 128x128 tile with K split across a cluster of up to 8 blocks: for outputs of at "

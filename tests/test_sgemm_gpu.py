@@ -327,8 +327,9 @@ def test_auto_pads_with_beta_into_misaligned_c(cp):
 
 # The split-K specialists on shapes they split: sgemm_v10 on decode-like shapes (4- and 16-row
 # tiles), sgemm_v11 on few 128x128 tiles with long K (clusters of up to 8 blocks per output
-# tile), sgemm_v12 on 64x128 (M <= N) and 128x64 (M > N) tiles; rows past M, columns past N
-# and K not a multiple of a block's share covered.
+# tile), sgemm_v12 on 64x128 (M <= N) and 128x64 (M > N) tiles, and 32x128 / 128x32 where the
+# shorter side is at most 32; rows past M, columns past N and K not a multiple of a block's share
+# covered.
 SPLIT_SHAPES = {
     "sgemm_v10_split_k": [(1, 4096, 8192), (3, 1000, 4100), (16, 2056, 14336), (5, 520, 3000), (17, 64, 64)],
     "sgemm_v11_split_k_tile": [
@@ -346,6 +347,12 @@ SPLIT_SHAPES = {
         (129, 128, 20),
         (65, 64, 8192),
         (64, 64, 8192),
+        (32, 4096, 4096),
+        (4096, 32, 4096),
+        (17, 1000, 3000),
+        (1000, 20, 2004),
+        (5, 132, 20),
+        (36, 8, 8200),
     ],
 }
 

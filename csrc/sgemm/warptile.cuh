@@ -1,27 +1,30 @@
 // sgemm/warptile.cuh — the warp-tiled inner product and epilogue of rungs v08, v09, v11 and v12.
 //
-// A warp owns a 64x32 warp tile, computed as 2x2 sub-tiles of 32x16. Inside a sub-tile the 32
-// lanes form an 8 (M) x 4 (N) grid and each lane owns a 4x4 patch, so a lane holds 2x2 patches =
-// 8x8 outputs. For one k a warp reads 8 consecutive float4s of A and 4 of B per sub-tile
-// row/column: one shared-memory wavefront each, no bank conflicts, and the 8 lanes that share an
-// A float4 get it by broadcast. Shared tiles are K-major with a 4-float row pad (see TileLoader).
-// The block is WARPS_M x WARPS_N warps, BK = 16: Square (2 x 4 warps, 128x128, 256 threads) for
-// v08-v11, and the 64-row (1 x 4) and 64-column (2 x 2) tiles of v12.
+// A warp owns a WARP_M x 32 warp tile (WARP_M = 64, or 32 for v12's thinnest tiles), computed as
+// (WARP_M / 32) x 2 sub-tiles of 32x16. Inside a sub-tile the 32 lanes form an 8 (M) x 4 (N) grid
+// and each lane owns a 4x4 patch, so at WARP_M = 64 a lane holds 2x2 patches = 8x8 outputs. For
+// one k a warp reads 8 consecutive float4s of A and 4 of B per sub-tile row/column: one
+// shared-memory wavefront each, no bank conflicts, and the 8 lanes that share an A float4 get it
+// by broadcast. Shared tiles are K-major with a 4-float row pad (see TileLoader). The block is
+// WARPS_M x WARPS_N warps, BK = 16: Square (2 x 4 warps, 128x128, 256 threads) for v08-v11, and
+// v12's four-warp tiles: 64x128 (1 x 4), 128x64 (2 x 2), 32x128 (1 x 4 of 32x32) and 128x32
+// (4 x 1 of 32x32).
 #pragma once
 #include "sgemm/common.cuh"
 
 namespace fastgemm::sgemm::warptile {
 
-template <int WARPS_M_, int WARPS_N_>
+template <int WARPS_M_, int WARPS_N_, int WARP_M_ = 64>
 struct Tile {
   static constexpr int WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
-  static constexpr int WARP_M = 64, WARP_N = 32;
+  static constexpr int WARP_M = WARP_M_, WARP_N = 32;
   static constexpr int BLOCK_M = WARPS_M * WARP_M, BLOCK_N = WARPS_N * WARP_N, BLOCK_K = 16;
   static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
   static constexpr int LANES_M = 8, LANES_N = 4, PATCH = 4;  // lane grid and patch side
   static constexpr int SUB_M = LANES_M * PATCH, SUB_N = LANES_N * PATCH;  // 32 x 16 sub-tile
-  // 2 x 2 sub-tiles per warp
+  // (WARP_M / 32) x 2 sub-tiles per warp
   static constexpr int ITER_M = WARP_M / SUB_M, ITER_N = WARP_N / SUB_N;
+  static_assert(WARP_M % SUB_M == 0, "a warp tile is whole sub-tiles");
   static constexpr int THREAD_M = ITER_M * PATCH, THREAD_N = ITER_N * PATCH;
   static constexpr int LDS_A = BLOCK_M + 4, LDS_B = BLOCK_N + 4;  // padded row strides (floats)
   static_assert(LANES_M * LANES_N == 32, "a sub-tile is covered by one warp");
