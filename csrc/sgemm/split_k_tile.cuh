@@ -1,6 +1,6 @@
 // sgemm/split_k_tile.cuh — a warp-tiled block (sgemm/warptile.cuh) over a share of K, with the
 // partial tiles of a cluster summed deterministically (common/split_k.cuh): the body and the host
-// side of v11 (128x128 tiles) and v12 (64-row and 64-column tiles).
+// side of v11 (128x128 tiles) and v12 (tiles 64 or 32 rows or columns wide).
 //
 // Contract. A kernel of tiling WT passes its dynamic shared memory (smem_bytes<WT>() of it) to
 // run(): block z of a split_grid launch takes the z-th even share of K's 16-deep k-tiles, runs

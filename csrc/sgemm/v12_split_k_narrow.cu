@@ -8,7 +8,7 @@
 // (one sub-tile row), 1 x 4 (32x128) or 4 x 1 (128x32). The double-buffered loop, the split of K
 // across a cluster and the rank-order reduction are v11's (sgemm/split_k_tile.cuh); the
 // K-contiguous copies deal a 128-wide tile's float4s to 128 threads (TileLoader's
-// fewer-threads-than-chunks-per-row case). Two blocks share an SM.
+// fewer-threads-than-chunks-per-row case). Two blocks share an SM (four of the 32-wide tiles).
 // Why it pays: an output of 64 rows (a decode or small-batch GEMM) or 64 columns fills half of
 // each of v11's 128x128 tiles with zero rows or zero columns, whose FMAs and loads are all wasted;
 // the half tile does no such work, and its 34 KiB of shared memory and 128 threads let two blocks
