@@ -56,6 +56,11 @@ from types import ModuleType
 from typing import Any
 
 OVERHEAD_START, OVERHEAD_END = "<!-- overhead_results -->", "<!-- /overhead_results -->"
+PRECISION_START, PRECISION_END = "<!-- precision_results -->", "<!-- /precision_results -->"
+RESULT_KEYS = {  # what every record of a results file of that mode must hold
+    "overhead": ("case", "label", "library", "status", "host_us_median"),
+    "precision": ("shape", "candidate", "ms", "vs_cublas_sgemm", "rel_error"),
+}
 SUITE_MARKERS = "<!-- bench:suite:{dtype}:start -->", "<!-- bench:suite:{dtype}:end -->"
 LIBRARIES = (("torch", "torch"), ("cupy", "CuPy"))  # (record value, column name), column order
 TIMING_NOTE = {
@@ -98,18 +103,22 @@ def load(path: Path) -> dict:
     results = data["results"]
     if not results:
         raise UpdateError(f"{path}: no results")
-    if data["meta"].get("mode") == "overhead":
+
+    def require(mode: str, keys: tuple[str, ...]) -> None:
         for r in results:
-            missing = [k for k in ("case", "label", "library", "status", "host_us_median") if k not in r]
+            missing = [k for k in keys if k not in r]
             if missing:
-                raise UpdateError(f"{path}: an overhead result lacks {', '.join(missing)}")
-        data["kind"] = "overhead"
+                raise UpdateError(
+                    f"{path}: a{'n' if mode[0] in 'aeiou' else ''} {mode} result lacks {', '.join(missing)}"
+                )
+
+    mode = data["meta"].get("mode")
+    if mode in ("overhead", "precision"):
+        require(mode, RESULT_KEYS[mode])
+        data["kind"] = mode
         return data
-    if data["meta"].get("mode") == "suite":
-        for r in results:
-            missing = [k for k in ("category", "M", "N", "K", "ratio", "e2e_ratio") if k not in r]
-            if missing:
-                raise UpdateError(f"{path}: a suite result lacks {', '.join(missing)}")
+    if mode == "suite":
+        require("suite", ("category", "M", "N", "K", "ratio", "e2e_ratio"))
         if not isinstance(data.get("summary"), list) or not data["summary"]:
             raise UpdateError(f"{path}: a suite results file needs its 'summary'")
         if not data["meta"].get("dtype"):
@@ -287,6 +296,33 @@ def overhead_markdown(data: dict) -> str:
     return overhead_caption(meta) + "\n\n" + tables.format_table(headers, rows, right, padded=False)
 
 
+def precision_markdown(data: dict) -> str:
+    """Caption and table for one benchmarks/precision.py results file: per shape and candidate,
+    device time, TFLOPS, speed relative to cuBLAS SGEMM and normalised error."""
+    meta = data["meta"]
+    text = (
+        f"Measured on {meta.get('gpu', '?')}, {meta.get('date', '?')[:10]}, fastgemm "
+        f"{meta.get('fastgemm', '?')}{' at ' + meta['commit'] if meta.get('commit') else ''}, CuPy {meta.get('cupy', '?')}, "
+        f"torch {meta.get('torch') or '—'}; `{_escape(meta.get('command', ''))}`. "
+        f"{_escape(meta.get('method', ''))}; median of {meta.get('rounds', '?')} rounds.\n"
+        f"Timing: {TIMING_NOTE['device']}."
+    )
+    headers = ["M×N×K", "candidate", "ms", "TFLOPS", "speed vs cuBLAS SGEMM", "error vs float64"]
+    rows = [
+        [
+            "x".join(str(x) for x in r["shape"]),
+            _escape(r["candidate"]),
+            f"{r['ms']:.3f}",
+            f"{r['tflops']:.1f}",
+            f"{r['vs_cublas_sgemm']:.2f}x",
+            f"{r['rel_error']:.1e}",
+        ]
+        for r in data["results"]
+    ]
+    right = [False, False, True, True, True, True]
+    return text + "\n\n" + tables.format_table(headers, rows, right, padded=False)
+
+
 def suite_caption(meta: dict) -> str:
     peers = [str(meta.get("baseline") or "cuBLAS through CuPy")]
     if meta.get("torch_version"):
@@ -336,10 +372,13 @@ def update(readme: Path, json_paths: Sequence[Path], dry_run: bool = False, out:
     by_dtype: dict = {}
     suites: dict = {}
     overhead: list = []
+    precision: list = []
     for path in json_paths:
         data = load(path)
         if data["kind"] == "overhead":
             overhead.append((path, data))
+        elif data["kind"] == "precision":
+            precision.append((path, data))
         elif data["kind"] == "suite":
             suites.setdefault(data["dtype"], []).append((path, data))
         else:
@@ -358,6 +397,7 @@ def update(readme: Path, json_paths: Sequence[Path], dry_run: bool = False, out:
         sources = ", ".join(str(p) for p, _ in items)
         report.append(f"{readme}: bench:{dtype}: {_change(old, body)} (from {sources})")
     optional = [("overhead_results", (OVERHEAD_START, OVERHEAD_END), overhead, overhead_markdown)]
+    optional.append(("precision_results", (PRECISION_START, PRECISION_END), precision, precision_markdown))
     optional += [
         (f"bench:suite:{dtype}", tuple(m.format(dtype=dtype) for m in SUITE_MARKERS), items, suite_markdown)
         for dtype, items in suites.items()

@@ -42,6 +42,7 @@ py::dict kernel_info(const KernelEntry& k) {
   d["epilogue"] = k.epilogue;
   d["parent"] = k.parent;
   d["branch"] = k.branch;
+  d["precision"] = k.precision;
   return d;
 }
 
@@ -78,8 +79,14 @@ void require_gpu() {
 // What kernel="auto" runs for C[M,N] = A[M,K] @ B[K,N]: the current GPU's cached plan (the one a
 // call of this shape and alignment runs), or, with cc, the decision for that architecture.
 py::dict select_plan(int64_t M, int64_t N, int64_t K, const std::string& dtype_str,
-                std::optional<int> cc, std::optional<int> alignment) {
+                std::optional<int> cc, std::optional<int> alignment,
+                const std::string& precision_str) {
   const DType dtype = dtype_or_type_error(dtype_str);
+  const Precision precision = parse_precision(precision_str);
+  if (dtype != DType::f32 && precision != Precision::ieee) {
+    throw py::value_error("precision '" + precision_str + "' is for float32; " + dtype_str +
+                          " products run on the tensor cores with fp32 accumulation");
+  }
   if (M < 0 || N < 0 || K < 0) {
     throw py::value_error("negative problem size M=" + std::to_string(M) + ", N=" +
                           std::to_string(N) + ", K=" + std::to_string(K));
@@ -89,11 +96,11 @@ py::dict select_plan(int64_t M, int64_t N, int64_t K, const std::string& dtype_s
                               : alignment_of({256, uint64_t(K * size), uint64_t(N * size)});
   Plan plan;
   if (cc) {
-    plan = decide(documented_target(*cc), dtype, M, N, K, align, align, align);
+    plan = decide(documented_target(*cc), dtype, M, N, K, align, align, align, precision);
   } else {
     require_gpu();
     plan = plan_for(PlanKey{current_device(), dtype, M, N, K, false, false, false, align, align,
-                            align});
+                            align, precision});
   }
   py::dict d;
   d["name"] = plan.kernel->name;
@@ -155,19 +162,19 @@ py::capsule dlpack_test_capsule(uintptr_t ptr, std::vector<int64_t> shape,
   });
 }
 
-// _C.gemm as a plain METH_FASTCALL function: the eight positional arguments arrive as an array,
-// without pybind11's per-call argument vectors and overload walk. Exceptions map as pybind11
-// maps them (its builtin errors, then the module's translator's, then RuntimeError).
+// _C.gemm as a plain METH_FASTCALL function: the eight or nine positional arguments arrive as
+// an array, without pybind11's per-call argument vectors and overload walk. Exceptions map as
+// pybind11 maps them (its builtin errors, then the module's translator's, then RuntimeError).
 PyObject* gemm_fastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 8) {
-    PyErr_Format(PyExc_TypeError, "gemm() takes 8 positional arguments (%zd given)", nargs);
+  if (nargs != 8 && nargs != 9) {
+    PyErr_Format(PyExc_TypeError, "gemm() takes 8 or 9 positional arguments (%zd given)", nargs);
     return nullptr;
   }
   const long fn = PyLong_AsLong(args[0]);
   if (fn == -1 && PyErr_Occurred()) return nullptr;
   try {
     return gemm_call(static_cast<int>(fn), args[1], args[2], args[3], args[4],
-                     args[5], args[6], args[7])
+                     args[5], args[6], args[7], nargs == 9 ? py::handle(args[8]) : py::handle())
         .release()
         .ptr();
   } catch (py::error_already_set& e) {
@@ -193,8 +200,8 @@ PyObject* gemm_fastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 PyMethodDef gemm_def = {
     "gemm", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&gemm_fastcall)),
     METH_FASTCALL,
-    "gemm(fn, A, B, C, alpha, beta, kernel, stream) -> C: the entry of fastgemm.gemm (fn 0), "
-    "sgemm (1) and hgemm (2)."};
+    "gemm(fn, A, B, C, alpha, beta, kernel, stream[, precision]) -> C: the entry of "
+    "fastgemm.gemm (fn 0), sgemm (1) and hgemm (2)."};
 
 }  // namespace
 
@@ -221,6 +228,7 @@ PYBIND11_MODULE(_C, m) {
   }, "The kernel table as a list of dicts.");
   m.def("select", &select_plan, py::arg("M"), py::arg("N"), py::arg("K"), py::arg("dtype"),
         py::arg("cc") = py::none(), py::arg("alignment") = py::none(),
+        py::arg("precision") = "ieee",
         "The kernel auto runs (dict: name, dtype, reason, pad).");
   m.def("check_runnable",
         [](const std::string& name, int min_cc, int max_cc, int smem_bytes, int need_alignment,
@@ -233,11 +241,10 @@ PYBIND11_MODULE(_C, m) {
         py::arg("name"), py::arg("min_cc"), py::arg("max_cc"), py::arg("smem_bytes"),
         py::arg("need_alignment"), py::arg("cc"), py::arg("alignment"),
         "Why a kernel with these needs cannot run on compute capability cc (None if it can).");
-  m.def("auto_rules", [] {
-    py::dict out;
-    for (DType d : {DType::f32, DType::f16, DType::bf16}) {
+  m.def("auto_rules", [](const std::string& precision) {
+    auto as_list = [](const std::vector<AutoRule>& table) {
       py::list rules;
-      for (const AutoRule& r : auto_rules(d)) {
+      for (const AutoRule& r : table) {
         py::object few = r.few_m > 0 ? py::object(py::make_tuple(r.few_m, r.few_n)) : py::none();
         py::object max_m = r.max_m > 0 ? py::object(py::int_(r.max_m)) : py::none();
         py::object min_cc = r.min_cc > 0 ? py::object(py::int_(r.min_cc)) : py::none();
@@ -246,10 +253,18 @@ PYBIND11_MODULE(_C, m) {
         rules.append(
             py::make_tuple(r.kernel, r.why, r.min_mn, few, max_m, min_cc, min_k, max_short));
       }
-      out[dtype_name(d)] = rules;
+      return rules;
+    };
+    py::dict out;
+    const Precision p = parse_precision(precision);
+    if (p != Precision::ieee) {
+      out[dtype_name(DType::f32)] = as_list(precision_rules(p));
+      return out;
     }
+    for (DType d : {DType::f32, DType::f16, DType::bf16}) out[dtype_name(d)] = as_list(auto_rules(d));
     return out;
-  }, "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n) or None, largest M or None, smallest cc or None, smallest K or None, largest min(M, N) or None)], fastest first.");
+  }, py::arg("precision") = "ieee",
+  "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n) or None, largest M or None, smallest cc or None, smallest K or None, largest min(M, N) or None)], fastest first. precision 'tf32x3' / 'tf32': the float32 rules tried before the ieee ones.");
   m.attr("PAD_MIN_MACS") = kPadMinMacs;
   m.def("documented_smem_per_block", [](int cc) { return documented_target(cc).smem_per_block; },
         "Shared memory per block (bytes) that select(cc=...) assumes for an architecture.");

@@ -363,20 +363,29 @@ std::vector<std::tuple<std::string, std::string, std::vector<double>>> take_reco
 }
 
 py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::handle alpha,
-                     py::handle beta, py::handle kernel, py::handle stream) {
+                     py::handle beta, py::handle kernel, py::handle stream,
+                     py::handle precision_arg) {
   GemmFn fn = static_cast<GemmFn>(fn_id);
   // --- arguments, in the order a user reads them ------------------------------------------------
   const double alpha_d = scalar(alpha, "alpha"), beta_d = scalar(beta, "beta");
   const float alpha_f = static_cast<float>(alpha_d), beta_f = static_cast<float>(beta_d);
-  if (!PyUnicode_Check(kernel.ptr())) {
-    throw py::type_error("kernel must be a str ('auto' or a name from kernels()), got " +
-                         std::string(py::repr(kernel)));
-  }
-  Py_ssize_t kernel_len = 0;
-  const char* kernel_chars = PyUnicode_AsUTF8AndSize(kernel.ptr(), &kernel_len);
-  if (kernel_chars == nullptr) throw py::error_already_set();
-  const std::string_view kernel_name(kernel_chars, size_t(kernel_len));
+  // A str argument's UTF-8 in place (valid while the object lives), or the TypeError `what`.
+  auto str_arg = [](py::handle obj, const char* what) {
+    if (!PyUnicode_Check(obj.ptr())) {
+      throw py::type_error(std::string(what) + ", got " + std::string(py::repr(obj)));
+    }
+    Py_ssize_t len = 0;
+    const char* chars = PyUnicode_AsUTF8AndSize(obj.ptr(), &len);
+    if (chars == nullptr) throw py::error_already_set();
+    return std::string_view(chars, size_t(len));
+  };
+  const std::string_view kernel_name =
+      str_arg(kernel, "kernel must be a str ('auto' or a name from kernels())");
   const bool automatic = kernel_name == "auto";
+  const Precision precision =
+      precision_arg && !precision_arg.is_none()
+          ? parse_precision(str_arg(precision_arg, "precision must be a str ('ieee', 'tf32x3' or 'tf32')"))
+          : Precision::ieee;
   const std::optional<int64_t> explicit_stream = stream_handle(stream);
   // DLPack producers order their pending work before this consumer stream (1: legacy default).
   const int64_t dlpack_stream = explicit_stream && *explicit_stream != 0 ? *explicit_stream : 1;
@@ -413,6 +422,11 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
                          ", " + b.dtype + ", " + c.dtype);
   }
   const DType dtype = parse_dtype(c.dtype);
+  if (dtype != DType::f32 && precision != Precision::ieee) {
+    throw py::value_error(std::string(fname) + ": precision '" + precision_name(precision) +
+                          "' is for float32 operands; " + c.dtype +
+                          " products always run on the tensor cores with fp32 accumulation");
+  }
   const int64_t M = a.rows, K = a.cols, N = b.cols;
   if (b.rows != K) {
     throw py::value_error(std::string(fname) + ": inner dimensions differ: A is " +
@@ -457,6 +471,12 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
       }
       throw py::value_error("kernel " + std::string(py::repr(kernel)) + " is a " +
                             join_dtypes(kinds, " or ") + " kernel; operands are " + c.dtype);
+    }
+    if (!at_least(kernel_precision(*named), precision)) {
+      throw py::value_error("kernel " + std::string(py::repr(kernel)) + " computes in " +
+                            named->precision + " precision, less accurate than precision '" +
+                            precision_name(precision) + "' asks; pass precision='" +
+                            named->precision + "' to run it");
     }
   }
 
@@ -554,7 +574,7 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   bool pad = false;
   if (automatic) {
     const PlanKey key{device, dtype, Mk, Nk, K, a_col_k, b_col_k, beta_d != 0.0,
-                      align_ak, align_bk, align_c};
+                      align_ak, align_bk, align_c, precision};
     const Plan plan = plan_for(key);
     k = plan.kernel;
     pad = plan.pad;

@@ -76,6 +76,23 @@ const std::vector<AutoRule> kSgemmRules = {
     {"sgemm_v05_blocktile_2d", "fastest SGEMM rung without 16-byte vector access", 0},
 };
 
+// fp32 below ieee: the tensor-core rungs, tried before the ieee rules (which follow them in
+// decide(), so a shape they are not preferred for runs in fp32 arithmetic: at least as accurate).
+const std::vector<AutoRule> kTf32x3Rules = {
+    {"sgemm_v14_wgmma_tf32x3",
+     "3xTF32 on the tensor cores (three tf32 products per product, fp32-level accuracy): for "
+     "outputs of at least 512x512 with K >= 256, where the packing pass is small against the "
+     "math (sm_90a only)",
+     int64_t(1) << 18, 0, 0, 0, 90, 256},
+};
+const std::vector<AutoRule> kTf32Rules = {
+    {"sgemm_v13_wgmma_tf32",
+     "TF32 tensor cores (operands truncated to tf32): for outputs of at least 512x512 with "
+     "K >= 256, where the packing pass is small against the math (sm_90a only)",
+     int64_t(1) << 18, 0, 0, 0, 90, 256},
+};
+const std::vector<AutoRule> kNoRules = {};
+
 // M*N*K >= threshold without overflowing int64.
 bool macs_at_least(int64_t M, int64_t N, int64_t K, int64_t threshold) {
   return static_cast<unsigned __int128>(M) * static_cast<unsigned __int128>(N) *
@@ -100,6 +117,31 @@ Target documented_target(int cc) {
 
 const std::vector<AutoRule>& auto_rules(DType dtype) {
   return dtype == DType::f32 ? kSgemmRules : kHgemmRules;
+}
+
+Precision parse_precision(std::string_view name) {
+  if (name == "ieee") return Precision::ieee;
+  if (name == "tf32x3") return Precision::tf32x3;
+  if (name == "tf32") return Precision::tf32;
+  throw std::invalid_argument("precision must be 'ieee', 'tf32x3' or 'tf32', got '" +
+                              std::string(name) + "'");
+}
+
+const char* precision_name(Precision p) {
+  return p == Precision::ieee ? "ieee" : p == Precision::tf32x3 ? "tf32x3" : "tf32";
+}
+
+Precision kernel_precision(const KernelEntry& k) {
+  return k.precision[0] ? parse_precision(k.precision) : Precision::ieee;
+}
+
+bool at_least(Precision have, Precision want) {
+  auto rank = [](Precision p) { return p == Precision::ieee ? 2 : p == Precision::tf32x3 ? 1 : 0; };
+  return rank(have) >= rank(want);
+}
+
+const std::vector<AutoRule>& precision_rules(Precision p) {
+  return p == Precision::tf32x3 ? kTf32x3Rules : p == Precision::tf32 ? kTf32Rules : kNoRules;
 }
 
 int alignment_of(std::initializer_list<uint64_t> values, int cap) {
@@ -139,7 +181,7 @@ std::string runnable_problem(const KernelEntry& k, const Target& t, int alignmen
 }
 
 Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int align_a,
-            int align_b, int align_c) {
+            int align_b, int align_c, Precision precision) {
   const int alignment = std::min(align_a, std::min(align_b, align_c));
   std::vector<std::string> skipped;
   auto joined = [&skipped] {
@@ -148,7 +190,20 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
     return out;
   };
   bool fastest_for_cc = true;  // the first rule this GPU can run at all
-  for (const AutoRule& rule : auto_rules(dtype)) {
+  // fp32 below ieee: that precision's rules, then the ieee ones (more accurate, never less).
+  std::vector<const AutoRule*> rules;
+  if (dtype == DType::f32) {
+    for (const AutoRule& rule : precision_rules(precision)) rules.push_back(&rule);
+  }
+  const size_t first_ieee = rules.size();
+  for (const AutoRule& rule : auto_rules(dtype)) rules.push_back(&rule);
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const AutoRule& rule = *rules[i];
+    if (i == first_ieee && first_ieee > 0) {
+      skipped.push_back(std::string("no ") + precision_name(precision) +
+                        " kernel is preferred here, so fp32 arithmetic (precision 'ieee', at "
+                        "least as accurate) runs");
+    }
     const KernelEntry* k = find_kernel(rule.kernel, dtype);
     if (k == nullptr) {
       skipped.push_back(std::string(rule.kernel) + " is not in this build");
@@ -219,7 +274,8 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
 bool PlanKey::operator==(const PlanKey& o) const {
   return device == o.device && dtype == o.dtype && M == o.M && N == o.N && K == o.K &&
          a_col == o.a_col && b_col == o.b_col && beta_nonzero == o.beta_nonzero &&
-         align_a == o.align_a && align_b == o.align_b && align_c == o.align_c;
+         align_a == o.align_a && align_b == o.align_b && align_c == o.align_c &&
+         precision == o.precision;
 }
 
 namespace {
@@ -234,7 +290,7 @@ struct PlanKeyHash {
     mix(uint64_t(k.device) << 32 | uint64_t(k.dtype) << 24 | uint64_t(k.a_col) << 18 |
         uint64_t(k.b_col) << 17 | uint64_t(k.beta_nonzero) << 16);
     mix(uint64_t(uint32_t(k.align_a)) << 32 | uint64_t(uint32_t(k.align_b)));
-    mix(uint64_t(uint32_t(k.align_c)));
+    mix(uint64_t(uint32_t(k.align_c)) << 8 | uint64_t(k.precision));
     return static_cast<size_t>(h);
   }
 };
@@ -259,7 +315,7 @@ Plan plan_for(const PlanKey& key) {
     if (hit != cache().end()) return hit->second;
   }
   Plan plan = decide(device_target(key.device), key.dtype, key.M, key.N, key.K, key.align_a,
-                     key.align_b, key.align_c);
+                     key.align_b, key.align_c, key.precision);
   std::lock_guard<std::mutex> lock(cache_mutex());
   if (cache().size() >= kPlanCacheEntries) cache().clear();
   cache().emplace(key, plan);

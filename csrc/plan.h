@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/runtime.h"
@@ -48,6 +49,21 @@ struct AutoRule {
 };
 const std::vector<AutoRule>& auto_rules(DType dtype);
 
+// What an fp32 call asks of the arithmetic: "ieee" (fp32 products and sums, the default),
+// "tf32x3" (three tf32 tensor-core products per product: fp32-level accuracy) or "tf32" (one
+// tf32 product: 10-bit mantissas). A floor: auto may run a more accurate kernel where it is
+// faster or where no kernel of the asked precision runs.
+enum class Precision { ieee, tf32x3, tf32 };
+// Throws std::invalid_argument for anything else (a ValueError in Python).
+Precision parse_precision(std::string_view name);
+const char* precision_name(Precision p);
+// The precision a kernel computes in (its registry row; fp16/bf16 rows count as ieee).
+Precision kernel_precision(const KernelEntry& k);
+// True when kernel precision `have` is at least as accurate as `want`.
+bool at_least(Precision have, Precision want);
+// The fp32 rules tried first for a precision below ieee (the ieee rules follow them).
+const std::vector<AutoRule>& precision_rules(Precision p);
+
 // Operands whose rows are not aligned enough for the fastest kernel are copied into padded,
 // aligned temporaries when the problem is at least this many multiply-adds.
 constexpr int64_t kPadMinMacs = int64_t(1) << 27;
@@ -71,7 +87,7 @@ struct Plan {
 // The auto rules walked for C[M,N] = A[M,K] @ B[K,N] with per-operand alignments (bytes).
 // Throws std::runtime_error when no kernel of the dtype runs on the target.
 Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int align_a,
-            int align_b, int align_c);
+            int align_b, int align_c, Precision precision = Precision::ieee);
 
 struct PlanKey {
   int device;
@@ -79,6 +95,7 @@ struct PlanKey {
   int64_t M, N, K;
   bool a_col, b_col, beta_nonzero;
   int align_a, align_b, align_c;  // bytes
+  Precision precision = Precision::ieee;
   bool operator==(const PlanKey& o) const;
 };
 // decide() for a real device, cached. A full cache starts over (a program that calls more

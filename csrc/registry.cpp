@@ -24,7 +24,8 @@ Registration::Registration(const char* name, const char* dtype, const RungInfo& 
   registered().push_back(KernelEntry{name, dtype, info.version, min_cc, info.max_cc,
                                      info.alignment, info.techniques, launch, smem_bytes,
                                      info.family, info.copy, info.epilogue, info.parent,
-                                     info.branch});
+                                     info.branch,
+                                     std::strcmp(dtype, "float32") == 0 ? info.precision : ""});
 }
 
 const std::vector<KernelEntry>& kernel_table() {

@@ -28,6 +28,7 @@ struct KernelEntry {
                            // "split_k" (partial tiles of a K split summed across a cluster)
   const char* parent;      // the rung it changes ("" for the first of a ladder)
   bool branch;             // an experiment off the main line: selectable, not an improvement
+  const char* precision;   // fp32 rows: "ieee" (fp32 arithmetic) | "tf32x3" | "tf32"; else ""
 };
 
 // What a rung states about itself in its registration (its rows add name, dtype, launchers).
@@ -40,6 +41,7 @@ struct RungInfo {
   const char* parent;
   bool branch;
   const char* techniques;
+  const char* precision = "ieee";  // fp32 rungs on the tensor cores: "tf32x3" or "tf32"
 };
 
 // Adds a row to the table (at load time, from a static object of the rung's .cu file).

@@ -147,10 +147,21 @@ def test_sgemm_ladder():
     ks = fastgemm.kernels("float32")
     ladder = [k for k in ks if not k.branch]
     assert [k.version for k in ladder] == list(range(1, 10))
-    # Shape specialists: branches numbered after the ladder.
-    assert [k.version for k in ks if k.branch] == [10, 11, 12]
+    # Shape specialists (fp32 arithmetic): branches numbered after the ladder; then, where sm_90
+    # is built, the tensor-core precisions (tf32, tf32x3).
+    assert [k.version for k in ks if k.branch and k.precision == "ieee"] == [10, 11, 12]
+    tensor_cores = {k.version: k.precision for k in ks if k.precision != "ieee"}
+    assert tensor_cores == ({13: "tf32", 14: "tf32x3"} if str(HOPPER_CC) in BUILT_ARCHS else {})
     for k in ks:
         assert k.name.startswith(f"sgemm_v{k.version:02d}_"), k.name
+        assert k.branch or k.precision == "ieee", k
+        assert (k.precision == "ieee") == (k.family == "simt"), k
+
+
+def test_precision_field():
+    for k in fastgemm.kernels():
+        expected = {"ieee", "tf32x3", "tf32"} if k.dtype == "float32" else {""}
+        assert k.precision in expected, k
 
 
 HALF = ("float16", "bfloat16")
@@ -220,7 +231,8 @@ def test_table_structure_fields(dtype):
     by_name = {k.name: k for k in ks}
     for k in ks:
         assert k.family in FAMILIES and k.copy in COPIES and k.epilogue in EPILOGUES, k
-        assert (k.family == "simt") == (dtype == "float32"), k
+        # fp32: CUDA cores, or the tensor cores at a precision below ieee
+        assert (k.family == "simt") == (dtype == "float32" and k.precision == "ieee"), k
         assert (k.copy == "tma") == (k.max_cc == HOPPER_CC), k
         if k.parent:
             assert k.parent in by_name and by_name[k.parent].version < k.version, k
@@ -230,8 +242,9 @@ def test_table_structure_fields(dtype):
     for prev, k in zip(main, main[1:]):
         assert k.parent == prev.name, (k.name, k.parent, prev.name)
     for k in ks:
-        if k.branch:
-            assert k.parent and not by_name[k.parent].branch, k
+        if k.branch:  # off the main line, or (another precision) a step along such a branch
+            parent = by_name[k.parent]
+            assert k.parent and (not parent.branch or parent.precision != "ieee"), k
 
 
 @pytest.mark.parametrize("dtype", HALF)
@@ -241,7 +254,8 @@ def test_hopper_rungs_iff_sm90_is_built(dtype):
         assert "hgemm_v10_wgmma_tma" in names, (fastgemm._C.cuda_archs, names)
     else:
         assert not names, f"Hopper rungs in a build without sm_90 (cuda_archs={fastgemm._C.cuda_archs})"
-    assert not _hopper("float32")
+    # fp32 Hopper rungs: only the tensor-core precisions
+    assert all(k.precision in ("tf32", "tf32x3") for k in _hopper("float32"))
 
 
 @pytest.mark.parametrize("cc", [75, 80, 86, 89, 100, 120])
@@ -1077,8 +1091,8 @@ def test_rungs_are_named_only_by_their_own_files():
         code = re.sub(r"//[^\n]*", "", (root / name).read_text())  # examples in comments are fine
         assert not re.search(r"\b[sh]gemm_v\d\d_", code), name
     for k in fastgemm.kernels():
-        sub = "sgemm" if k.dtype == "float32" else ("hopper" if k.copy == "tma" else "hgemm")
-        files = list((root / sub).glob(f"v{k.version:02d}_*.cu"))
+        sub = "hopper" if k.copy == "tma" else ("sgemm" if k.dtype == "float32" else "hgemm")
+        files = list((root / sub).glob(f"{k.name.split('_', 1)[1]}.cu"))
         assert len(files) == 1 and "FASTGEMM_REGISTER_" in files[0].read_text(), (k.name, files)
         assert f"({k.name}," in files[0].read_text(), (k.name, files)
 
@@ -1106,3 +1120,61 @@ def test_select_narrow_fp32(m, n):
     assert wider.kernel.name != "sgemm_v12_split_k_narrow"
     assert "sgemm_v12_split_k_narrow is for outputs of at most 64 rows or columns" in wider.reason
     assert fastgemm.select(m, n, 4096, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
+
+
+# --- precision (fp32 on the tensor cores) --------------------------------------------------------
+
+
+def test_precision_argument_checked(cpu_only):
+    with pytest.raises(ValueError, match="precision must be 'ieee', 'tf32x3' or 'tf32', got 'fp64'"):
+        fastgemm.sgemm(*operands("float32"), precision="fp64")
+    with pytest.raises(TypeError, match="precision must be a str"):
+        fastgemm.sgemm(*operands("float32"), precision=3)
+    with pytest.raises(ValueError, match="precision 'tf32' is for float32 operands"):
+        fastgemm.gemm(*operands("float16"), precision="tf32")
+    with pytest.raises(ValueError, match="precision 'tf32x3' is for float32"):
+        fastgemm.select(64, 64, 64, "bfloat16", precision="tf32x3")
+
+
+def test_named_kernel_less_accurate_than_asked_is_refused(cpu_only):
+    below = [k for k in fastgemm.kernels("float32") if k.precision != "ieee"]
+    if not below:
+        pytest.skip("no tensor-core fp32 kernels in this build (sm_90 not built)")
+    for k in below:
+        with pytest.raises(
+            ValueError, match=rf"computes in {k.precision} precision.*precision='{k.precision}'"
+        ):
+            fastgemm.sgemm(*operands("float32"), kernel=k.name)
+    tf32x3 = next(k for k in below if k.precision == "tf32x3")
+    with pytest.raises(ValueError, match="computes in tf32x3 precision"):
+        fastgemm.sgemm(*operands("float32"), kernel=tf32x3.name, precision="ieee")
+
+
+def test_precision_rules_refer_to_kernels_of_that_precision():
+    table = {k.name: k for k in fastgemm.kernels("float32")}
+    assert set(dispatch.PRECISION_RULES) == {"tf32x3", "tf32"}
+    for precision, rules in dispatch.PRECISION_RULES.items():
+        assert rules, precision
+        for name, why, *_ in rules:
+            assert why.strip(), name
+            if name in table:  # a build without sm_90 lacks them
+                assert table[name].precision == precision, (precision, name)
+
+
+@pytest.mark.parametrize("precision", ["tf32x3", "tf32"])
+def test_select_precision(precision):
+    # auto tries the precision's tensor-core rule, then the ieee rules (at least as accurate).
+    if str(HOPPER_CC) not in BUILT_ARCHS:
+        pytest.skip("sm_90 not built")
+    big = fastgemm.select(4096, 4096, 4096, "float32", cc=90, precision=precision)
+    assert big.kernel.precision == precision, big
+    for small in (
+        fastgemm.select(64, 64, 64, "float32", cc=90, precision=precision),
+        fastgemm.select(4096, 4096, 4096, "float32", cc=80, precision=precision),
+    ):
+        assert small.kernel.precision == "ieee", small
+        assert f"no {precision} kernel is preferred here" in small.reason, small
+    assert fastgemm.select(4096, 4096, 4096, "float32", cc=90).kernel.precision == "ieee"
+    # misaligned: the tensor-core kernel with padded temporaries, as for ieee
+    padded = fastgemm.select(4096, 4096, 4096, "float32", cc=90, alignment=4, precision=precision)
+    assert padded.kernel.precision == precision and padded.pad, padded

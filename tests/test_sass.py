@@ -429,7 +429,7 @@ def test_ptx_for_newest_arch():
 
 
 @pytest.mark.parametrize("arch", ARCHS, ids=lambda a: f"sm_{a}")
-@pytest.mark.parametrize("kernel", SGEMM, ids=lambda k: k.name)
+@pytest.mark.parametrize("kernel", [k for k in SGEMM if not _is_hopper(k)], ids=lambda k: k.name)
 def test_kernel_functions_exist(arch, kernel):
     fns = _functions_of(arch, kernel)
     templated = {_template_args(fn, kernel.name) for fn in fns} - {None}
@@ -462,10 +462,19 @@ def test_hgemm_instantiations(arch, name):
     _check_half_instantiations(_cubin(arch), name)
 
 
-@pytest.mark.parametrize("name", sorted({k.name for k in HOPPER}))
+@pytest.mark.parametrize("name", sorted({k.name for k in HOPPER if _is_half(k)}))
 def test_hopper_instantiations(name):
     # Hopper rungs: in the sm_90a cubin, with the same template parameters as the mma.sync rungs.
     _check_half_instantiations(HOPPER_CUBIN, name)
+
+
+@pytest.mark.parametrize("name", sorted({k.name for k in HOPPER if k.dtype == "float32"}))
+def test_tf32_instantiations(name):
+    # fp32 on the tensor cores: tf32 wgmma reads K-major operands only (the launcher packs the
+    # others), so one instantiation, <float, A K-major, B K-major>.
+    fns = _kernel_functions(_sass(HOPPER_CUBIN), name)
+    args = [_template_args(fn, name) for fn in fns]
+    assert len(args) == 1 and (args[0] or "").startswith("IfLb1ELb1EE"), sorted(fns)  # <float, true, true>
 
 
 def test_hopper_kernels_only_in_sm90a():
@@ -637,10 +646,12 @@ def test_expectations_cover_the_ladder():
         "sgemm_v11_split_k_tile",
         "sgemm_v12_split_k_narrow",
     ]
-    assert [k.version for k in _of("no_spills", "float32")] == [5, 6, 7, 8, 9, 10, 11, 12]
-    assert len(_kernels_with("fma")) == len(SGEMM) == 12
+    tensor_core = [13, 14] if HOPPER_CC in ARCHS else []  # tf32, tf32x3 (sm_90a only)
+    assert [k.version for k in _of("no_spills", "float32")] == [5, 6, 7, 8, 9, 10, 11, 12, *tensor_core]
+    assert len(_kernels_with("fma")) == len(SGEMM) == 12 + len(tensor_core)
     assert not _of("fma", "float16") and not _of("tensor_cores", "float32")
-    assert not _of("wgmma", "float32") and not _of("tma", "float32")
+    assert [k.version for k in _of("wgmma", "float32")] == tensor_core
+    assert [k.version for k in _of("tma", "float32")] == tensor_core
 
 
 @pytest.mark.parametrize("dtype", HALF)

@@ -10,13 +10,15 @@
 namespace fastgemm {
 
 // p[0..1] = alpha-scaled accumulators (v0, v1) + beta * p[0..1], in fp32, rounded once; C is read
-// only when beta != 0. `pair`: both columns are inside the row and 4-byte aligned, one 2-element
-// store; otherwise element stores of the first min(cols_left, 2) columns.
+// only when beta != 0. `pair`: both columns are inside the row and aligned to two elements, one
+// 2-element store; otherwise element stores of the first min(cols_left, 2) columns.
 template <typename T>
 __device__ __forceinline__ void store_pair(T* p, float v0, float v1, float beta, bool pair,
                                            int64_t cols_left) {
   if (pair) {
-    using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+    using T2 = std::conditional_t<
+        std::is_same_v<T, float>, float2,
+        std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>>;
     T2* p2 = reinterpret_cast<T2*>(p);
     if (beta != 0.0f) {
       const T2 c = *p2;

@@ -93,7 +93,10 @@ template <typename Cfg, typename T, typename KernelFor>
 void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, CLUSTER = Cfg::CLUSTER;
   constexpr int threads = Cfg::THREADS, smem = smem_bytes<Cfg>();
-  const bool bf16 = std::is_same_v<T, __nv_bfloat16>;
+  constexpr TmaElem elem = std::is_same_v<T, float>           ? TmaElem::f32
+                           : std::is_same_v<T, __nv_bfloat16> ? TmaElem::bf16
+                                                              : TmaElem::f16;
+  constexpr int EK = k_tile<T>();  // elements per 128-byte row: a K-major box's width
   const bool a_kmajor = !a.a_col_major, b_kmajor = a.b_col_major;
   if (a.M > 2147483647 - BM || a.N > 2147483647 - BN || a.K > 2147483647 - BLOCK_K) {
     throw std::runtime_error(std::string(name) +
@@ -101,12 +104,13 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   }
   dim3 grid = SchedulerOf<Cfg>::grid(a, name);
   // Storage views: K-major A is M rows of K elements, MN-major A is K rows of M (B likewise).
-  const CUtensorMap tma_a = a_kmajor ? make_tensor_map_2d(a.A, bf16, a.K, a.M, a.lda, BOX, BM)
-                                     : make_tensor_map_2d(a.A, bf16, a.M, a.K, a.lda, BOX, BLOCK_K);
-  const CUtensorMap tma_b = b_kmajor ? make_tensor_map_2d(a.B, bf16, a.K, a.N, a.ldb, BOX, BN / CLUSTER)
-                                     : make_tensor_map_2d(a.B, bf16, a.N, a.K, a.ldb, BOX, BLOCK_K);
-  // C (row-major, M rows of N) in 64x64 boxes, for the rungs that store through TMA.
-  const CUtensorMap tma_c = make_tensor_map_2d(a.C, bf16, a.N, a.M, a.ldc, BOX, BOX);
+  const CUtensorMap tma_a = a_kmajor ? make_tensor_map_2d(a.A, elem, a.K, a.M, a.lda, EK, BM)
+                                     : make_tensor_map_2d(a.A, elem, a.M, a.K, a.lda, BOX, BLOCK_K);
+  const CUtensorMap tma_b = b_kmajor ? make_tensor_map_2d(a.B, elem, a.K, a.N, a.ldb, EK, BN / CLUSTER)
+                                     : make_tensor_map_2d(a.B, elem, a.N, a.K, a.ldb, BOX, BLOCK_K);
+  // C (row-major, M rows of N) in boxes of 64 rows of 128 bytes, for the rungs that store
+  // through TMA.
+  const CUtensorMap tma_c = make_tensor_map_2d(a.C, elem, a.N, a.M, a.ldc, EK, BOX);
   with_kmajor(a, [&](auto ak, auto bk) {
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, smem);

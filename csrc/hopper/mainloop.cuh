@@ -74,9 +74,9 @@ __device__ __forceinline__ void one_stage_mainloop(const CUtensorMap* tma_a,
 }
 
 // Producer (one thread): k-tiles k_first .. k_first + k_tiles - 1 of output tile (m0, n0) into
-// the ring. CLUSTER > 1: this CTA loads part `ring.rank` of the B tile, multicast to every CTA
-// of the cluster.
-template <bool A_KMAJOR, bool B_KMAJOR, typename RingT>
+// the ring, each BK elements deep (k_tile<T>()). CLUSTER > 1: this CTA loads part `ring.rank` of
+// the B tile, multicast to every CTA of the cluster.
+template <bool A_KMAJOR, bool B_KMAJOR, int BK = BLOCK_K, typename RingT>
 __device__ __forceinline__ void produce(const RingT& ring, const CUtensorMap* tma_a,
                                         const CUtensorMap* tma_b, int m0, int n0, int k_tiles,
                                         int& it, int k_first = 0) {
@@ -84,7 +84,7 @@ __device__ __forceinline__ void produce(const RingT& ring, const CUtensorMap* tm
   for (int t = 0; t < k_tiles; ++t, ++it) {
     const int s = ring.acquire(it);
     unsigned char* As = ring.stage(s);
-    const int k0 = (k_first + t) * BLOCK_K;
+    const int k0 = (k_first + t) * BK;
     load_tile<BM, A_KMAJOR>(As, tma_a, &ring.full[s], k0, m0);
     if (CLUSTER == 1) {
       load_tile<BN, B_KMAJOR>(As + RingT::A_BYTES, tma_b, &ring.full[s], k0, n0);
@@ -97,7 +97,7 @@ __device__ __forceinline__ void produce(const RingT& ring, const CUtensorMap* tm
 
 // Producer (one thread) of a persistent block: the k-tiles of every tile the scheduler gives
 // it, running ahead across tile boundaries (this CTA's rows start row_offset into each tile).
-template <bool A_KMAJOR, bool B_KMAJOR, typename RingT, typename Sched>
+template <bool A_KMAJOR, bool B_KMAJOR, int BK = BLOCK_K, typename RingT, typename Sched>
 __device__ __forceinline__ void produce_tiles(const RingT& ring, const Sched& sched,
                                               const CUtensorMap* tma_a, const CUtensorMap* tma_b,
                                               int k_tiles, int row_offset = 0) {
@@ -105,7 +105,7 @@ __device__ __forceinline__ void produce_tiles(const RingT& ring, const Sched& sc
   for (int tile = sched.first; tile < sched.count(); tile += sched.step) {
     int m0, n0;
     sched.tile(tile, m0, n0);
-    produce<A_KMAJOR, B_KMAJOR>(ring, tma_a, tma_b, m0 + row_offset, n0, k_tiles, it);
+    produce<A_KMAJOR, B_KMAJOR, BK>(ring, tma_a, tma_b, m0 + row_offset, n0, k_tiles, it);
   }
 }
 
@@ -115,17 +115,54 @@ __device__ __forceinline__ void produce_tiles(const RingT& ring, const Sched& sc
 // ignores acc's old contents, so no zeroing pass separates two tiles. With keep_last the
 // warpgroup keeps its last stage (a borrowing epilogue stores C through it), and its leader runs
 // `on_first` once the tile's first k-tile is issued.
-template <typename T, bool A_KMAJOR, bool B_KMAJOR, typename RingT, typename OnFirst = void (*)()>
+// PROMOTE > 0: the wgmmas of each group of PROMOTE k-tiles accumulate into a fresh partial tile,
+// which the warpgroup then adds into acc with round-to-nearest fp32 FADDs. The tensor cores' own
+// fp32 accumulation does not round to nearest: over a long K its error grows with the partial
+// sums and keeps one sign, which fp32-accurate products (3xTF32) cannot afford. The price: N/2
+// more registers, and the group's last k-tile is waited for before the next group is issued
+// (the other consumer warpgroup covers the gap). (A compensated sum of the partial tiles would
+// need another N/2 registers, beyond the 168 a thread of a 384-thread block gets.)
+template <typename T, bool A_KMAJOR, bool B_KMAJOR, int PROMOTE = 0, typename RingT,
+          typename OnFirst = void (*)()>
 __device__ __forceinline__ void consume(const RingT& ring, float (&acc)[RingT::TILE_N / 2], int slice,
                                         int k_tiles, int& it, bool keep_last = false,
                                         OnFirst on_first = [] {}) {
   const bool leader = threadIdx.x % 128 == 0;
+  if constexpr (PROMOTE > 0) {
+    constexpr int R = RingT::TILE_N / 2;
+    float part[R];
+    for (int t = 0; t < k_tiles; ++t, ++it) {
+      const int s = ring.wait_full(it), g = t % PROMOTE;
+      const uint32_t a_s = ptx::smem_addr(ring.stage(s)), b_s = a_s + RingT::A_BYTES;
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+        ptx::wgmma_m64k16<RingT::TILE_N, T>(part, slice_desc<A_KMAJOR>(a_s, slice * BOX_BYTES, kk),
+                                            slice_desc<B_KMAJOR>(b_s, 0, kk), !A_KMAJOR,
+                                            !B_KMAJOR, g > 0 || kk > 0);
+      }
+      ptx::wgmma_commit();
+      if (g < PROMOTE - 1 && t < k_tiles - 1) {  // inside a group: one k-tile in flight
+        ptx::wgmma_wait<1>();
+        if (g > 0 && leader) ring.release((it - 1) % RingT::DEPTH);
+      } else {  // the group's last k-tile: its partial tile into acc
+        ptx::wgmma_wait<0>();
+        ptx::fence_registers(part);
+        if (leader && g > 0) ring.release((it - 1) % RingT::DEPTH);
+        if (leader && !(keep_last && t == k_tiles - 1)) ring.release(s);
+#pragma unroll
+        for (int i = 0; i < R; ++i) acc[i] = t < PROMOTE ? part[i] : acc[i] + part[i];
+      }
+      if (t == 0 && leader) on_first();
+    }
+    return;
+  }
   for (int t = 0; t < k_tiles; ++t, ++it) {
     const int s = ring.wait_full(it);
     const uint32_t a_s = ptx::smem_addr(ring.stage(s)), b_s = a_s + RingT::A_BYTES;
     ptx::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+    for (int kk = 0; kk < BLOCK_K / 16; ++kk) {  // four 32-byte k-steps per k-tile
       ptx::wgmma_m64k16<RingT::TILE_N, T>(acc, slice_desc<A_KMAJOR>(a_s, slice * BOX_BYTES, kk),
                                           slice_desc<B_KMAJOR>(b_s, 0, kk), !A_KMAJOR,
                                           !B_KMAJOR, t > 0 || kk > 0);

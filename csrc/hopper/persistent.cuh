@@ -7,7 +7,8 @@
 // every tile the scheduler gives the block (cluster) into the ring, running ahead across tile
 // boundaries; consumer warpgroup w (1, 2) multiplies rows 64(w-1)..64w-1 of each tile and hands
 // its accumulators to the epilogue, which runs while the producer already fills the ring with
-// the next tile. The Lender (OwnBuffers / BorrowedStage) says which consumer keeps a stage for
+// the next tile. PROMOTE > 0: the consumers add each group of PROMOTE k-tiles' products into
+// their accumulators in round-to-nearest fp32 (mainloop.cuh: consume). The Lender (OwnBuffers / BorrowedStage) says which consumer keeps a stage for
 // its stores. PDL: the producer lets the next kernel of the stream launch once it has issued its
 // last copy (the kernel waits for the previous one before touching global memory).
 #pragma once
@@ -19,20 +20,21 @@
 
 namespace fastgemm::hopper {
 
-template <typename T, bool PDL, bool A_KMAJOR, bool B_KMAJOR, typename Sched, typename RingT,
-          typename Lender, typename Epilogue>
+template <typename T, bool PDL, bool A_KMAJOR, bool B_KMAJOR, typename Sched, int PROMOTE = 0,
+          typename RingT, typename Lender, typename Epilogue>
 __device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtensorMap* tma_a,
                                                 const CUtensorMap* tma_b, int64_t M, int64_t N,
                                                 int64_t K, Lender lender, Epilogue&& epilogue) {
   constexpr int BM = RingT::TILE_M;
   const int wg = threadIdx.x / 128;
-  const int k_tiles = static_cast<int>((K + BLOCK_K - 1) / BLOCK_K);
+  constexpr int BK = k_tile<T>();
+  const int k_tiles = static_cast<int>((K + BK - 1) / BK);
   const Sched sched(M, N);
   const int row_offset = static_cast<int>(ring.rank) * BM;  // this block's rows of the cluster tile
   if (wg == 0) {
     ptx::setmaxnreg_dec<PRODUCER_REGS>();
     if (threadIdx.x == 0) {
-      produce_tiles<A_KMAJOR, B_KMAJOR>(ring, sched, tma_a, tma_b, k_tiles, row_offset);
+      produce_tiles<A_KMAJOR, B_KMAJOR, BK>(ring, sched, tma_a, tma_b, k_tiles, row_offset);
       if constexpr (PDL) ptx::griddepcontrol_launch_dependents();
     }
   } else {
@@ -43,8 +45,9 @@ __device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtenso
       int m0, n0;
       sched.tile(tile, m0, n0);
       float acc[RingT::TILE_N / 2];
-      consume<T, A_KMAJOR, B_KMAJOR>(ring, acc, half, k_tiles, it, lender.keeps_stage(half),
-                                     [&] { lender.give_back(ring); });
+      consume<T, A_KMAJOR, B_KMAJOR, PROMOTE>(ring, acc, half, k_tiles, it,
+                                              lender.keeps_stage(half),
+                                              [&] { lender.give_back(ring); });
       unsigned char* stage = lender.take(ring, it, half);
       epilogue(acc, m0 + row_offset + 64 * half, n0, half, stage);
     }

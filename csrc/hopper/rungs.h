@@ -78,4 +78,22 @@ struct V25 : V24 {  // V24's split on V20's 128x256 tile and 4-stage ring (a bra
   static constexpr int RED_LD = BN + 8;
 };
 
+
+// The fp32 rungs on the tensor cores (sgemm_v13, sgemm_v14): V13's persistent 128x256 tile and
+// register epilogue over operands packed into tf32 planes (tf32.cuh). A k-tile is 32 fp32 deep,
+// so a stage holds the same bytes and the same four wgmma k-steps as V13's.
+struct S13 : V13 {  // fp32 operands truncated to tf32: one plane, one product
+  static constexpr int PLANES = 1;
+  static constexpr int PROMOTE = 0;  // k-tiles per partial tile added in fp32 (0: none)
+};
+// 3xTF32: three planes per operand, three products per k; the products of each 32-deep chunk (its
+// three k-tiles) added into the accumulators in round-to-nearest fp32 (PROMOTE), which needs a
+// second 64xBN register tile per consumer: 128x128 tiles (V21's tile and 6-stage ring), not
+// 128x256.
+struct S14 : S13 {
+  static constexpr int PLANES = 3;
+  static constexpr int PROMOTE = 3;
+  static constexpr int BN = 128, STAGES = 6;
+};
+
 }  // namespace fastgemm::hopper

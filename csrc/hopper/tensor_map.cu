@@ -30,15 +30,18 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
   return fn;
 }
 
-CUtensorMap encode(const void* base, bool bf16, uint64_t cols, uint64_t rows, uint64_t ld,
+CUtensorMap encode(const void* base, TmaElem elem, uint64_t cols, uint64_t rows, uint64_t ld,
                    uint32_t box_cols, uint32_t box_rows) {
   CUtensorMap map{};
   const cuuint64_t dims[2] = {cols, rows};
-  const cuuint64_t strides[1] = {ld * 2};  // bytes between rows
+  const cuuint64_t strides[1] = {ld * (elem == TmaElem::f32 ? 4 : 2)};  // bytes between rows
+  const CUtensorMapDataType type = elem == TmaElem::f32    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : elem == TmaElem::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t element_strides[2] = {1, 1};
   const CUresult res = encode_fn()(
-      &map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+      &map, type, 2,
       const_cast<void*>(base), dims, strides, box, element_strides,
       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -57,10 +60,10 @@ CUtensorMap encode(const void* base, bool bf16, uint64_t cols, uint64_t rows, ui
 // map holds nothing else — so a hit is always the map a fresh encoding would produce. Each
 // thread keeps the maps of its last few calls (a GEMM's three, no lock); behind them a bounded,
 // locked cache shared by all threads.
-CUtensorMap make_tensor_map_2d(const void* base, bool bf16, uint64_t cols, uint64_t rows,
+CUtensorMap make_tensor_map_2d(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
                                uint64_t ld, uint32_t box_cols, uint32_t box_rows) {
-  using Key = std::tuple<const void*, bool, uint64_t, uint64_t, uint64_t, uint32_t, uint32_t>;
-  const Key key{base, bf16, cols, rows, ld, box_cols, box_rows};
+  using Key = std::tuple<const void*, TmaElem, uint64_t, uint64_t, uint64_t, uint32_t, uint32_t>;
+  const Key key{base, elem, cols, rows, ld, box_cols, box_rows};
   struct Recent {
     Key key;
     CUtensorMap map;
@@ -82,7 +85,7 @@ CUtensorMap make_tensor_map_2d(const void* base, bool bf16, uint64_t cols, uint6
     if (found != cache.end()) map = found->second, hit = true;
   }
   if (!hit) {
-    map = encode(base, bf16, cols, rows, ld, box_cols, box_rows);
+    map = encode(base, elem, cols, rows, ld, box_cols, box_rows);
     std::lock_guard<std::mutex> lock(mutex);
     if (cache.size() >= 1024) cache.clear();
     cache.emplace(key, map);

@@ -8,10 +8,12 @@
 
 namespace fastgemm::hopper {
 
-// A 2-D tensor map over 16-bit elements stored row by row: `rows` rows of `cols` elements, rows
-// `ld` elements apart. Boxes are box_cols x box_rows elements with the 128-byte swizzle
-// (box_cols * 2 must be 128); elements outside the tensor read as zeros.
-CUtensorMap make_tensor_map_2d(const void* base, bool bf16, uint64_t cols, uint64_t rows,
+enum class TmaElem { f16, bf16, f32 };  // the element type of a tensor map (2, 2 or 4 bytes)
+
+// A 2-D tensor map over elements of type `elem` stored row by row: `rows` rows of `cols`
+// elements, rows `ld` elements apart. Boxes are box_cols x box_rows elements with the 128-byte
+// swizzle (box_cols elements must be 128 bytes); elements outside the tensor read as zeros.
+CUtensorMap make_tensor_map_2d(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
                                uint64_t ld, uint32_t box_cols, uint32_t box_rows);
 
 }  // namespace fastgemm::hopper

@@ -18,6 +18,14 @@ constexpr int BOX = 64;                        // elements per swizzled row
 constexpr int BOX_BYTES = BOX * BLOCK_K * 2;   // one 64x64 box
 constexpr int SW_ROW = 128, SW_GROUP = 1024;   // bytes per swizzled row / per 8-row group
 
+// Elements of T in one swizzled row, i.e. the depth of a k-tile: 64 for fp16/bf16 (BLOCK_K), 32
+// for fp32 operands that the tensor cores read as tf32. A wgmma k-step reads 32 bytes of each row
+// either way (k16 of 16-bit elements, k8 of tf32), so a k-tile is always four k-steps.
+template <typename T>
+constexpr int k_tile() {
+  return SW_ROW / int(sizeof(T));
+}
+
 template <int BMN>
 constexpr int tile_bytes() {
   return BMN * BLOCK_K * 2;

@@ -6,15 +6,25 @@ __version__: str
 cuda_archs: str
 PAD_MIN_MACS: int
 
-def gemm(fn: int, A: Any, B: Any, C: Any, alpha: Any, beta: Any, kernel: Any, stream: Any, /) -> Any: ...
+def gemm(
+    fn: int, A: Any, B: Any, C: Any, alpha: Any, beta: Any, kernel: Any, stream: Any, precision: Any = ..., /
+) -> Any: ...
 def kernels() -> list[dict[str, Any]]: ...
 def select(
-    M: int, N: int, K: int, dtype: str, cc: int | None = None, alignment: int | None = None
+    M: int,
+    N: int,
+    K: int,
+    dtype: str,
+    cc: int | None = None,
+    alignment: int | None = None,
+    precision: str = "ieee",
 ) -> dict[str, Any]: ...
 def check_runnable(
     name: str, min_cc: int, max_cc: int, smem_bytes: int, need_alignment: int, cc: int, alignment: int
 ) -> str | None: ...
-def auto_rules() -> dict[
+def auto_rules(
+    precision: str = "ieee",
+) -> dict[
     str,
     list[tuple[str, str, int, tuple[int, int] | None, int | None, int | None, int | None, int | None]],
 ]: ...

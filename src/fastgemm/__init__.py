@@ -64,7 +64,8 @@ def kernels(dtype: str | None = None) -> list[KernelInfo]:
     """The kernel ladder, ordered by dtype and rung; ``dtype`` filters it.
 
     Each :class:`KernelInfo` has ``name``, ``dtype``, ``version``, ``min_cc``, ``max_cc``,
-    ``alignment`` and ``techniques``. Any ``name`` can be passed as ``kernel=``.
+    ``alignment``, ``techniques`` and (float32) ``precision``, among others. Any ``name`` can be
+    passed as ``kernel=``.
     """
     if dtype is not None and str(dtype) not in _DTYPES:
         raise TypeError(f"unknown dtype {dtype!r}; expected one of {', '.join(_DTYPES)}")
@@ -72,14 +73,22 @@ def kernels(dtype: str | None = None) -> list[KernelInfo]:
 
 
 def select(
-    M: int, N: int, K: int, dtype: str, *, cc: int | None = None, alignment: int | None = None
+    M: int,
+    N: int,
+    K: int,
+    dtype: str,
+    *,
+    cc: int | None = None,
+    alignment: int | None = None,
+    precision: str = "ieee",
 ) -> Selection:
     """Which kernel ``kernel="auto"`` runs for an M x N x K problem, and why.
 
     ``cc`` (e.g. 80 or 90) answers for another GPU architecture, so no GPU is needed;
-    ``alignment`` (bytes) describes the operands (default: fresh contiguous arrays).
+    ``alignment`` (bytes) describes the operands (default: fresh contiguous arrays);
+    ``precision`` is :func:`sgemm`'s (float32 only).
     """
-    return _select(M, N, K, dtype, cc=cc, alignment=alignment)
+    return _select(M, N, K, dtype, cc=cc, alignment=alignment, precision=precision)
 
 
 # --- the GEMM entry points ---------------------------------------------------------------------
@@ -99,8 +108,9 @@ def sgemm(
     *,
     kernel: str = "auto",
     stream: Any = None,
+    precision: str = "ieee",
 ) -> Any:
-    """Single-precision GEMM on CUDA cores: ``C = alpha * A @ B + beta * C``, in place.
+    """Single-precision GEMM: ``C = alpha * A @ B + beta * C``, in place.
 
     Parameters
     ----------
@@ -116,12 +126,20 @@ def sgemm(
     stream
         An int (``cudaStream_t``), ``cupy.cuda.Stream`` or ``torch.cuda.Stream``; default: torch's
         current stream for torch tensors, else CuPy's current stream.
+    precision
+        The arithmetic asked for, a floor that ``"auto"`` may exceed but never undercut:
+        ``"ieee"`` (default): fp32 products and sums on the CUDA cores; ``"tf32x3"``: three TF32
+        tensor-core products per product (each operand split into a tf32 part and a tf32
+        residual), fp32-level accuracy at tensor-core speed; ``"tf32"``: one TF32 product
+        (operands truncated to 10-bit mantissas). Where no kernel of that precision is preferred
+        (small shapes, GPUs before sm_90) ``"auto"`` runs fp32 arithmetic; :func:`select` says
+        which. A named ``kernel`` must be at least as accurate as ``precision``.
 
     Returns
     -------
     C, updated in place.
     """
-    return _entry(_SGEMM, A, B, C, alpha, beta, kernel, stream)
+    return _entry(_SGEMM, A, B, C, alpha, beta, kernel, stream, precision)
 
 
 def hgemm(
@@ -152,10 +170,11 @@ def gemm(
     *,
     kernel: str = "auto",
     stream: Any = None,
+    precision: str = "ieee",
 ) -> Any:
     """``C = alpha * A @ B + beta * C`` dispatched on dtype (float32 -> :func:`sgemm`, float16 or
     bfloat16 -> :func:`hgemm`). With ``C=None`` the result is allocated in A's array type (CuPy or
-    PyTorch) and ``beta`` must be 0."""
+    PyTorch) and ``beta`` must be 0. ``precision`` as for :func:`sgemm` (float32 only)."""
     if C is None:
         a = as_matrix(A, "A")
         if a.dtype not in _DTYPES:
@@ -163,7 +182,7 @@ def gemm(
         if beta != 0:
             raise ValueError("gemm: beta must be 0 when C is None (there is no C to scale)")
         C = _allocate_like(A, a, as_matrix(B, "B").shape[1])
-    return _entry(_GEMM, A, B, C, alpha, beta, kernel, stream)
+    return _entry(_GEMM, A, B, C, alpha, beta, kernel, stream, precision)
 
 
 def _allocate_like(obj: Any, m: Matrix, n: int) -> Any:

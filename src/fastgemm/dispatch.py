@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from . import _C
 from .registry import KernelInfo, kernel_table
 
-__all__ = ["AUTO_RULES", "PAD_MIN_MACS", "Selection", "alignment_of", "check_runnable", "select"]
+__all__ = [
+    "AUTO_RULES",
+    "PAD_MIN_MACS",
+    "PRECISION_RULES",
+    "Selection",
+    "alignment_of",
+    "check_runnable",
+    "select",
+]
 
 # dtype -> [(kernel name, why it is preferred when it applies, smallest M*N it is preferred for,
 # (tile_m, tile_n) or None: preferred only for outputs of at most SMs / 2 such tiles, largest M
@@ -37,6 +45,13 @@ AUTO_RULES: dict[
     ]
     for dtype, rules in _C.auto_rules().items()
 }
+
+# precision ("tf32x3", "tf32") -> the float32 rules (same tuples) that auto tries for it before
+# the ieee rules of AUTO_RULES["float32"], which follow them (at least as accurate).
+PRECISION_RULES: dict[
+    str,
+    list[tuple[str, str, int, tuple[int, int] | None, int | None, int | None, int | None, int | None]],
+] = {p: list(_C.auto_rules(p)["float32"]) for p in ("tf32x3", "tf32")}
 
 # Operands whose rows are not aligned enough for the fastest kernel are copied into padded,
 # aligned temporaries when the problem is at least this many multiply-adds: the copy costs
@@ -91,6 +106,7 @@ def select(
     *,
     cc: int | None = None,
     alignment: int | None = None,
+    precision: str = "ieee",
 ) -> Selection:
     """The kernel ``kernel="auto"`` would run for ``C[M,N] = A[M,K] @ B[K,N]``, and why.
 
@@ -106,7 +122,9 @@ def select(
     alignment
         Bytes to which all operand addresses and leading dimensions are aligned. Default: that of
         freshly allocated, contiguous row-major operands of this shape.
+    precision
+        float32: ``"ieee"`` (default), ``"tf32x3"`` or ``"tf32"``, as for ``sgemm``.
     """
-    d = _C.select(int(M), int(N), int(K), str(dtype), cc, alignment)
+    d = _C.select(int(M), int(N), int(K), str(dtype), cc, alignment, str(precision))
     kernel = next(k for k in kernel_table() if k.name == d["name"] and k.dtype == d["dtype"])
     return Selection(kernel, d["reason"], d["pad"])

@@ -43,6 +43,9 @@ class KernelInfo:
     branch : bool
         An experiment off the main line: selectable and measured, but not an improvement on
         its parent.
+    precision : str
+        float32 kernels: the arithmetic, ``"ieee"`` (fp32 on the CUDA cores), ``"tf32x3"`` or
+        ``"tf32"`` (tensor cores); ``""`` for float16/bfloat16 kernels.
     """
 
     name: str
@@ -58,6 +61,7 @@ class KernelInfo:
     epilogue: str = ""
     parent: str = ""
     branch: bool = False
+    precision: str = ""
 
 
 @lru_cache(maxsize=1)

@@ -64,6 +64,8 @@ def select_candidates(
     for info in sorted(infos, key=lambda k: (k.version, k.name)):
         if kernel_re is not None and not kernel_re.search(info.name):
             continue
+        if getattr(info, "precision", "") not in ("", "ieee"):
+            continue  # fp32 on the tensor cores: benchmarks/precision.py, against cuBLAS in TF32
         if not runnable(info, cc):
             max_cc = getattr(info, "max_cc", None)
             need = f"{info.min_cc / 10:.1f}"
