@@ -46,6 +46,14 @@ int main() {
   cudaLaunchAttribute cl[1]; cl[0].id = cudaLaunchAttributeClusterDimension; cl[0].val.clusterDim.x = 1; cl[0].val.clusterDim.y = 1; cl[0].val.clusterDim.z = 2;
   cudaLaunchConfig_t c2{}; c2.gridDim = dim3(66, 1, 2); c2.blockDim = dim3(384); c2.attrs = cl; c2.numAttrs = 1;
   printf("noop12 LaunchKernelEx clus2 %.3f us\n", time_us([&] { cudaLaunchKernelEx(&c2, noop12, p, p, (void*)nullptr, 64L, 64L, 64L, 64L, 64L, 64L, 1.f, 0.f, 0); }, 5000));
+  cudaLaunchAttribute both[2] = {pdl[0], cl[0]};
+  cudaLaunchConfig_t c3 = c2; c3.attrs = both; c3.numAttrs = 2;
+  printf("noop12 LaunchKernelEx PDL+clus2 %.3f us\n", time_us([&] { cudaLaunchKernelEx(&c3, noop12, p, p, (void*)nullptr, 64L, 64L, 64L, 64L, 64L, 64L, 1.f, 0.f, 0); }, 5000));
+  CUlaunchAttribute dpdl[2]; dpdl[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION; dpdl[0].value.programmaticStreamSerializationAllowed = 1;
+  dpdl[1].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION; dpdl[1].value.clusterDim.x = 1; dpdl[1].value.clusterDim.y = 1; dpdl[1].value.clusterDim.z = 2;
+  CUlaunchConfig dc{}; dc.gridDimX = 66; dc.gridDimY = 1; dc.gridDimZ = 2; dc.blockDimX = 384; dc.blockDimY = 1; dc.blockDimZ = 1; dc.attrs = dpdl; dc.numAttrs = 2;
+  printf("cuLaunchKernelEx PDL+clus2 %.3f us\n", time_us([&] { cuLaunchKernelEx(&dc, f12, args, nullptr); }, 5000));
+  printf("Ex PDL+clus2 + GetDevice + GetLastError %.3f us\n", time_us([&] { cudaGetDevice(&dev); cudaLaunchKernelEx(&c3, noop12, p, p, (void*)nullptr, 64L, 64L, 64L, 64L, 64L, 64L, 1.f, 0.f, 0); cudaGetLastError(); }, 5000));
   cudaStream_t st; cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking); c0.stream = st;
   printf("noop12 Ex none, own stream %.3f us\n", time_us([&] { cudaLaunchKernelEx(&c0, noop12, p, p, (void*)nullptr, 64L, 64L, 64L, 64L, 64L, 64L, 1.f, 0.f, 0); }, 5000));
   printf("noop12<<<>>> own stream    %.3f us\n", time_us([&] { noop12<<<132, 384, 0, st>>>(p, p, nullptr, 64, 64, 64, 64, 64, 64, 1.f, 0.f, 0); }, 5000));

@@ -107,6 +107,7 @@ py::dict select_plan(int64_t M, int64_t N, int64_t K, const std::string& dtype_s
   d["dtype"] = plan.kernel->dtype;
   d["reason"] = *plan.reason;
   d["pad"] = plan.pad;
+  d["flip"] = plan.flip;
   return d;
 }
 
@@ -229,7 +230,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("select", &select_plan, py::arg("M"), py::arg("N"), py::arg("K"), py::arg("dtype"),
         py::arg("cc") = py::none(), py::arg("alignment") = py::none(),
         py::arg("precision") = "ieee",
-        "The kernel auto runs (dict: name, dtype, reason, pad).");
+        "The kernel auto runs (dict: name, dtype, reason, pad, flip).");
   m.def("check_runnable",
         [](const std::string& name, int min_cc, int max_cc, int smem_bytes, int need_alignment,
            int cc, int alignment) -> py::object {
@@ -251,7 +252,8 @@ PYBIND11_MODULE(_C, m) {
         py::object min_k = r.min_k > 0 ? py::object(py::int_(r.min_k)) : py::none();
         py::object max_short = r.max_short > 0 ? py::object(py::int_(r.max_short)) : py::none();
         rules.append(
-            py::make_tuple(r.kernel, r.why, r.min_mn, few, max_m, min_cc, min_k, max_short));
+            py::make_tuple(r.kernel, r.why, r.min_mn, few, max_m, min_cc, min_k, max_short,
+                           r.flip));
       }
       return rules;
     };
@@ -264,7 +266,7 @@ PYBIND11_MODULE(_C, m) {
     for (DType d : {DType::f32, DType::f16, DType::bf16}) out[dtype_name(d)] = as_list(auto_rules(d));
     return out;
   }, py::arg("precision") = "ieee",
-  "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n) or None, largest M or None, smallest cc or None, smallest K or None, largest min(M, N) or None)], fastest first. precision 'tf32x3' / 'tf32': the float32 rules tried before the ieee ones.");
+  "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n) or None, largest M or None, smallest cc or None, smallest K or None, largest min(M, N) or None, flip: run as C^T = B^T A^T with the limits read on it)], fastest first. precision 'tf32x3' / 'tf32': the float32 rules tried before the ieee ones.");
   m.attr("PAD_MIN_MACS") = kPadMinMacs;
   m.def("documented_smem_per_block", [](int cc) { return documented_target(cc).smem_per_block; },
         "Shared memory per block (bytes) that select(cc=...) assumes for an architecture.");

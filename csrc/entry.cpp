@@ -259,7 +259,8 @@ struct RecordOps final : Ops {
   void gemm(const KernelEntry& k, const GemmArgs& a) override {
     add("gemm", k.name, {double(a.M), double(a.N), double(a.K), p(a.A), double(a.lda),
                          double(a.a_col_major), p(a.B), double(a.ldb), double(a.b_col_major),
-                         p(a.C), double(a.ldc), a.alpha, a.beta, p(a.stream)});
+                         p(a.C), double(a.ldc), a.alpha, a.beta, p(a.stream),
+                         double(a.c_col_major)});
   }
   void scale(DType, uintptr_t C, int64_t rows, int64_t cols, int64_t ld, float beta) override {
     add("scale", "", {double(C), double(rows), double(cols), double(ld), beta, p(stream)});
@@ -300,13 +301,15 @@ struct Job {
   float alpha, beta;
   Mat a, b, c;      // before the swap (a, b: unset where a strided copy replaces them)
   bool swap;
+  bool flip = false;  // the plan's: run C^T = B^T A^T after the swap, C written column-major
   std::optional<Strided> copy_a, copy_b;
 };
 
 void execute(const Job& job, Ops& work) {
   Ops* const ops = &work;
   for (cudaStream_t w : job.waits) ops->wait(w);
-  const int64_t M = job.M, N = job.N, K = job.K, size = job.itemsize;
+  int64_t M = job.M, N = job.N;
+  const int64_t K = job.K, size = job.itemsize;
   // A copy of rows x cols at src (strides rs, cs) into a fresh aligned temporary.
   auto copied = [&](uintptr_t src, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
     const Mat dst = ops->alloc(rows, cols);
@@ -321,6 +324,14 @@ void execute(const Job& job, Ops& work) {
     pa = a2, pb = b2;
   }
   const KernelEntry& k = *job.kernel;
+  if (job.flip) {  // the transposed problem: operands exchanged again, C column-major
+    if (job.pad || std::string_view(k.epilogue) != "split_k") {
+      throw std::logic_error(std::string(k.name) + ": no transposed run for this plan");
+    }
+    const Mat a2{pb.ptr, pb.ld, !pb.col}, b2{pa.ptr, pa.ld, !pa.col};
+    pa = a2, pb = b2, pc.col = true;
+    std::swap(M, N);
+  }
   GemmArgs args;
   args.M = M, args.N = N, args.K = K;
   args.alpha = job.alpha, args.beta = job.beta;
@@ -328,7 +339,7 @@ void execute(const Job& job, Ops& work) {
   auto run = [&](const Mat& ma, const Mat& mb, const Mat& mc) {
     args.A = reinterpret_cast<const void*>(ma.ptr), args.lda = ma.ld, args.a_col_major = ma.col;
     args.B = reinterpret_cast<const void*>(mb.ptr), args.ldb = mb.ld, args.b_col_major = mb.col;
-    args.C = reinterpret_cast<void*>(mc.ptr), args.ldc = mc.ld;
+    args.C = reinterpret_cast<void*>(mc.ptr), args.ldc = mc.ld, args.c_col_major = mc.col;
     ops->gemm(k, args);
   };
   if (job.pad) {  // under-aligned operands go through aligned temporaries, in their own layouts
@@ -571,13 +582,14 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   const bool a_col_k = swap ? !pb.col : pa.col, b_col_k = swap ? !pa.col : pb.col;
 
   const KernelEntry* k = named;
-  bool pad = false;
+  bool pad = false, flip = false;
   if (automatic) {
     const PlanKey key{device, dtype, Mk, Nk, K, a_col_k, b_col_k, beta_d != 0.0,
                       align_ak, align_bk, align_c, precision};
     const Plan plan = plan_for(key);
     k = plan.kernel;
     pad = plan.pad;
+    flip = plan.flip;
   } else {
     const std::string problem = runnable_problem(
         *k, device_target(device), std::min(align_ak, std::min(align_bk, align_c)));
@@ -586,7 +598,7 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
 
   // --- launch: no Python from here, so other threads run meanwhile ------------------------------
   Job job{k, pad, device, cuda_stream, std::move(waits), size, Mk, Nk, K, alpha_f, beta_f,
-          pa, pb, pc, swap};
+          pa, pb, pc, swap, flip};
   if (!a_layout) job.copy_a = Strided{a.ptr, a.rows, a.cols, a.rs, a.cs};
   if (!b_layout) job.copy_b = Strided{b.ptr, b.rows, b.cols, b.rs, b.cs};
   {

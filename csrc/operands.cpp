@@ -566,6 +566,9 @@ std::optional<Layout> unit_stride_layout(int64_t rows, int64_t cols, int64_t rs,
     return (std::max<int64_t>(extent, 1) + per16 - 1) / per16 * per16;
   };
   if (rows == 0 || cols == 0) return Layout{false, padded(cols)};  // no elements: strides free
+  // A contiguous column (rows x 1, unit row stride): column-major, so that its leading dimension
+  // is the padded extent, not the unit stride (which would make it 1-element aligned).
+  if (cols == 1 && rs == 1 && rows > 1) return Layout{true, padded(rows)};
   if (cols == 1 || cs == 1) {
     if (rows == 1) return Layout{false, padded(cols)};
     if (rs >= std::max<int64_t>(cols, 1)) return Layout{false, rs};

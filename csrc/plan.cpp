@@ -33,10 +33,22 @@ const std::vector<AutoRule> kHgemmRules = {
      "16-row tiles with K split across a cluster: for outputs of at most 16 rows (decode), where "
      "any wider tile leaves SMs idle and reads B at a fraction of HBM bandwidth",
      0, 0, 0, 16, 90},
+    {"hgemm_v22_split_k",
+     "v22 on the transposed problem: for outputs of at most 16 columns (narrow N), whose "
+     "transpose is a decode GEMM",
+     0, 0, 0, 16, 90, 0, 0, true},
     {"hgemm_v23_split_k_wide",
      "v22 on 64x64 tiles: for outputs of at most 64 rows and at most SMs/2 tiles of 64x128, "
      "where wider tiles leave SMs idle",
      0, 64, 128, 64, 90},
+    {"hgemm_v23_split_k_wide",
+     "v23 on the transposed problem: for outputs of at most 32 columns (narrow N), where "
+     "128-wide tiles are three-quarters padding or more",
+     0, 0, 0, 32, 90, 0, 0, true},
+    {"hgemm_v23_split_k_wide",
+     "v23 on the transposed problem: for outputs of at most 64 columns and at most SMs/2 tiles "
+     "of 128x64, where 128-wide tiles are half padding and leave SMs idle",
+     0, 64, 128, 64, 90, 0, 0, true},
     {"hgemm_v24_wgmma_split_k",
      "v21's 128x128 wgmma tile with K split across a cluster of up to 8 blocks: for outputs of "
      "at most SMs/2 tiles of 128x128 with K >= 2048, where whole-K tiles leave SMs idle "
@@ -46,6 +58,10 @@ const std::vector<AutoRule> kHgemmRules = {
      "v20 on 128x128 tiles: for outputs with at most half as many 128x256 tiles as the GPU has "
      "SMs, where v20 leaves SMs idle (sm_90a only)",
      0, 128, 256},
+    {"hgemm_v21_narrow_tile",
+     "v20 on 128x128 tiles: for outputs of at most 128 rows or columns, where v20's 128x256 "
+     "tile is half padding or more (sm_90a only)",
+     0, 0, 0, 0, 0, 0, 128},
     {"hgemm_v20_hoisted_beta",
      "fastest Hopper rung: persistent, warp-specialised wgmma + TMA, 4-stage ring, TMA-store "
      "epilogue through a borrowed stage (beta tested once), programmatic dependent launch "
@@ -63,6 +79,10 @@ const std::vector<AutoRule> kSgemmRules = {
      "4-, 8- or 16-row tiles, B streamed once into registers, K split across a cluster: for "
      "outputs of at most 16 rows (decode), where tiled rungs leave SMs idle and read B slowly",
      0, 0, 0, 16, 90},
+    {"sgemm_v10_split_k",
+     "v10 on the transposed problem: for outputs of at most 16 columns (narrow N), whose "
+     "transpose is a decode GEMM",
+     0, 0, 0, 16, 90, 0, 0, true},
     {"sgemm_v12_split_k_narrow",
      "v11 on 64x128 or 128x64 tiles (32x128 or 128x32 up to 32 rows or columns): for outputs of "
      "at most 64 rows or columns, where v11's tile is at least half padding",
@@ -180,7 +200,7 @@ std::string runnable_problem(const KernelEntry& k, const Target& t, int alignmen
                           k.alignment, t, alignment);
 }
 
-Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int align_a,
+Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int align_a,
             int align_b, int align_c, Precision precision) {
   const int alignment = std::min(align_a, std::min(align_b, align_c));
   std::vector<std::string> skipped;
@@ -199,6 +219,9 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
   for (const AutoRule& rule : auto_rules(dtype)) rules.push_back(&rule);
   for (size_t i = 0; i < rules.size(); ++i) {
     const AutoRule& rule = *rules[i];
+    // A flip rule reads the transposed problem (N x M); its words say so.
+    const int64_t M = rule.flip ? N_ : M_, N = rule.flip ? M_ : N_;
+    const char* const rows = rule.flip ? " columns" : " rows";
     if (i == first_ieee && first_ieee > 0) {
       skipped.push_back(std::string("no ") + precision_name(precision) +
                         " kernel is preferred here, so fp32 arithmetic (precision 'ieee', at "
@@ -216,7 +239,7 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
     }
     if (rule.max_m > 0 && M > rule.max_m) {
       skipped.push_back(std::string(rule.kernel) + " is for outputs of at most " +
-                        std::to_string(rule.max_m) + " rows");
+                        std::to_string(rule.max_m) + rows);
       continue;
     }
     if (rule.max_short > 0 && std::min(M, N) > rule.max_short) {
@@ -239,7 +262,8 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
       if (t.sm_count <= 0 || 2 * tiles > t.sm_count) {
         skipped.push_back(std::string(rule.kernel) + " is for outputs of at most " +
                           std::to_string(t.sm_count / 2) + " tiles of " +
-                          std::to_string(rule.few_m) + "x" + std::to_string(rule.few_n) + " (" +
+                          std::to_string(rule.few_m) + "x" + std::to_string(rule.few_n) +
+                          (rule.flip ? " transposed" : "") + " (" +
                           std::to_string(t.sm_count) + " SMs); this one has " +
                           std::to_string(tiles));
         continue;
@@ -248,14 +272,21 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
     std::string problem = runnable_problem(*k, t, alignment);
     if (problem.empty()) {
       const std::string note = skipped.empty() ? "" : " (" + joined() + ")";
-      return Plan{k, false, std::make_shared<const std::string>(
-                                std::string(rule.why) + "; runs on cc " + fmt_cc(t.cc) + " with " +
-                                std::to_string(alignment) + "-byte alignment" + note)};
+      return Plan{k, false, rule.flip,
+                  std::make_shared<const std::string>(
+                      std::string(rule.why) +
+                      (rule.flip ? "; runs the transposed problem C^T = B^T A^T (" +
+                                       std::to_string(M) + "x" + std::to_string(N) +
+                                       ", C written column-major)"
+                                 : std::string()) +
+                      "; runs on cc " + fmt_cc(t.cc) + " with " + std::to_string(alignment) +
+                      "-byte alignment" + note)};
     }
-    if (fastest_for_cc && runnable_problem(*k, t, k->alignment).empty()) {
+    // Operands too little aligned: a flip rule gives way (the padded path runs untransposed).
+    if (!rule.flip && fastest_for_cc && runnable_problem(*k, t, k->alignment).empty()) {
       fastest_for_cc = false;
       if (macs_at_least(M, N, K, kPadMinMacs)) {
-        return Plan{k, true, std::make_shared<const std::string>(
+        return Plan{k, true, false, std::make_shared<const std::string>(
                                  std::string(rule.why) + "; operands are only " +
                                  std::to_string(alignment) + "-byte aligned, so they are copied into " +
                                  std::to_string(k->alignment) +

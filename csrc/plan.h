@@ -46,6 +46,11 @@ struct AutoRule {
   // Preferred only for outputs whose shorter side (min(M, N)) is at most this (0: any): a shape
   // specialist for outputs with few rows or few columns.
   int64_t max_short = 0;
+  // Runs the problem as its transpose, C^T = B^T A^T (N x M, C written column-major), and the
+  // limits above read the transposed problem: M's are N's. For the split-K kernels (the only
+  // epilogue that writes a column-major C), so that a problem with few columns is run as one
+  // with few rows.
+  bool flip = false;
 };
 const std::vector<AutoRule>& auto_rules(DType dtype);
 
@@ -81,6 +86,7 @@ std::string runnable_problem(const KernelEntry& k, const Target& t, int alignmen
 struct Plan {
   const KernelEntry* kernel = nullptr;
   bool pad = false;  // copy operands aligned below kernel->alignment into aligned temporaries
+  bool flip = false;  // run C^T = B^T A^T (the rule's flip; never with pad)
   std::shared_ptr<const std::string> reason;  // what select() says; shared, so a copy is cheap
 };
 

@@ -375,15 +375,16 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
     problem and runs on ``cc`` with ``alignment``-byte aligned operands."""
     table = {k.name: k for k in fastgemm.kernels(dtype)}
     sms = DOCUMENTED_SMS.get(cc, 0)
-    for name, _why, min_mn, few, max_m, min_cc, min_k, max_short in dispatch.AUTO_RULES[dtype]:
+    for name, _why, min_mn, few, max_m, min_cc, min_k, max_short, flip in dispatch.AUTO_RULES[dtype]:
         k = table.get(name)
-        if (max_m is not None and m > max_m) or (min_cc is not None and cc < min_cc):
+        rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
+        if (max_m is not None and rm > max_m) or (min_cc is not None and cc < min_cc):
             continue
-        if max_short is not None and min(m, n) > max_short:
+        if max_short is not None and min(rm, rn) > max_short:
             continue
         if min_k is not None and k_depth < min_k:
             continue
-        if few is not None and 2 * (-(-m // few[0])) * (-(-n // few[1])) > sms:
+        if few is not None and 2 * (-(-rm // few[0])) * (-(-rn // few[1])) > sms:
             continue
         if k is not None and m * n >= min_mn and dispatch.check_runnable(k, cc, alignment) is None:
             return name
@@ -542,8 +543,11 @@ def test_auto_rules_refer_to_kernels():
     for dtype, rules in dispatch.AUTO_RULES.items():
         assert dtype in DTYPES
         assert rules, f"no rules for {dtype}"
-        for name, why, min_mn, few, max_m, min_cc, min_k, max_short in rules:
+        for name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip in rules:
             assert isinstance(min_mn, int) and min_mn >= 0, name
+            assert isinstance(flip, bool), name
+            if flip and (name, dtype) in table:  # only the split-K epilogue writes a column-major C
+                assert table[(name, dtype)].epilogue == "split_k", name
             assert max_short is None or (isinstance(max_short, int) and max_short > 0), name
             assert min_k is None or (isinstance(min_k, int) and min_k > 0), name
             assert few is None or (len(few) == 2 and min(few) > 0), name
@@ -1109,7 +1113,7 @@ def test_decode_specialists_only_where_measured(dtype):
     assert fastgemm.select(17, 4096, 14336, dtype, cc=90).kernel.name != name
 
 
-@pytest.mark.parametrize("m, n", [(17, 4096), (64, 14336), (4096, 16), (16384, 64), (64, 64)])
+@pytest.mark.parametrize("m, n", [(17, 4096), (64, 14336), (4096, 24), (16384, 64), (64, 64)])
 def test_select_narrow_fp32(m, n):
     # Outputs with at most 64 rows or columns (past v10's 16 rows) go to the half-size tiles on
     # sm_90, and the explanation names the rule; 68 (the next 16-byte aligned width) goes elsewhere.
@@ -1120,6 +1124,36 @@ def test_select_narrow_fp32(m, n):
     assert wider.kernel.name != "sgemm_v12_split_k_narrow"
     assert "sgemm_v12_split_k_narrow is for outputs of at most 64 rows or columns" in wider.reason
     assert fastgemm.select(m, n, 4096, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
+
+
+@pytest.mark.parametrize(
+    "dtype, name, n",
+    [
+        ("float32", "sgemm_v10_split_k", 16),
+        ("float16", "hgemm_v22_split_k", 16),
+        ("float16", "hgemm_v23_split_k_wide", 32),
+    ],
+)
+def test_select_narrow_transposed(dtype, name, n):
+    # Few columns: the transposed problem (few rows) on a split-K kernel, and the reason says so;
+    # no flip before sm_90 (where those kernels are not preferred) or for a square output.
+    sel = fastgemm.select(4096, n, 4096, dtype, cc=90)
+    assert sel.kernel.name == name and sel.flip, sel
+    assert f"runs the transposed problem C^T = B^T A^T ({n}x4096, C written column-major)" in sel.reason
+    assert not fastgemm.select(4096, n, 4096, dtype, cc=80).flip
+    assert not fastgemm.select(n, 4096, 4096, dtype, cc=90).flip
+    assert not fastgemm.select(4096, 4096, 4096, dtype, cc=90).flip
+
+
+def test_select_narrow_hgemm_many_tiles():
+    # 33..64 columns over many rows: 128x128 tiles (v21) fill the SMs, the transposed v23 only
+    # for few tiles; up to 128 columns v21 rather than v20's half-empty 128x256 tile.
+    assert fastgemm.select(16384, 64, 4096, "float16", cc=90).kernel.name == "hgemm_v21_narrow_tile"
+    sel = fastgemm.select(8192, 64, 8192, "float16", cc=90)
+    assert sel.kernel.name == "hgemm_v23_split_k_wide" and sel.flip
+    sel = fastgemm.select(16384, 128, 4096, "float16", cc=90)
+    assert sel.kernel.name == "hgemm_v21_narrow_tile", sel
+    assert "at most 128 rows or columns" in sel.reason
 
 
 # --- precision (fp32 on the tensor cores) --------------------------------------------------------

@@ -3,7 +3,7 @@
 The `record` runtime hook (``fastgemm._C._set_runtime_hooks``) pretends a GPU of a given compute
 capability that owns every address, and makes the entry log the work it would queue instead of
 queuing it: ``("gemm", kernel, (M, N, K, A, lda, a_col, B, ldb, b_col, C, ldc, alpha, beta,
-stream))``, ``("alloc", "", (ptr, rows, cols, ld))``, ``("copy", "", (src, rows, cols, rs, cs, dst,
+stream, c_col))``, ``("alloc", "", (ptr, rows, cols, ld))``, ``("copy", "", (src, rows, cols, rs, cs, dst,
 dst_ld))``, ``("scale", "", (C, rows, cols, ld, beta, stream))`` and ``("wait", "", (producer,
 consumer))``. The arrays are fakes exporting ``__cuda_array_interface__`` with made-up addresses;
 nothing is dereferenced, so this runs the same with or without a GPU.
@@ -73,7 +73,7 @@ def test_layouts(recorded, layouts):
     fastgemm.sgemm(a((_M, _K), ptr=PTR_A), b((_K, _N), ptr=PTR_B), c((_M, _N), ptr=PTR_C), 2.0, 0.5)
     expected = LAYOUTS[layouts]
     name = auto(*expected[:3], "float32", 16).kernel.name
-    assert recorded() == [("gemm", name, (*expected, 2, 0.5, 0))]
+    assert recorded() == [("gemm", name, (*expected, 2, 0.5, 0, 0))]
 
 
 def test_explicit_stream_and_forced_kernel(recorded):
@@ -86,7 +86,7 @@ def test_explicit_stream_and_forced_kernel(recorded):
         stream=0x77,
     )
     assert recorded() == [
-        ("gemm", "sgemm_v01_naive", (M, N, K, PTR_A, K, 0, PTR_B, N, 0, PTR_C, N, 1, 0, 0x77))
+        ("gemm", "sgemm_v01_naive", (M, N, K, PTR_A, K, 0, PTR_B, N, 0, PTR_C, N, 1, 0, 0x77, 0))
     ]
 
 
@@ -231,10 +231,40 @@ def test_stream_objects(recorded, stream, handle):
         stream=stream,
     )
     ((op, _, args),) = recorded()
-    assert op == "gemm" and args[-3:] == (2, 0.25, handle)
+    assert op == "gemm" and args[-4:-1] == (2, 0.25, handle)
 
 
 def test_alpha_below_fp32_range_still_reads_a_and_b(recorded):
     # alpha == 0 (not reading A and B) is decided on the value passed, before it becomes fp32.
     fastgemm.sgemm(row((4, 12)), row((12, 8), ptr=PTR_B), row((4, 8), ptr=PTR_C), 1e-300, 1.0)
     assert [op for op, _, _ in recorded()] == ["gemm"]
+
+
+@pytest.mark.parametrize(
+    "dtype, M, N, kernel",
+    [
+        ("float16", 4096, 16, "hgemm_v22_split_k"),
+        ("float16", 16384, 32, "hgemm_v23_split_k_wide"),
+        ("float32", 4096, 8, "sgemm_v10_split_k"),
+    ],
+)
+def test_narrow_output_runs_transposed(recorded, dtype, M, N, kernel):
+    # A flip rule runs C^T = B^T A^T: B^T first (B read transposed), then A^T, C written
+    # column-major (c_col = 1) with C's own leading dimension.
+    K = 4096
+    sel = auto(M, N, K, dtype, 16)
+    if sel.kernel.name != kernel:
+        pytest.skip(f"{kernel} is not in this build's sm_90 rules for {M}x{N}x{K}")
+    assert sel.flip and "transposed problem" in sel.reason
+    fastgemm.gemm(row((M, K), dtype, PTR_A), row((K, N), dtype, PTR_B), row((M, N), dtype, PTR_C), 1.5, 0.0)
+    assert recorded() == [("gemm", kernel, (N, M, K, PTR_B, N, 1, PTR_A, K, 1, PTR_C, N, 1.5, 0, 0, 1))]
+    # An F-ordered C: the swap makes it a row-major C^T (N x M, few rows), so no flip is needed.
+    fastgemm.gemm(row((M, K), dtype, PTR_A), row((K, N), dtype, PTR_B), col((M, N), dtype, PTR_C))
+    ((_op, _name, args),) = recorded()
+    assert args[:3] == (N, M, K) and args[-1] == 0
+
+
+def test_flip_gives_way_to_padding(recorded):
+    # Operands aligned below the flip kernel's 16 bytes: the padded path runs untransposed.
+    sel = auto(4097, 8, 4096, "float16", 2)
+    assert not sel.flip

@@ -323,6 +323,31 @@ def test_split_k_shapes(torch, name, dtype, layout):
         assert fastgemm.select(1, 4096, 8192, dtype).kernel.name == name  # auto's choice for decode
 
 
+# Outputs with few columns: auto runs the transposed problem C^T = B^T A^T on a split-K decode
+# kernel (C written column-major). Rows past the tile, K off the tile, every operand layout and
+# both C orders; the shapes of at most 16 columns and many rows must take that path.
+NARROW = [(4096, 16, 4096), (1000, 24, 1032), (16384, 8, 512), (777, 64, 4096), (3000, 1, 2048)]
+
+
+@pytest.mark.parametrize("layout", list(itertools.product("CF", repeat=3)), ids=lambda t: "".join(t))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_narrow_output_transposed(torch, dtype, layout):
+    for M, N, K in NARROW:
+        A, B = _random(torch, M, K, dtype, layout[0]), _random(torch, K, N, dtype, layout[1])
+        C = torch.full((N, M), float("nan"), device="cuda", dtype=_dtype(torch, dtype))
+        C = C.t() if layout[2] == "F" else C.t().contiguous()  # NaN either way: beta = 0 ignores it
+        fastgemm.hgemm(A, B, C, 0.5, 0.0)
+        torch.cuda.synchronize()
+        check(torch, A, B, C, 0.5, 0.0)
+        C0 = _random(torch, M, N, dtype, layout[2])
+        C = C0.clone()
+        fastgemm.hgemm(A, B, C, -1.0, 0.25)
+        torch.cuda.synchronize()
+        check(torch, A, B, C, -1.0, 0.25, C0)
+        if 8 <= N <= 16 and M >= 1000:  # (N = 1: B's rows are 2 bytes apart, so no 16-byte path)
+            assert fastgemm.select(M, N, K, dtype).flip, (M, N, K)
+
+
 @pytest.mark.parametrize("kernel,dtype", HGEMM + [("auto", "float16")], ids=lambda v: v)
 def test_repeated_calls_same_bits(torch, kernel, dtype):
     # The same inputs give the same bits on every call: no reduction whose order depends on
@@ -330,7 +355,7 @@ def test_repeated_calls_same_bits(torch, kernel, dtype):
     # shape makes the split-K kernel split 8 ways.
     if kernel != "auto":
         _skip_if_not_runnable(kernel, dtype)
-    for M, N, K in [(4, 1024, 16384), (264, 392, 1000)]:
+    for M, N, K in [(4, 1024, 16384), (264, 392, 1000), (4096, 8, 8192)]:
         A, B = _random(torch, M, K, dtype), _random(torch, K, N, dtype)
         C = torch.empty((M, N), device="cuda", dtype=_dtype(torch, dtype))
         fastgemm.hgemm(A, B, C, kernel=kernel)

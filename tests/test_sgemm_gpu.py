@@ -380,13 +380,34 @@ def test_split_k_shapes(cp, name, layout):
         assert fastgemm.select(1, 4096, 8192, "float32").kernel.name == name  # auto, for decode
 
 
+# Outputs with few columns: auto runs the transposed problem C^T = B^T A^T on the split-K decode
+# kernel (C written column-major): every operand layout, both C orders, rows and K off the tile.
+NARROW = [(4096, 16, 4096), (1000, 12, 1032), (16384, 8, 512), (777, 64, 4100), (3000, 1, 2048)]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda t: "".join(t))
+def test_narrow_output_transposed(cp, layout):
+    for M, N, K in NARROW:
+        A = random_matrix(cp, M, K, "float32", layout[0])
+        B = random_matrix(cp, K, N, "float32", layout[1])
+        C = _poisoned(cp, M, N, layout[2])
+        fastgemm.sgemm(A, B, C, 0.5, 0.0)
+        check_gemm(cp, A, B, C, 0.5, 0.0)
+        C0 = random_matrix(cp, M, N, "float32", layout[2])
+        C = C0.copy()
+        fastgemm.sgemm(A, B, C, -1.0, 0.25)
+        check_gemm(cp, A, B, C, -1.0, 0.25, C0)
+        if 8 <= N <= 16 and M >= 1000:  # (N = 1: B's rows are 4 bytes apart, so no 16-byte path)
+            assert fastgemm.select(M, N, K, "float32").flip, (M, N, K)
+
+
 @pytest.mark.parametrize("kernel", SGEMM + ["auto"])
 def test_repeated_calls_same_bits(cp, kernel):
     # The same inputs give the same bits on every call (split-K partial sums in a fixed order):
     # 100 calls per shape; the decode shape splits K across clusters of several blocks.
     if kernel != "auto" and not _runnable(cp, kernel):
         pytest.skip(f"{kernel} does not run on this GPU")
-    for M, N, K in [(4, 1024, 16384), (260, 132, 1000)]:
+    for M, N, K in [(4, 1024, 16384), (260, 132, 1000), (4096, 8, 8192)]:
         A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
         C = cp.empty((M, N), dtype=cp.float32)
         fastgemm.sgemm(A, B, C, kernel=kernel)

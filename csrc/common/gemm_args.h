@@ -7,6 +7,9 @@
 //   A(i, k) = a_col_major ? A[k * lda + i] : A[i * lda + k]
 //   B(k, j) = b_col_major ? B[j * ldb + k] : B[k * ldb + j]
 // All extents and offsets are 64-bit: M*K, K*N or M*N may exceed 2^31 elements.
+// c_col_major asks for a column-major C instead, C(i, j) = C[j * ldc + i]: auto sets it when it
+// runs a problem as its transpose (plan.h, AutoRule::flip), and only for the kernels whose
+// epilogue is the split-K reduction (common/split_k.cuh), which writes either layout.
 #pragma once
 #include <cstdint>
 #include <cuda_runtime.h>
@@ -23,6 +26,7 @@ struct GemmArgs {
   bool b_col_major = false;
   void* C = nullptr;
   int64_t ldc = 0;
+  bool c_col_major = false;
   float alpha = 1.0f, beta = 0.0f;
   cudaStream_t stream = nullptr;
 };

@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include <cuda_runtime.h>
 
@@ -22,6 +24,39 @@ inline void cuda_check(cudaError_t err, const char* what) {
 #define FASTGEMM_CHECK_LAUNCH(name) ::fastgemm::cuda_check(cudaGetLastError(), name " launch")
 
 constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// --- launching -----------------------------------------------------------------------------------
+// How a kernel is queued: grid, block, dynamic shared memory, stream, and two sm_90 launch
+// attributes: programmatic dependent launch (`pdl`: the kernel runs griddepcontrol.wait before it
+// touches global memory, so the driver may stage it while the previous kernel of the stream
+// runs) and a cluster shape (z blocks per cluster; 1: none, or the kernel's own
+// __cluster_dims__).
+struct Launch {
+  dim3 grid, block;
+  int smem = 0;
+  cudaStream_t stream = nullptr;
+  bool pdl = false;
+  unsigned cluster_z = 1;
+};
+// Queues kernel(*args[0], *args[1], ...) with the driver's cuLaunchKernelEx on the kernel's
+// context-independent handle (cudaGetKernel, looked up once per kernel). The runtime's launch
+// (<<<>>>, cudaLaunchKernelEx) does the same with a layer more of host work per launch
+// (benchmarks/launch_cost.cu). Throws std::runtime_error naming `name` when the launch fails.
+void launch_kernel(const void* kernel, const Launch& l, void** args, const char* name);
+
+// The typed form: the arguments are converted to the kernel's parameter types, as <<<>>> does.
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), const Launch& l, const char* name, Args&&... args) {
+  static_assert(sizeof...(Params) == sizeof...(Args), "one argument per kernel parameter");
+  std::tuple<std::remove_cv_t<Params>...> values(
+      static_cast<std::remove_cv_t<Params>>(std::forward<Args>(args))...);
+  std::apply(
+      [&](auto&... v) {
+        void* pointers[] = {static_cast<void*>(&v)...};
+        launch_kernel(reinterpret_cast<const void*>(kernel), l, pointers, name);
+      },
+      values);
+}
 
 // Grid for a tiled kernel: output tiles along x (2^31-1 limit) as columns, y as rows (65535 limit).
 inline dim3 tile_grid(const GemmArgs& a, int block_m, int block_n, const char* name) {

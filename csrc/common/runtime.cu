@@ -12,6 +12,9 @@
 #include <stdexcept>
 #include <tuple>
 
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
 #include "common/launch.cuh"
 
 namespace fastgemm {
@@ -111,6 +114,105 @@ int runtime_version() {
   int v = 0;
   cudaRuntimeGetVersion(&v);
   return v;
+}
+
+void* driver_entry(const char* symbol, int version) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, version, cudaEnableDefault, &status) !=
+          cudaSuccess ||
+      status != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return fn;
+}
+
+namespace {
+
+struct Driver {
+  PFN_cuLaunchKernelEx_v11060 launch = nullptr;
+  PFN_cuGetErrorName_v6000 error_name = nullptr;
+  Driver()
+      : launch(reinterpret_cast<PFN_cuLaunchKernelEx_v11060>(
+            driver_entry("cuLaunchKernelEx", 11060))),
+        error_name(
+            reinterpret_cast<PFN_cuGetErrorName_v6000>(driver_entry("cuGetErrorName", 6000))) {}
+};
+const Driver& driver() {
+  static const Driver d;
+  return d;
+}
+
+// The kernel's context-independent handle: the last few per thread in front of a locked map.
+cudaKernel_t kernel_handle(const void* kernel, const char* name) {
+  struct Recent {
+    const void* kernel = nullptr;
+    cudaKernel_t handle = nullptr;
+  };
+  static thread_local Recent recent[8];
+  static thread_local unsigned next = 0;
+  for (const Recent& r : recent) {
+    if (r.kernel == kernel) return r.handle;
+  }
+  static std::mutex mutex;
+  static std::map<const void*, cudaKernel_t> handles;
+  cudaKernel_t handle = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = handles.find(kernel);
+    if (it == handles.end()) {
+      cuda_check(cudaGetKernel(&handle, kernel), name);
+      it = handles.emplace(kernel, handle).first;
+    }
+    handle = it->second;
+  }
+  recent[next++ % 8] = Recent{kernel, handle};
+  return handle;
+}
+
+}  // namespace
+
+void launch_kernel(const void* kernel, const Launch& l, void** args, const char* name) {
+  const Driver& d = driver();
+  if (d.launch == nullptr) {
+    throw std::runtime_error(std::string(name) + ": the CUDA driver has no cuLaunchKernelEx");
+  }
+  CUlaunchAttribute attrs[2];
+  unsigned count = 0;
+  if (l.pdl) {
+    attrs[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[count++].value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (l.cluster_z > 1) {
+    attrs[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[count].value.clusterDim.x = 1, attrs[count].value.clusterDim.y = 1;
+    attrs[count++].value.clusterDim.z = l.cluster_z;
+  }
+  CUlaunchConfig config{};
+  config.gridDimX = l.grid.x, config.gridDimY = l.grid.y, config.gridDimZ = l.grid.z;
+  config.blockDimX = l.block.x, config.blockDimY = l.block.y, config.blockDimZ = l.block.z;
+  config.sharedMemBytes = static_cast<unsigned>(l.smem);
+  config.hStream = reinterpret_cast<CUstream>(l.stream);
+  config.attrs = attrs;
+  config.numAttrs = count;
+  const CUfunction f = reinterpret_cast<CUfunction>(kernel_handle(kernel, name));
+  CUresult r = d.launch(&config, f, args, nullptr);
+  if (r == CUDA_ERROR_INVALID_CONTEXT) {
+    // A thread that has made no runtime call needing the device has no current context yet:
+    // make the current device's primary context current, as the runtime's own launch would.
+    int device = 0;
+    cuda_check(cudaGetDevice(&device), name);
+    cuda_check(cudaSetDevice(device), name);
+    cuda_check(cudaFree(nullptr), name);
+    r = d.launch(&config, f, args, nullptr);
+  }
+  if (r != CUDA_SUCCESS) {
+    const char* text = nullptr;
+    if (d.error_name == nullptr || d.error_name(r, &text) != CUDA_SUCCESS) text = nullptr;
+    throw std::runtime_error(std::string(name) + ": launch failed: " +
+                             (text ? text : "CUresult " + std::to_string(int(r))));
+  }
 }
 
 DeviceGuard::DeviceGuard(int device) {

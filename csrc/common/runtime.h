@@ -25,6 +25,9 @@ std::string device_name(int device);
 int current_device();
 int pointer_device(uintptr_t ptr);  // the device that owns ptr, or -1 for host/unregistered memory
 int runtime_version();
+// A CUDA driver function by name and ABI version, fetched through the runtime (nothing links
+// libcuda); nullptr where the driver lacks it.
+void* driver_entry(const char* symbol, int version);
 
 // Makes `device` current for the guard's lifetime, restoring the previous device afterwards.
 class DeviceGuard {

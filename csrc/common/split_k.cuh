@@ -10,7 +10,9 @@
 //      u mod (S * THREADS) in [r * THREADS, (r + 1) * THREADS), counted row by row), the S
 //      partial tiles in rank order 0..S-1 through distributed shared memory, and writes
 //      alpha * sum + beta * C (C read only when beta != 0; rows >= M and columns >= N are not
-//      written),
+//      written). C is row-major with leading dimension ldc, or, where ldc < 0, column-major with
+//      leading dimension -ldc (split_ldc): then rank r takes 4-row groups of one column instead,
+//      so that each thread writes 4 consecutive elements of C either way,
 //   3. meets its peers again, so that no block leaves (and frees its shared memory) while a peer
 //      may still read it.
 // The order of every sum is fixed by the launch, so repeated calls give the same bits.
@@ -62,19 +64,41 @@ __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int
   const int rows = M - m0 < BM ? static_cast<int>(M - m0) : BM;
   constexpr int GROUPS = BN / 4;  // 4-column groups per row
   const int thread = static_cast<int>(threadIdx.x) - FIRST;
-  for (int u = rank * THREADS + thread; u < rows * GROUPS; u += ranks * THREADS) {
-    const int row = u / GROUPS, col = (u % GROUPS) * 4;
-    const float* mine = red + row * LD + col;
-    float4 sum = ptx::ld_cluster_f32x4(mine, 0);
-    for (uint32_t q = 1; q < ranks; ++q) {
-      const float4 v = ptx::ld_cluster_f32x4(mine, q);
-      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+  if (ldc >= 0) {
+    for (int u = rank * THREADS + thread; u < rows * GROUPS; u += ranks * THREADS) {
+      const int row = u / GROUPS, col = (u % GROUPS) * 4;
+      const float* mine = red + row * LD + col;
+      float4 sum = ptx::ld_cluster_f32x4(mine, 0);
+      for (uint32_t q = 1; q < ranks; ++q) {
+        const float4 v = ptx::ld_cluster_f32x4(mine, q);
+        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+      }
+      const int64_t c = n0 + col;
+      if (c < N) store_quad(C + (m0 + row) * ldc + c, sum, alpha, beta, N - c);
     }
-    const int64_t c = n0 + col;
-    if (c < N) store_quad(C + (m0 + row) * ldc + c, sum, alpha, beta, N - c);
+  } else {  // column-major C: C(i, j) at C[j * -ldc + i]
+    const int cols = N - n0 < BN ? static_cast<int>(N - n0) : BN;
+    const int row_groups = (rows + 3) / 4;
+    for (int u = rank * THREADS + thread; u < cols * row_groups; u += ranks * THREADS) {
+      const int col = u / row_groups, row = (u % row_groups) * 4;
+      const float* mine = red + row * LD + col;  // rows past `rows`: read, never stored
+      float e[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) e[i] = ptx::ld_cluster_f32(mine + i * LD, 0);
+      for (uint32_t q = 1; q < ranks; ++q) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) e[i] += ptx::ld_cluster_f32(mine + i * LD, q);
+      }
+      store_quad(C + (n0 + col) * -ldc + m0 + row, make_float4(e[0], e[1], e[2], e[3]), alpha,
+                 beta, rows - row);
+    }
   }
   ptx::cluster_sync();
 }
+
+// The ldc a split kernel takes (cluster_reduce_store): C's leading dimension, negated where the
+// caller asks for a column-major C (GemmArgs::c_col_major).
+inline int64_t split_ldc(const GemmArgs& a) { return a.c_col_major ? -a.ldc : a.ldc; }
 
 // --- host --------------------------------------------------------------------------------------
 
@@ -128,27 +152,12 @@ __device__ __forceinline__ void split_tile(int64_t M, int block_m, int block_n, 
 // as a dependent launch on a GPU of compute capability `cc` >= 9.0 (see the contract).
 template <typename Kernel, typename... Args>
 void launch_split(Kernel kernel, dim3 grid, int threads, int smem, cudaStream_t stream, int split,
-                  int cc, const char* name, Args... args) {
+                  int cc, const char* name, Args&&... args) {
   grid.z = static_cast<unsigned>(split);
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = dim3(static_cast<unsigned>(threads));
-  config.dynamicSmemBytes = static_cast<size_t>(smem);
-  config.stream = stream;
-  cudaLaunchAttribute attr[2];
-  unsigned count = 0;
-  if (cc >= 90) {
-    attr[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[count++].val.programmaticStreamSerializationAllowed = 1;
-  }
-  if (split > 1) {
-    attr[count].id = cudaLaunchAttributeClusterDimension;
-    attr[count].val.clusterDim.x = 1, attr[count].val.clusterDim.y = 1;
-    attr[count++].val.clusterDim.z = static_cast<unsigned>(split);
-  }
-  config.attrs = attr;
-  config.numAttrs = count;
-  cuda_check(cudaLaunchKernelEx(&config, kernel, args...), name);
+  Launch l{grid, dim3(static_cast<unsigned>(threads)), smem, stream};
+  l.pdl = cc >= 90;
+  l.cluster_z = static_cast<unsigned>(split);
+  fastgemm::launch(kernel, l, name, std::forward<Args>(args)...);
 }
 
 }  // namespace fastgemm

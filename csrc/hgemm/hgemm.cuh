@@ -587,14 +587,14 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
                                     Cfg::SPLIT_MIN_TILES, Cfg::SPLIT_BLOCKS_PER_SM,
                                     props.sm_count);
       launch_split(kernel, grid, K::THREADS, K::SMEM_BYTES, a.stream, split, props.cc, name,
-                   operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), a.ldc, a.alpha,
+                   operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), split_ldc(a), a.alpha,
                    a.beta);
     } else {
-      kernel<<<grid, K::THREADS, K::SMEM_BYTES, a.stream>>>(
-          operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), a.ldc, a.alpha, a.beta);
+      fastgemm::launch(kernel, Launch{grid, dim3(K::THREADS), K::SMEM_BYTES, a.stream}, name,
+                       operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), a.ldc, a.alpha,
+                       a.beta);
     }
   });
-  cuda_check(cudaGetLastError(), name);
 }
 
 }  // namespace fastgemm::hgemm

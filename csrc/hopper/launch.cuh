@@ -110,7 +110,10 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
                                      : make_tensor_map_2d(a.B, elem, a.N, a.K, a.ldb, BOX, BLOCK_K);
   // C (row-major, M rows of N) in boxes of 64 rows of 128 bytes, for the rungs that store
   // through TMA.
-  const CUtensorMap tma_c = make_tensor_map_2d(a.C, elem, a.N, a.M, a.ldc, EK, BOX);
+  // (A column-major C, which only the split epilogue writes, without this map: described as
+  // what it is, N columns of M.)
+  const CUtensorMap tma_c = a.c_col_major ? make_tensor_map_2d(a.C, elem, a.M, a.N, a.ldc, EK, BOX)
+                                          : make_tensor_map_2d(a.C, elem, a.N, a.M, a.ldc, EK, BOX);
   with_kmajor(a, [&](auto ak, auto bk) {
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, smem);
@@ -124,7 +127,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
                                     ceil_div(a.K, BLOCK_K), Cfg::SPLIT_MIN_KTILES, 1,
                                     props.sm_count);
       launch_split(kernel, grid, threads, smem, a.stream, split, props.cc, name, tma_a, tma_b,
-                   tma_c, static_cast<T*>(a.C), a.M, a.N, a.K, a.ldc, a.alpha, a.beta);
+                   tma_c, static_cast<T*>(a.C), a.M, a.N, a.K, split_ldc(a), a.alpha, a.beta);
       return;
     }
     if constexpr (Cfg::BALANCE) {
@@ -133,21 +136,11 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
       grid.x = static_cast<unsigned>(CLUSTER * ceil_div(tiles, rounds));
     }
     // One launch path; PDL adds programmatic stream serialisation.
-    cudaLaunchAttribute pdl[1];
-    pdl[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    pdl[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = grid;
-    config.blockDim = dim3(threads);
-    config.dynamicSmemBytes = smem;
-    config.stream = a.stream;
-    config.attrs = pdl;
-    config.numAttrs = Cfg::PDL ? 1 : 0;
-    cuda_check(cudaLaunchKernelEx(&config, kernel, tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M,
-                                  a.N, a.K, a.ldc, a.alpha, a.beta),
-               name);
+    Launch l{grid, dim3(threads), smem, a.stream};
+    l.pdl = Cfg::PDL;
+    fastgemm::launch(kernel, l, name, tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M, a.N, a.K,
+                     a.ldc, a.alpha, a.beta);
   });
-  cuda_check(cudaGetLastError(), name);
 }
 
 }  // namespace fastgemm::hopper

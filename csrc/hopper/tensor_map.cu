@@ -1,6 +1,8 @@
 // tensor_map.cu — see tensor_map.h.
 #include "hopper/tensor_map.h"
 
+#include "common/runtime.h"
+
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
@@ -16,12 +18,8 @@ namespace {
 
 PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
   static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    const cudaError_t err =
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
-                                         &found);
-    if (err != cudaSuccess || found != cudaDriverEntryPointSuccess || p == nullptr) {
+    void* p = driver_entry("cuTensorMapEncodeTiled", 12000);
+    if (p == nullptr) {
       throw std::runtime_error(
           "the CUDA driver does not provide cuTensorMapEncodeTiled (TMA needs a CUDA 12+ driver)");
     }

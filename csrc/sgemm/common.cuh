@@ -202,10 +202,9 @@ template <int BLOCK_M, int BLOCK_N, int THREADS, typename KernelFor>
 void launch_kmn(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   const dim3 grid = tile_grid(a, BLOCK_M, BLOCK_N, name);
   with_layouts(a, [&](auto a_col, auto b_col) {
-    kernel_for(a_col, b_col)<<<grid, THREADS, 0, a.stream>>>(
-        kmn_a(a), kmn_b(a), static_cast<float*>(a.C), a.ldc, a.alpha, a.beta);
+    fastgemm::launch(kernel_for(a_col, b_col), Launch{grid, dim3(THREADS), 0, a.stream}, name,
+                     kmn_a(a), kmn_b(a), static_cast<float*>(a.C), a.ldc, a.alpha, a.beta);
   });
-  cuda_check(cudaGetLastError(), name);
 }
 
 }  // namespace fastgemm::sgemm

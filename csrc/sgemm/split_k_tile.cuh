@@ -72,7 +72,7 @@ void launch(const GemmArgs& a, const char* name, int blocks_per_sm, KernelFor ke
                                   grid.x, ceil_div(a.K, WT::BLOCK_K), MIN_KTILES, blocks_per_sm,
                                   props.sm_count);
     launch_split(kernel, grid, WT::THREADS, SMEM, a.stream, split, props.cc, name, kmn_a(a),
-                 kmn_b(a), static_cast<float*>(a.C), a.ldc, a.alpha, a.beta);
+                 kmn_b(a), static_cast<float*>(a.C), split_ldc(a), a.alpha, a.beta);
   });
 }
 

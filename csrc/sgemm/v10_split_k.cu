@@ -264,7 +264,7 @@ void launch_rows(const GemmArgs& a) {
                                   ceil_div(a.K, KC), 2, 3, props.sm_count);
     launch_split(kernel, grid, THREADS, smem, a.stream, split, props.cc, "sgemm_v10_split_k",
                  sgemm::view_a(a), static_cast<const float*>(a.B), a.ldb,
-                 static_cast<float*>(a.C), a.ldc, a.M, a.N, a.K, a.alpha, a.beta);
+                 static_cast<float*>(a.C), split_ldc(a), a.M, a.N, a.K, a.alpha, a.beta);
   });
 }
 

@@ -34,24 +34,21 @@ __all__ = [
 # or None: preferred only for outputs of at most that many rows, smallest compute capability
 # (10 * major + minor) or None: preferred only on GPUs from there on, smallest K or None:
 # preferred only for K of at least that, largest min(M, N) or None: preferred only for outputs
-# with at most that many rows or columns)], fastest first.
-AUTO_RULES: dict[
-    str,
-    list[tuple[str, str, int, tuple[int, int] | None, int | None, int | None, int | None, int | None]],
-] = {
+# with at most that many rows or columns, flip: the kernel runs the transposed problem
+# C^T = B^T A^T (C written column-major) and the limits before it are read on that N x M
+# problem)], fastest first.
+Rule = tuple[str, str, int, tuple[int, int] | None, int | None, int | None, int | None, int | None, bool]
+AUTO_RULES: dict[str, list[Rule]] = {
     dtype: [
-        (name, why, min_mn, few, max_m, min_cc, min_k, max_short)
-        for name, why, min_mn, few, max_m, min_cc, min_k, max_short in rules
+        (name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip)
+        for name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip in rules
     ]
     for dtype, rules in _C.auto_rules().items()
 }
 
 # precision ("tf32x3", "tf32") -> the float32 rules (same tuples) that auto tries for it before
 # the ieee rules of AUTO_RULES["float32"], which follow them (at least as accurate).
-PRECISION_RULES: dict[
-    str,
-    list[tuple[str, str, int, tuple[int, int] | None, int | None, int | None, int | None, int | None]],
-] = {p: list(_C.auto_rules(p)["float32"]) for p in ("tf32x3", "tf32")}
+PRECISION_RULES: dict[str, list[Rule]] = {p: list(_C.auto_rules(p)["float32"]) for p in ("tf32x3", "tf32")}
 
 # Operands whose rows are not aligned enough for the fastest kernel are copied into padded,
 # aligned temporaries when the problem is at least this many multiply-adds: the copy costs
@@ -76,12 +73,15 @@ class Selection:
     """What ``kernel="auto"`` runs for a problem, and why.
 
     ``pad`` is True when the operands are first copied into 16-byte aligned temporaries (rows
-    padded), because the fastest kernel needs more alignment than they have.
+    padded), because the fastest kernel needs more alignment than they have. ``flip`` is True
+    when the kernel runs the transposed problem ``C^T = B^T A^T`` (an output with few columns run
+    as one with few rows; C is written column-major).
     """
 
     kernel: KernelInfo
     reason: str
     pad: bool = False
+    flip: bool = False
 
     def __str__(self) -> str:
         return f"{self.kernel.name}: {self.reason}"
@@ -127,4 +127,4 @@ def select(
     """
     d = _C.select(int(M), int(N), int(K), str(dtype), cc, alignment, str(precision))
     kernel = next(k for k in kernel_table() if k.name == d["name"] and k.dtype == d["dtype"])
-    return Selection(kernel, d["reason"], d["pad"])
+    return Selection(kernel, d["reason"], d["pad"], d["flip"])
