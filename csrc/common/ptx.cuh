@@ -101,22 +101,6 @@ __device__ __forceinline__ float4 ld_cluster_f32x4(const float* local, uint32_t 
 #endif
 }
 
-// The float at `local`'s offset in the shared memory of cluster rank `cta`.
-__device__ __forceinline__ float ld_cluster_f32(const float* local, uint32_t cta) {
-#if __CUDA_ARCH__ >= 900
-  float v;
-  asm volatile(
-      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %1, %2;\n"
-      "ld.shared::cluster.f32 %0, [remote];\n}\n"
-      : "=f"(v)
-      : "r"(smem_addr(local)), "r"(cta)
-      : "memory");
-  return v;
-#else
-  return *local;
-#endif
-}
-
 // --- programmatic dependent launch (sm_90+), for a kernel launched with programmatic stream
 // serialisation: wait until the previous kernel of the stream has completed and its memory is
 // visible; let the next kernel be launched (its blocks start as this kernel's blocks exit).

@@ -11,8 +11,8 @@
 //      partial tiles in rank order 0..S-1 through distributed shared memory, and writes
 //      alpha * sum + beta * C (C read only when beta != 0; rows >= M and columns >= N are not
 //      written). C is row-major with leading dimension ldc, or, where ldc < 0, column-major with
-//      leading dimension -ldc (split_ldc): then rank r takes 4-row groups of one column instead,
-//      so that each thread writes 4 consecutive elements of C either way,
+//      leading dimension -ldc (split_ldc): then rank r takes 4x4 blocks (4-row groups fastest),
+//      summed as four 4-column groups and stored as four 4-row groups, one per column,
 //   3. meets its peers again, so that no block leaves (and frees its shared memory) while a peer
 //      may still read it.
 // The order of every sum is fixed by the launch, so repeated calls give the same bits.
@@ -77,20 +77,37 @@ __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int
       if (c < N) store_quad(C + (m0 + row) * ldc + c, sum, alpha, beta, N - c);
     }
   } else {  // column-major C: C(i, j) at C[j * -ldc + i]
+    // A 4x4 block per thread: four 16-byte loads per rank (as the row-major path), transposed
+    // in registers into four 4-row stores, one per column. Row groups fastest, so that a warp's
+    // stores run down a column.
+    static_assert(BM % 4 == 0, "4-row groups within the tile");
     const int cols = N - n0 < BN ? static_cast<int>(N - n0) : BN;
-    const int row_groups = (rows + 3) / 4;
-    for (int u = rank * THREADS + thread; u < cols * row_groups; u += ranks * THREADS) {
-      const int col = u / row_groups, row = (u % row_groups) * 4;
-      const float* mine = red + row * LD + col;  // rows past `rows`: read, never stored
-      float e[4];
+    const int row_groups = (rows + 3) / 4, col_groups = (cols + 3) / 4;
+    for (int u = rank * THREADS + thread; u < col_groups * row_groups; u += ranks * THREADS) {
+      const int col = (u / row_groups) * 4, row = (u % row_groups) * 4;
+      const float* mine = red + row * LD + col;  // rows or columns past the edge: read, not stored
+      float4 e[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) e[i] = ptx::ld_cluster_f32(mine + i * LD, 0);
+      for (int i = 0; i < 4; ++i) e[i] = ptx::ld_cluster_f32x4(mine + i * LD, 0);
       for (uint32_t q = 1; q < ranks; ++q) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) e[i] += ptx::ld_cluster_f32(mine + i * LD, q);
+        for (int i = 0; i < 4; ++i) {
+          const float4 v = ptx::ld_cluster_f32x4(mine + i * LD, q);
+          e[i].x += v.x, e[i].y += v.y, e[i].z += v.z, e[i].w += v.w;
+        }
       }
-      store_quad(C + (n0 + col) * -ldc + m0 + row, make_float4(e[0], e[1], e[2], e[3]), alpha,
-                 beta, rows - row);
+      T* const out = C + (n0 + col) * -ldc + m0 + row;
+      const int64_t left = rows - row;
+      store_quad(out, make_float4(e[0].x, e[1].x, e[2].x, e[3].x), alpha, beta, left);
+      if (col + 1 < cols) {
+        store_quad(out - ldc, make_float4(e[0].y, e[1].y, e[2].y, e[3].y), alpha, beta, left);
+      }
+      if (col + 2 < cols) {
+        store_quad(out - 2 * ldc, make_float4(e[0].z, e[1].z, e[2].z, e[3].z), alpha, beta, left);
+      }
+      if (col + 3 < cols) {
+        store_quad(out - 3 * ldc, make_float4(e[0].w, e[1].w, e[2].w, e[3].w), alpha, beta, left);
+      }
     }
   }
   ptx::cluster_sync();
