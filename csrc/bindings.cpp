@@ -92,20 +92,29 @@ py::dict select_plan(int64_t M, int64_t N, int64_t K, const std::string& dtype_s
                           std::to_string(N) + ", K=" + std::to_string(K));
   }
   const int size = dtype_size(dtype);
-  const int align = alignment ? *alignment
-                              : alignment_of({256, uint64_t(K * size), uint64_t(N * size)});
+  // Contiguous operands of one column (B and C, N == 1) read as column-major (unit_stride_layout),
+  // and a column-major C runs as C^T = B^T A^T: the plan is that of the 1 x M problem, A^T
+  // column-major with A's rows as its leading dimension.
+  const bool column = !alignment && N == 1 && M > 1;
+  if (column) std::swap(M, N);
+  const int align = alignment  ? *alignment
+                    : column   ? alignment_of({256, uint64_t(K * size)})
+                               : alignment_of({256, uint64_t(K * size), uint64_t(N * size)});
   Plan plan;
   if (cc) {
     plan = decide(documented_target(*cc), dtype, M, N, K, align, align, align, precision);
   } else {
     require_gpu();
-    plan = plan_for(PlanKey{current_device(), dtype, M, N, K, false, false, false, align, align,
+    plan = plan_for(PlanKey{current_device(), dtype, M, N, K, false, column, false, align, align,
                             align, precision});
   }
   py::dict d;
   d["name"] = plan.kernel->name;
   d["dtype"] = plan.kernel->dtype;
-  d["reason"] = *plan.reason;
+  d["reason"] = (column ? "an output of one column runs as its transpose, one row of " +
+                              std::to_string(N) + ": "
+                        : std::string()) +
+                *plan.reason;
   d["pad"] = plan.pad;
   d["flip"] = plan.flip;
   return d;

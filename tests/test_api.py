@@ -1145,6 +1145,17 @@ def test_select_narrow_transposed(dtype, name, n):
     assert not fastgemm.select(4096, 4096, 4096, dtype, cc=90).flip
 
 
+@pytest.mark.parametrize("dtype, name", [("float16", "hgemm_v22_split_k"), ("float32", "sgemm_v10_split_k")])
+def test_select_one_column(dtype, name):
+    # N = 1: contiguous B and C are columns, so a call runs C^T = B^T A^T, one row (decode); the
+    # answer says so. An explicit alignment keeps the plain reading.
+    sel = fastgemm.select(4096, 1, 4096, dtype, cc=90)
+    assert sel.kernel.name == name and not sel.flip, sel
+    assert sel.reason.startswith("an output of one column runs as its transpose, one row of 4096: ")
+    unit = 4 if dtype == "float32" else 2
+    assert "one column" not in fastgemm.select(4096, 1, 4096, dtype, cc=90, alignment=unit).reason
+
+
 def test_select_narrow_hgemm_many_tiles():
     # 33..64 columns over many rows: 128x128 tiles (v21) fill the SMs, the transposed v23 only
     # for few tiles; up to 128 columns v21 rather than v20's half-empty 128x256 tile.

@@ -264,6 +264,24 @@ def test_narrow_output_runs_transposed(recorded, dtype, M, N, kernel):
     assert args[:3] == (N, M, K) and args[-1] == 0
 
 
+@pytest.mark.parametrize(
+    "dtype, kernel", [("float16", "hgemm_v22_split_k"), ("float32", "sgemm_v10_split_k")]
+)
+def test_one_column_runs_as_one_row(recorded, dtype, kernel):
+    # Contiguous B (K x 1) and C (M x 1), strides (1, 1): columns, their leading dimensions padded
+    # to 16 bytes (not the unit row stride, which would make them 1-element aligned); C
+    # column-major makes it C^T = B^T A^T, a 1 x M decode problem.
+    M, K = 4096, 4104
+    if fastgemm.select(M, 1, K, dtype, cc=90).kernel.name != kernel:
+        pytest.skip(f"{kernel} is not in this build's sm_90 rules")
+    per16 = 16 // (4 if dtype == "float32" else 2)
+    fastgemm.gemm(
+        row((M, K), dtype, PTR_A), Fake((K, 1), dtype, PTR_B, (1, 1)), Fake((M, 1), dtype, PTR_C, (1, 1))
+    )
+    ld_b = -(-K // per16) * per16
+    assert recorded() == [("gemm", kernel, (1, M, K, PTR_B, ld_b, 0, PTR_A, K, 1, PTR_C, M, 1.0, 0, 0, 0))]
+
+
 def test_flip_gives_way_to_padding(recorded):
     # Operands aligned below the flip kernel's 16 bytes: the padded path runs untransposed.
     sel = auto(4097, 8, 4096, "float16", 2)

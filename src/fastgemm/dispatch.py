@@ -121,7 +121,8 @@ def select(
         cached plan for this shape is what a call runs.
     alignment
         Bytes to which all operand addresses and leading dimensions are aligned. Default: that of
-        freshly allocated, contiguous row-major operands of this shape.
+        freshly allocated, contiguous row-major operands of this shape (with N == 1, B and C are
+        columns, which a call runs as the transposed problem of one row: so does the answer).
     precision
         float32: ``"ieee"`` (default), ``"tf32x3"`` or ``"tf32"``, as for ``sgemm``.
     """
