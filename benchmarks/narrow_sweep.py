@@ -12,7 +12,9 @@ median over rounds. Every candidate is checked against cuBLAS first.
     python benchmarks/narrow_sweep.py --dtype float32 --ns 4,8,16,32,64 --mk 4096x4096
 
 Writes narrow-<dtype>-<gpu>.csv (one row per shape and candidate) and prints a table of
-microseconds per launch with the best candidate per shape marked.
+microseconds per launch with the best candidate per shape marked. --few-rows sweeps the
+transposed family instead: M small (--ns), (N, K) from --mk, every candidate untransposed
+(decode GEMMs with a row-major A); it writes rows-<dtype>-<gpu>.csv.
 """
 
 from __future__ import annotations
@@ -31,10 +33,18 @@ from fastgemm.bench.timing import Prefill, warmup_gpu
 
 UNFLIPPED = {
     "float16": ["hgemm_v20_hoisted_beta", "hgemm_v21_narrow_tile", "hgemm_v24_wgmma_split_k"],
+    "float16-rows": [
+        "hgemm_v22_split_k",
+        "hgemm_v26_split_k_32rows",
+        "hgemm_v23_split_k_wide",
+        "hgemm_v24_wgmma_split_k",
+        "hgemm_v21_narrow_tile",
+    ],
+    "float32-rows": ["sgemm_v10_split_k", "sgemm_v12_split_k_narrow", "sgemm_v11_split_k_tile"],
     "float32": ["sgemm_v12_split_k_narrow", "sgemm_v11_split_k_tile"],
 }
 FLIPPED = {
-    "float16": ["hgemm_v22_split_k", "hgemm_v23_split_k_wide"],
+    "float16": ["hgemm_v22_split_k", "hgemm_v26_split_k_32rows", "hgemm_v23_split_k_wide"],
     "float32": ["sgemm_v10_split_k", "sgemm_v12_split_k_narrow"],
 }
 
@@ -47,6 +57,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--target-ms", type=float, default=10.0, help="device time per round")
     ap.add_argument("--out", default="results/sweeps")
+    ap.add_argument("--few-rows", action="store_true", help="M small, (N, K) from --mk, untransposed")
     args = ap.parse_args()
 
     try:
@@ -65,8 +76,9 @@ def main() -> int:
     rng = cp.random.default_rng(1)
     rows = []
     for mk in args.mk.split(","):
-        M, K = (int(x) for x in mk.split("x"))
-        for N in (int(n) for n in args.ns.split(",")):
+        big, K = (int(x) for x in mk.split("x"))
+        for small in (int(n) for n in args.ns.split(",")):
+            M, N = (small, big) if args.few_rows else (big, small)
             item = 4 if dt == "float32" else 2
             per_set = (M * K + K * N + 2 * M * N) * item
             nsets = max(2, min(16, -(-3 * l2 // per_set)))
@@ -77,9 +89,10 @@ def main() -> int:
                 sets.append((A, B, cp.empty((M, N), dt), cp.empty((N, M), dt)))
             ref = cp.matmul(sets[0][0].astype(cp.float32), sets[0][1].astype(cp.float32))
             cands = {"auto": lambda s: fn(s[0], s[1], s[2])}
-            for k in UNFLIPPED[dt]:
+            family = ("float32" if dt == "float32" else "float16") + ("-rows" if args.few_rows else "")
+            for k in UNFLIPPED[family]:
                 cands[k] = lambda s, k=k: fn(s[0], s[1], s[2], kernel=k)
-            for k in FLIPPED[dt]:
+            for k in [] if args.few_rows else FLIPPED[family]:
                 cands[k + " (C^T)"] = lambda s, k=k: fn(s[1].T, s[0].T, s[3], kernel=k)
             cands["cuBLAS"] = lambda s: cp.matmul(s[0], s[1], out=s[2])
             if torch is not None:
@@ -147,7 +160,8 @@ def main() -> int:
             del sets, cands
             cp.get_default_memory_pool().free_all_blocks()
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"narrow-{dt}-{gpu.lower().replace(' ', '-')}.csv")
+    kind = "rows" if args.few_rows else "narrow"
+    path = os.path.join(args.out, f"{kind}-{dt}-{gpu.lower().replace(' ', '-')}.csv")
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()

@@ -37,14 +37,16 @@ const std::vector<AutoRule> kHgemmRules = {
      "v22 on the transposed problem: for outputs of at most 16 columns (narrow N), whose "
      "transpose is a decode GEMM",
      0, 0, 0, 16, 90, 0, 0, true},
+    {"hgemm_v26_split_k_32rows",
+     "v22 on 32x64 tiles: for outputs of at most 32 rows, read once with half v23's mma work",
+     0, 0, 0, 32, 90},
+    {"hgemm_v26_split_k_32rows",
+     "v26 on the transposed problem: for outputs of at most 32 columns (narrow N)",
+     0, 0, 0, 32, 90, 0, 0, true},
     {"hgemm_v23_split_k_wide",
      "v22 on 64x64 tiles: for outputs of at most 64 rows and at most SMs/2 tiles of 64x128, "
      "where wider tiles leave SMs idle",
      0, 64, 128, 64, 90},
-    {"hgemm_v23_split_k_wide",
-     "v23 on the transposed problem: for outputs of at most 32 columns (narrow N), where "
-     "128-wide tiles are three-quarters padding or more",
-     0, 0, 0, 32, 90, 0, 0, true},
     {"hgemm_v23_split_k_wide",
      "v23 on the transposed problem: for outputs of at most 64 columns and at most SMs/2 tiles "
      "of 128x64, where 128-wide tiles are half padding and leave SMs idle",

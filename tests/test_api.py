@@ -1131,7 +1131,7 @@ def test_select_narrow_fp32(m, n):
     [
         ("float32", "sgemm_v10_split_k", 16),
         ("float16", "hgemm_v22_split_k", 16),
-        ("float16", "hgemm_v23_split_k_wide", 32),
+        ("float16", "hgemm_v26_split_k_32rows", 32),
     ],
 )
 def test_select_narrow_transposed(dtype, name, n):

@@ -244,7 +244,8 @@ def test_alpha_below_fp32_range_still_reads_a_and_b(recorded):
     "dtype, M, N, kernel",
     [
         ("float16", 4096, 16, "hgemm_v22_split_k"),
-        ("float16", 16384, 32, "hgemm_v23_split_k_wide"),
+        ("float16", 16384, 32, "hgemm_v26_split_k_32rows"),
+        ("float16", 8192, 64, "hgemm_v23_split_k_wide"),
         ("float32", 4096, 8, "sgemm_v10_split_k"),
     ],
 )

@@ -284,6 +284,13 @@ def test_dependent_launch_split_chain(torch, kernel, capture):
 # tile; rows past M, columns past N and K not a multiple of the tile are all covered.
 SPLIT_SHAPES = {
     "hgemm_v22_split_k": [(1, 4096, 8192), (7, 1000, 4104), (16, 2056, 14336), (17, 520, 3000), (3, 64, 64)],
+    "hgemm_v26_split_k_32rows": [
+        (32, 4096, 8192),
+        (17, 1000, 4104),
+        (24, 2056, 3000),
+        (5, 520, 3000),
+        (33, 64, 64),
+    ],
     "hgemm_v24_wgmma_split_k": [
         (512, 512, 8192),
         (128, 1000, 4104),
