@@ -40,7 +40,7 @@ struct V22 : V07 {  // 16x64 tiles (one 16-row mma per warp), K split across a c
   static constexpr bool SPLIT_K = true;
   static constexpr int SPLIT_BLOCKS_PER_SM = 1, SPLIT_MIN_TILES = 2;
 };
-struct V23 : V22 {  // 64x64 tiles (2x2 warps of 32x32) for 17-64 rows
+struct V23 : V22 {  // 64x64 tiles (2x2 warps of 32x32) for 33-64 rows
   static constexpr int BLOCK_M = 64, WARPS_M = 2, WARPS_N = 2;
 };
 struct V26 : V22 {  // 32x64 tiles (four warps of 32x16) for 17-32 rows

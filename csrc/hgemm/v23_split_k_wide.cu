@@ -1,4 +1,4 @@
-// hgemm_v23_split_k_wide — v22 on 64x64 tiles, for outputs of 17 to 64 rows.
+// hgemm_v23_split_k_wide — v22 on 64x64 tiles, for outputs of 33 to 64 rows.
 // A branch of v07 like v22 (same template, same split-K cluster epilogue); its config is v22's
 // with a taller tile.
 //
@@ -9,8 +9,8 @@
 // the HBM stream, and each warp reuses a B fragment twice.
 // What limits it: 128 KiB of shared memory per block: one block per SM, so outputs with many
 // tiles (wide N) are better served by the wgmma rungs; rows past M are padding.
-// Shapes: any M, N, K >= 1 (auto sends it 17-64 rows with few tiles); sm_80+, 16-byte aligned
-// operands.
+// Shapes: any M, N, K >= 1 (auto sends it 33-64 rows or columns with few tiles); sm_80+,
+// 16-byte aligned operands.
 #include "hgemm/rungs.h"
 #include "registry.h"
 
