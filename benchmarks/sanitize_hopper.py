@@ -22,7 +22,7 @@ cp.cuda.set_allocator(None)
 kernels = [
     (k.name, k.dtype)
     for k in fastgemm.kernels()
-    if k.dtype != "bfloat16" and (k.max_cc == 90 or k.epilogue == "split_k")
+    if k.dtype != "bfloat16" and (k.copy == "tma" or k.epilogue == "split_k")
 ]
 precision = {k.name: k.precision for k in fastgemm.kernels("float32")}  # tf32 rungs ask for theirs
 names = [n for n, _ in kernels]

@@ -366,9 +366,8 @@ void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, i
   if (rows <= 0 || cols <= 0) return;
   if (cs == 1 && (rs >= cols || rows == 1)) {
     // Rows of contiguous elements (a padded or unaligned matrix): copied row by row in 16-byte
-    // chunks, ~3.1 TB/s for 4095x4099 fp16 on an H200. (The element-wise kernel below pays an
-    // index division per element; a pitched cudaMemcpy2DAsync, used before, left the padded
-    // 4095x4097x4099 fp16 GEMM at 1.9x cuBLAS, against 2.1x with this kernel.)
+    // chunks. (The element-wise kernel below pays an index division per element; a pitched
+    // cudaMemcpy2DAsync, used before, was slower for the padded path: benchmarks/NOTES.md.)
     if (cols > int64_t(65535) * 128 * (16 / elem_bytes)) {
       throw std::invalid_argument("copy_strided: rows of more than 2^26 elements");
     }

@@ -15,7 +15,8 @@
 // most at sizes of about one tile per block, where the ring's fill is not amortised.
 // What limits it: the two consumer warpgroups finish a tile together, so the tensor cores idle
 // during the epilogue (conversion, stmatrix, store issue); under this load the GPU's power limit,
-// not the datasheet clock, sets the ceiling (GPU.md), and cuBLAS meets it too.
+// not the datasheet clock, sets the ceiling (benchmarks/NOTES.md, run-to-run spread), and cuBLAS
+// meets it too.
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B. sm_90a.
 #include "hopper/persistent.cuh"
 #include "hopper/rungs.h"

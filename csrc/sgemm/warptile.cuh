@@ -6,7 +6,7 @@
 // one k a warp reads 8 consecutive float4s of A and 4 of B per sub-tile row/column: one
 // shared-memory wavefront each, no bank conflicts, and the 8 lanes that share an A float4 get it
 // by broadcast. Shared tiles are K-major with a 4-float row pad (see TileLoader). The block is
-// WARPS_M x WARPS_N warps, BK = 16: Square (2 x 4 warps, 128x128, 256 threads) for v08-v11, and
+// WARPS_M x WARPS_N warps, BK = 16: Square (2 x 4 warps, 128x128, 256 threads) for v08, v09 and v11, and
 // v12's four-warp tiles: 64x128 (1 x 4), 128x64 (2 x 2), 32x128 (1 x 4 of 32x32) and 128x32
 // (4 x 1 of 32x32).
 #pragma once
