@@ -56,6 +56,11 @@ const std::vector<AutoRule> kHgemmRules = {
      "at most SMs/2 tiles of 128x128 with K >= 2048, where whole-K tiles leave SMs idle "
      "(sm_90a only)",
      0, 128, 128, 0, 90, 2048},
+    {"hgemm_v24_wgmma_split_k",
+     "v21's 128x128 wgmma tile, one block per tile and K share: for outputs of at most SMs/2 "
+     "tiles of 128x256 (about one 128x128 tile per SM) with K >= 4096, where it runs v21's tiles "
+     "faster (sm_90a only)",
+     0, 128, 256, 0, 90, 4096},
     {"hgemm_v21_narrow_tile",
      "v20 on 128x128 tiles: for outputs with at most half as many 128x256 tiles as the GPU has "
      "SMs, where v20 leaves SMs idle (sm_90a only)",

@@ -1145,6 +1145,16 @@ def test_select_narrow_transposed(dtype, name, n):
     assert not fastgemm.select(4096, 4096, 4096, dtype, cc=90).flip
 
 
+def test_select_prefill_long_k():
+    # A prefill of a few hundred rows with a long K (about one 128x128 tile per SM): v24's tiles;
+    # a short K keeps v21, more tiles keep v20.
+    sel = fastgemm.select(512, 4096, 14336, "float16", cc=90)
+    assert sel.kernel.name == "hgemm_v24_wgmma_split_k", sel
+    assert "K >= 4096" in sel.reason
+    assert fastgemm.select(512, 4096, 2048, "float16", cc=90).kernel.name == "hgemm_v21_narrow_tile"
+    assert fastgemm.select(512, 6144, 4096, "float16", cc=90).kernel.name == "hgemm_v20_hoisted_beta"
+
+
 @pytest.mark.parametrize("dtype, name", [("float16", "hgemm_v22_split_k"), ("float32", "sgemm_v10_split_k")])
 def test_select_one_column(dtype, name):
     # N = 1: contiguous B and C are columns, so a call runs C^T = B^T A^T, one row (decode); the
