@@ -130,6 +130,29 @@ void* driver_entry(const char* symbol, int version) {
 
 namespace {
 
+// The last N (key, value) pairs this thread looked up in a locked, process-wide cache: a repeated
+// launch answers from here without taking the lock.
+template <typename Key, typename Value, int N = 8>
+class Recent {
+ public:
+  const Value* find(const Key& key) const {
+    for (int i = 0; i < N; ++i) {
+      if (used_[i] && keys_[i] == key) return &values_[i];
+    }
+    return nullptr;
+  }
+  void add(const Key& key, const Value& value) {
+    const unsigned i = next_++ % N;
+    keys_[i] = key, values_[i] = value, used_[i] = true;
+  }
+
+ private:
+  Key keys_[N] = {};
+  Value values_[N] = {};
+  bool used_[N] = {};
+  unsigned next_ = 0;
+};
+
 struct Driver {
   PFN_cuLaunchKernelEx_v11060 launch = nullptr;
   PFN_cuGetErrorName_v6000 error_name = nullptr;
@@ -146,15 +169,8 @@ const Driver& driver() {
 
 // The kernel's context-independent handle: the last few per thread in front of a locked map.
 cudaKernel_t kernel_handle(const void* kernel, const char* name) {
-  struct Recent {
-    const void* kernel = nullptr;
-    cudaKernel_t handle = nullptr;
-  };
-  static thread_local Recent recent[8];
-  static thread_local unsigned next = 0;
-  for (const Recent& r : recent) {
-    if (r.kernel == kernel) return r.handle;
-  }
+  thread_local Recent<const void*, cudaKernel_t> recent;
+  if (const cudaKernel_t* hit = recent.find(kernel)) return *hit;
   static std::mutex mutex;
   static std::map<const void*, cudaKernel_t> handles;
   cudaKernel_t handle = nullptr;
@@ -167,7 +183,7 @@ cudaKernel_t kernel_handle(const void* kernel, const char* name) {
     }
     handle = it->second;
   }
-  recent[next++ % 8] = Recent{kernel, handle};
+  recent.add(kernel, handle);
   return handle;
 }
 
@@ -403,33 +419,6 @@ void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, i
   }
   FASTGEMM_CHECK_LAUNCH("copy_strided_kernel");
 }
-
-namespace {
-
-// The last N (key, value) pairs this thread looked up in a locked, process-wide cache: a repeated
-// launch answers from here without taking the lock.
-template <typename Key, typename Value, int N = 8>
-class Recent {
- public:
-  const Value* find(const Key& key) const {
-    for (int i = 0; i < N; ++i) {
-      if (used_[i] && keys_[i] == key) return &values_[i];
-    }
-    return nullptr;
-  }
-  void add(const Key& key, const Value& value) {
-    const unsigned i = next_++ % N;
-    keys_[i] = key, values_[i] = value, used_[i] = true;
-  }
-
- private:
-  Key keys_[N] = {};
-  Value values_[N] = {};
-  bool used_[N] = {};
-  unsigned next_ = 0;
-};
-
-}  // namespace
 
 void set_smem_once(const void* kernel, int bytes) {
   int device = 0;
