@@ -26,7 +26,7 @@ kernels = [
 ]
 precision = {k.name: k.precision for k in fastgemm.kernels("float32")}  # tf32 rungs ask for theirs
 names = [n for n, _ in kernels]
-split_k = {k.name for k in fastgemm.kernels() if k.epilogue == "split_k"}
+split_k = {k.name for k in fastgemm.kernels() if k.epilogue.startswith("split_k")}
 if len(sys.argv) > 1:
     kernels = [(n, d) for n, d in kernels if any(p in n for p in sys.argv[1].split(","))]
     names = [n for n, _ in kernels]

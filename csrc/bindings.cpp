@@ -255,14 +255,16 @@ PYBIND11_MODULE(_C, m) {
     auto as_list = [](const std::vector<AutoRule>& table) {
       py::list rules;
       for (const AutoRule& r : table) {
-        py::object few = r.few_m > 0 ? py::object(py::make_tuple(r.few_m, r.few_n)) : py::none();
+        py::object few = r.few_m > 0 ? py::object(py::make_tuple(r.few_m, r.few_n, r.few_parts))
+                                     : py::none();
+        py::object split_cost = r.split_cost > 0 ? py::object(py::int_(r.split_cost)) : py::none();
         py::object max_m = r.max_m > 0 ? py::object(py::int_(r.max_m)) : py::none();
         py::object min_cc = r.min_cc > 0 ? py::object(py::int_(r.min_cc)) : py::none();
         py::object min_k = r.min_k > 0 ? py::object(py::int_(r.min_k)) : py::none();
         py::object max_short = r.max_short > 0 ? py::object(py::int_(r.max_short)) : py::none();
         rules.append(
             py::make_tuple(r.kernel, r.why, r.min_mn, few, max_m, min_cc, min_k, max_short,
-                           r.flip));
+                           r.flip, split_cost));
       }
       return rules;
     };
@@ -275,7 +277,7 @@ PYBIND11_MODULE(_C, m) {
     for (DType d : {DType::f32, DType::f16, DType::bf16}) out[dtype_name(d)] = as_list(auto_rules(d));
     return out;
   }, py::arg("precision") = "ieee",
-  "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n) or None, largest M or None, smallest cc or None, smallest K or None, largest min(M, N) or None, flip: run as C^T = B^T A^T with the limits read on it)], fastest first. precision 'tf32x3' / 'tf32': the float32 rules tried before the ieee ones.");
+  "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n, parts) or None: at most SMs / parts such tiles, largest M or None, smallest cc or None, smallest K or None, largest min(M, N) or None, flip: run as C^T = B^T A^T with the limits read on it, split cost or None: K split over the SMs in S = min(16, K / 256, SMs / tiles) shares of at least that many k-tiles of 64 per partial tile summed, times S - 1)], fastest first. precision 'tf32x3' / 'tf32': the float32 rules tried before the ieee ones.");
   m.attr("PAD_MIN_MACS") = kPadMinMacs;
   m.def("documented_smem_per_block", [](int cc) { return documented_target(cc).smem_per_block; },
         "Shared memory per block (bytes) that select(cc=...) assumes for an architecture.");

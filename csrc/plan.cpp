@@ -51,6 +51,20 @@ const std::vector<AutoRule> kHgemmRules = {
      "v23 on the transposed problem: for outputs of at most 64 columns and at most SMs/2 tiles "
      "of 128x64, where 128-wide tiles are half padding and leave SMs idle",
      0, 64, 128, 64, 90, 0, 0, true},
+    {"hgemm_v27_split_k_global",
+     "v20's 128x256 wgmma tile with K split over the SMs, the partial tiles summed in global "
+     "memory: for outputs of at most SMs/4 wide tiles whose K shares are long, where it fills "
+     "more SMs than v28 (deep K; sm_90a only)",
+     0, 128, 256, 0, 90, 0, 0, false, 4, 22},
+    {"hgemm_v28_split_k_global_narrow",
+     "v24's 128x128 wgmma tile with K split over the SMs in up to 16 shares, the partial tiles "
+     "summed in global memory: for outputs of at most SMs/2 tiles of 128x128 whose K shares "
+     "outweigh the partial tiles summed, K >= 8192 (deep K; sm_90a only)",
+     0, 128, 128, 0, 90, 8192, 0, false, 2, 6},
+    {"hgemm_v27_split_k_global",
+     "v27 split two or three ways: for outputs of at most SMs/2 wide tiles (too many 128x128 "
+     "tiles for v28 to split) with K >= 32768 (sm_90a only)",
+     0, 128, 256, 0, 90, 32768},
     {"hgemm_v24_wgmma_split_k",
      "v21's 128x128 wgmma tile with K split across a cluster of up to 8 blocks: for outputs of "
      "at most SMs/2 tiles of 128x128 with K >= 2048, where whole-K tiles leave SMs idle "
@@ -266,14 +280,25 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
     }
     if (rule.few_m > 0) {
       const int64_t tiles = ((M + rule.few_m - 1) / rule.few_m) * ((N + rule.few_n - 1) / rule.few_n);
-      if (t.sm_count <= 0 || 2 * tiles > t.sm_count) {
+      if (t.sm_count <= 0 || rule.few_parts * tiles > t.sm_count) {
         skipped.push_back(std::string(rule.kernel) + " is for outputs of at most " +
-                          std::to_string(t.sm_count / 2) + " tiles of " +
+                          std::to_string(t.sm_count / rule.few_parts) + " tiles of " +
                           std::to_string(rule.few_m) + "x" + std::to_string(rule.few_n) +
                           (rule.flip ? " transposed" : "") + " (" +
                           std::to_string(t.sm_count) + " SMs); this one has " +
                           std::to_string(tiles));
         continue;
+      }
+      if (rule.split_cost > 0) {
+        const int64_t k_tiles = (K + 63) / 64;
+        const int64_t split = std::max<int64_t>(1, std::min<int64_t>({16, k_tiles / 4, t.sm_count / tiles}));
+        if (k_tiles < rule.split_cost * split * (split - 1)) {
+          skipped.push_back(std::string(rule.kernel) + " is for K shares of at least " +
+                            std::to_string(rule.split_cost) + " k-tiles per partial tile summed (" +
+                            std::to_string(split) + " shares of " + std::to_string(k_tiles / split) +
+                            " k-tiles here)");
+          continue;
+        }
       }
     }
     std::string problem = runnable_problem(*k, t, alignment);

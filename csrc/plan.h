@@ -32,8 +32,9 @@ struct AutoRule {
   const char* kernel;  // a name in the kernel table (a build may lack it: then it is skipped)
   const char* why;     // why it is preferred where it applies
   int64_t min_mn;      // smallest M*N output it is preferred for
-  // Preferred only for outputs of at most sm_count / 2 tiles of few_m x few_n (0: always), i.e.
-  // where a kernel with those tiles would leave half the SMs idle.
+  // Preferred only for outputs of at most sm_count / few_parts tiles of few_m x few_n (0:
+  // always), i.e. where a kernel with those tiles would leave (few_parts - 1) / few_parts of the
+  // SMs idle.
   int few_m = 0, few_n = 0;
   // Preferred only for outputs of at most this many rows (0: any): a shape specialist for small M.
   int64_t max_m = 0;
@@ -51,6 +52,12 @@ struct AutoRule {
   // epilogue that writes a column-major C), so that a problem with few columns is run as one
   // with few rows.
   bool flip = false;
+  int few_parts = 2;  // see few_m
+  // Preferred only where K split over the SMs in S = min(16, K / 256, sm_count / tiles of
+  // few_m x few_n) shares leaves each share at least split_cost * (S - 1) k-tiles of 64 (0: no
+  // such limit): a kernel whose tile owner adds S - 1 partial tiles one after another pays for
+  // them only on a long share.
+  int split_cost = 0;
 };
 const std::vector<AutoRule>& auto_rules(DType dtype);
 

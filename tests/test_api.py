@@ -219,7 +219,7 @@ def test_hgemm_ladder(dtype):
 
 FAMILIES = {"simt", "mma_sync", "wgmma"}
 COPIES = {"ldg", "cp_async", "tma"}
-EPILOGUES = {"registers", "tma_store", "split_k"}
+EPILOGUES = {"registers", "tma_store", "split_k", "split_k_global"}
 
 
 @pytest.mark.parametrize("dtype", ["float32", *HALF])
@@ -375,7 +375,9 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
     problem and runs on ``cc`` with ``alignment``-byte aligned operands."""
     table = {k.name: k for k in fastgemm.kernels(dtype)}
     sms = DOCUMENTED_SMS.get(cc, 0)
-    for name, _why, min_mn, few, max_m, min_cc, min_k, max_short, flip in dispatch.AUTO_RULES[dtype]:
+    for name, _why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost in dispatch.AUTO_RULES[
+        dtype
+    ]:
         k = table.get(name)
         rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
         if (max_m is not None and rm > max_m) or (min_cc is not None and cc < min_cc):
@@ -384,8 +386,14 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
             continue
         if min_k is not None and k_depth < min_k:
             continue
-        if few is not None and 2 * (-(-rm // few[0])) * (-(-rn // few[1])) > sms:
+        tiles = (-(-rm // few[0])) * (-(-rn // few[1])) if few is not None else 0
+        if few is not None and few[2] * tiles > sms:
             continue
+        if split_cost is not None:
+            k_tiles = -(-k_depth // 64)
+            split = max(1, min(16, k_tiles // 4, sms // tiles))
+            if k_tiles < split_cost * split * (split - 1):
+                continue
         if k is not None and m * n >= min_mn and dispatch.check_runnable(k, cc, alignment) is None:
             return name
     raise AssertionError(f"no {dtype} rule runs on cc {cc} with {alignment}-byte alignment")
@@ -543,14 +551,15 @@ def test_auto_rules_refer_to_kernels():
     for dtype, rules in dispatch.AUTO_RULES.items():
         assert dtype in DTYPES
         assert rules, f"no rules for {dtype}"
-        for name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip in rules:
+        for name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost in rules:
             assert isinstance(min_mn, int) and min_mn >= 0, name
             assert isinstance(flip, bool), name
             if flip and (name, dtype) in table:  # only the split-K epilogue writes a column-major C
                 assert table[(name, dtype)].epilogue == "split_k", name
             assert max_short is None or (isinstance(max_short, int) and max_short > 0), name
             assert min_k is None or (isinstance(min_k, int) and min_k > 0), name
-            assert few is None or (len(few) == 2 and min(few) > 0), name
+            assert few is None or (len(few) == 3 and min(few) > 0), name
+            assert split_cost is None or (few is not None and split_cost > 0), name
             assert max_m is None or (isinstance(max_m, int) and max_m > 0), name
             assert min_cc is None or (isinstance(min_cc, int) and min_cc >= 75), name
             if (name, dtype) not in table and str(HOPPER_CC) not in BUILT_ARCHS:

@@ -39,61 +39,104 @@ def _rel_err(torch, C, A, B, alpha=1.0, beta=0.0, C0=None):
 TOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}
 
 
+def _run_threads(n_threads: int, work) -> list:
+    """work(t) in n_threads threads at once; the exceptions they raised, with their index."""
+    errors: list = []
+
+    def guarded(t: int) -> None:
+        try:
+            work(t)
+        except Exception as exc:  # noqa: BLE001 - reported with the thread's index
+            errors.append((t, repr(exc)))
+
+    threads = [threading.Thread(target=guarded, args=(t,)) for t in range(n_threads)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return errors
+
+
 def test_threads_on_their_own_streams(torch, cp):
     # 8 threads x 200 calls, each thread on its own stream (torch's thread-local current stream,
     # an explicit stream=, or CuPy's current stream), fp16, bf16 and fp32, beta = 0 and != 0; every
     # output checked. The launches run without the GIL, so the threads' calls interleave.
     n_threads, calls = 8, 200
     results: list = [None] * n_threads
-    errors: list = []
     barrier = threading.Barrier(n_threads, timeout=120)
 
     def work(t: int) -> None:
-        try:
-            dtype = ["float16", "bfloat16", "float32", "float16"][t % 4]
-            tdt = getattr(torch, dtype)
-            gen = torch.Generator(device="cuda").manual_seed(t)
-            M, N, K = 64 + 8 * t, 96, 40 + 8 * t
-            A = torch.randn(M, K, device="cuda", generator=gen).to(tdt)
-            B = torch.randn(K, N, device="cuda", generator=gen).to(tdt)
-            C0 = torch.randn(M, N, device="cuda", generator=gen).to(tdt)
-            outs = [C0.clone() if i % 2 else torch.full_like(C0, float("nan")) for i in range(calls)]
-            torch.cuda.synchronize()
-            fn = fastgemm.sgemm if dtype == "float32" else fastgemm.hgemm
-            barrier.wait()
-            if t % 4 == 3:  # CuPy arrays (views of the same memory) on CuPy's current stream
-                cA, cB = cp.asarray(A), cp.asarray(B)
-                couts = [cp.asarray(o) for o in outs]
-                cs = cp.cuda.Stream(non_blocking=True)
-                with cs:
-                    for i in range(calls):
-                        fn(cA, cB, couts[i], 1.0 + i, 0.5 * (i % 2))
-                cs.synchronize()
-            else:  # torch: the thread's current stream, or the same stream passed as stream=
-                s = torch.cuda.Stream()
-                with torch.cuda.stream(s):
-                    for i in range(calls):
-                        if t % 2:
-                            fn(A, B, outs[i], 1.0 + i, 0.5 * (i % 2))
-                        else:
-                            fn(A, B, outs[i], 1.0 + i, 0.5 * (i % 2), stream=s)
-                s.synchronize()
-            worst = max(
-                _rel_err(torch, outs[i], A, B, 1.0 + i, 0.5 * (i % 2), C0 if i % 2 else None)
-                for i in range(calls)
-            )
-            results[t] = (dtype, worst)
-        except Exception as exc:  # noqa: BLE001 - reported below with the thread's index
-            errors.append((t, repr(exc)))
+        dtype = ["float16", "bfloat16", "float32", "float16"][t % 4]
+        tdt = getattr(torch, dtype)
+        gen = torch.Generator(device="cuda").manual_seed(t)
+        M, N, K = 64 + 8 * t, 96, 40 + 8 * t
+        A = torch.randn(M, K, device="cuda", generator=gen).to(tdt)
+        B = torch.randn(K, N, device="cuda", generator=gen).to(tdt)
+        C0 = torch.randn(M, N, device="cuda", generator=gen).to(tdt)
+        outs = [C0.clone() if i % 2 else torch.full_like(C0, float("nan")) for i in range(calls)]
+        torch.cuda.synchronize()
+        fn = fastgemm.sgemm if dtype == "float32" else fastgemm.hgemm
+        barrier.wait()
+        if t % 4 == 3:  # CuPy arrays (views of the same memory) on CuPy's current stream
+            cA, cB = cp.asarray(A), cp.asarray(B)
+            couts = [cp.asarray(o) for o in outs]
+            cs = cp.cuda.Stream(non_blocking=True)
+            with cs:
+                for i in range(calls):
+                    fn(cA, cB, couts[i], 1.0 + i, 0.5 * (i % 2))
+            cs.synchronize()
+        else:  # torch: the thread's current stream, or the same stream passed as stream=
+            s = torch.cuda.Stream()
+            with torch.cuda.stream(s):
+                for i in range(calls):
+                    if t % 2:
+                        fn(A, B, outs[i], 1.0 + i, 0.5 * (i % 2))
+                    else:
+                        fn(A, B, outs[i], 1.0 + i, 0.5 * (i % 2), stream=s)
+            s.synchronize()
+        worst = max(
+            _rel_err(torch, outs[i], A, B, 1.0 + i, 0.5 * (i % 2), C0 if i % 2 else None)
+            for i in range(calls)
+        )
+        results[t] = (dtype, worst)
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    errors = _run_threads(n_threads, work)
     assert not errors, errors
     for t, (dtype, worst) in enumerate(results):
         assert worst < TOL[dtype], (t, dtype, worst)
+
+
+def test_split_k_global_on_concurrent_streams(torch):
+    # hgemm_v27 hands partial tiles between its blocks through a scratch buffer of the stream:
+    # four threads, each on its own stream, run it at once (4 tiles split 16 ways: four grids of 64
+    # blocks, more than the SMs hold together), 50 calls each; every output checked.
+    name = "hgemm_v27_split_k_global"
+    if not any(k.name == name for k in fastgemm.kernels("float16")):
+        pytest.skip(f"{name} is not in this build (no sm_90 code)")
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip(f"{name} runs on sm_90 only")
+    n_threads, calls = 4, 50
+    worst: list = [None] * n_threads
+    barrier = threading.Barrier(n_threads, timeout=120)
+
+    def work(t: int) -> None:
+        gen = torch.Generator(device="cuda").manual_seed(100 + t)
+        M, N, K = 256, 512 - 8 * t, 8192
+        A = torch.randn(M, K, device="cuda", generator=gen).half()
+        B = torch.randn(K, N, device="cuda", generator=gen).half()
+        outs = [torch.full((M, N), float("nan"), device="cuda").half() for _ in range(calls)]
+        s = torch.cuda.Stream()
+        torch.cuda.synchronize()
+        barrier.wait()
+        with torch.cuda.stream(s):
+            for i in range(calls):
+                fastgemm.hgemm(A, B, outs[i], 1.0 + i, 0.0, kernel=name)
+        s.synchronize()
+        worst[t] = max(_rel_err(torch, outs[i], A, B, 1.0 + i) for i in range(calls))
+
+    errors = _run_threads(n_threads, work)
+    assert not errors, errors
+    assert all(w is not None and w < TOL["float16"] for w in worst), worst
 
 
 def _padded_shape(dtype: str) -> tuple[int, int, int]:

@@ -267,6 +267,8 @@ def test_dependent_launch_chain(torch, kernel, capture):
         "hgemm_v23_split_k_wide",
         "hgemm_v24_wgmma_split_k",
         "hgemm_v25_wgmma_split_k_wide",
+        "hgemm_v27_split_k_global",
+        "hgemm_v28_split_k_global_narrow",
     ],
 )
 def test_dependent_launch_split_chain(torch, kernel, capture):
@@ -281,7 +283,7 @@ def test_dependent_launch_split_chain(torch, kernel, capture):
 
 # Split-K specialists on the shapes they are for: decode-like (few rows, long K) for v22, few
 # 128x128 tiles and deep K for v24. Each splits K across clusters of up to 8 blocks per output
-# tile; rows past M, columns past N and K not a multiple of the tile are all covered.
+# tile (v27: up to 16 blocks, not a cluster); rows past M, columns past N and K not a multiple of the tile are all covered.
 SPLIT_SHAPES = {
     "hgemm_v22_split_k": [(1, 4096, 8192), (7, 1000, 4104), (16, 2056, 14336), (17, 520, 3000), (3, 64, 64)],
     "hgemm_v26_split_k_32rows": [
@@ -304,6 +306,24 @@ SPLIT_SHAPES = {
         (200, 520, 1000),
         (3, 24, 5000),
         (130, 264, 64),
+    ],
+    # Partial tiles through global memory: S = 16 (512 x 512, one row of tiles, one tile), 4,
+    # 2 (45 tiles) and 1 (one k-tile).
+    "hgemm_v27_split_k_global": [
+        (512, 512, 8192),
+        (128, 1000, 4104),
+        (200, 520, 1000),
+        (3, 24, 5000),
+        (1032, 1032, 3000),
+        (130, 264, 64),
+    ],
+    "hgemm_v28_split_k_global_narrow": [
+        (512, 512, 32768),
+        (128, 1000, 4104),
+        (200, 264, 1000),
+        (3, 24, 5000),
+        (1032, 1032, 3000),
+        (130, 136, 64),
     ],
 }
 

@@ -256,6 +256,40 @@ DeviceBuffer::~DeviceBuffer() {
   cudaSetDevice(previous);
 }
 
+Scratch stream_scratch(int device, cudaStream_t stream, size_t zeroed, size_t bytes) {
+  zeroed = (zeroed + 255) / 256 * 256;  // the data stays 256-byte aligned
+  Scratch s;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  FASTGEMM_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) {
+    s.owned = std::make_unique<DeviceBuffer>(zeroed + bytes, reinterpret_cast<uintptr_t>(stream),
+                                             device);
+    s.flags = reinterpret_cast<void*>(s.owned->ptr());
+    FASTGEMM_CUDA_CHECK(cudaMemsetAsync(s.flags, 0, zeroed, stream));
+    s.data = static_cast<char*>(s.flags) + zeroed;
+    return s;
+  }
+  struct Buffer {
+    void* ptr = nullptr;
+    size_t zeroed = 0, bytes = 0;
+  };
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, Buffer> buffers;
+  std::lock_guard<std::mutex> lock(mutex);
+  Buffer& b = buffers[{device, stream}];
+  if (b.zeroed < zeroed || b.bytes < bytes) {  // grown: the old one is released after its users
+    const size_t z = std::max(b.zeroed, zeroed), n = std::max(b.bytes, bytes);
+    if (b.ptr != nullptr) FASTGEMM_CUDA_CHECK(cudaFreeAsync(b.ptr, stream));
+    b = Buffer{};
+    FASTGEMM_CUDA_CHECK(cudaMallocAsync(&b.ptr, z + n, stream));
+    FASTGEMM_CUDA_CHECK(cudaMemsetAsync(b.ptr, 0, z, stream));
+    b.zeroed = z, b.bytes = n;
+  }
+  s.flags = b.ptr;
+  s.data = static_cast<char*>(b.ptr) + b.zeroed;
+  return s;
+}
+
 DType parse_dtype(const std::string& name) {
   if (name == "float32") return DType::f32;
   if (name == "float16") return DType::f16;

@@ -3,6 +3,7 @@
 // the hooks the CPU tests use to prove that argument checks come before any device access.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -57,6 +58,21 @@ class DeviceBuffer {
   cudaStream_t stream_ = nullptr;
   int device_ = 0;
 };
+
+// Scratch memory through which the blocks of one launch hand each other partial results (the
+// split-K kernels whose partial tiles meet in global memory): `zeroed` bytes that are zero when a
+// launch starts and that the launch leaves zero (its flags), followed by `bytes` more. One buffer
+// per (device, stream), grown on demand and kept: the launches of one stream run in order, so
+// they can share it (two streams never do). While the stream is being captured into a CUDA graph
+// the buffer is the graph's own instead (a stream-ordered allocation, zeroed, released after the
+// launch: memory nodes of the graph, made anew on each replay), so that a replay never shares a
+// buffer with other work; `owned` holds it until the launch is queued.
+struct Scratch {
+  void* flags = nullptr;  // the zeroed bytes
+  void* data = nullptr;   // the rest
+  std::unique_ptr<DeviceBuffer> owned;
+};
+Scratch stream_scratch(int device, cudaStream_t stream, size_t zeroed, size_t bytes);
 
 enum class DType : uint8_t { f32, f16, bf16 };
 DType parse_dtype(const std::string& name);

@@ -125,12 +125,16 @@ inline int64_t split_ldc(const GemmArgs& a) { return a.c_col_major ? -a.ldc : a.
 // 1 where the kernel cannot run in clusters (resident_split_clusters). FASTGEMM_DEV_SPLIT_K=<n>
 // fixes S within those limits but the residency one (read once; for fitting the rule, not for
 // users).
-inline int split_count(const void* kernel, int threads, int smem, int64_t tiles, int64_t k_units,
-                       int64_t min_units, int blocks_per_sm, int sm_count) {
+inline int dev_split_override() {
   static const int fixed = [] {
     const char* v = std::getenv("FASTGEMM_DEV_SPLIT_K");
     return v ? std::atoi(v) : 0;
   }();
+  return fixed;
+}
+inline int split_count(const void* kernel, int threads, int smem, int64_t tiles, int64_t k_units,
+                       int64_t min_units, int blocks_per_sm, int sm_count) {
+  const int fixed = dev_split_override();
   if (tiles <= 0) return 1;
   const int64_t most = std::min<int64_t>(8, k_units / std::max<int64_t>(min_units, 1));
   if (fixed > 0) {
@@ -144,6 +148,18 @@ inline int split_count(const void* kernel, int threads, int smem, int64_t tiles,
     }
   }
   return 1;
+}
+
+// The split of a kernel whose partial tiles meet in global memory (hopper/split_global.cuh): the
+// largest S <= most that leaves each block at least `min_units` units of K work and keeps the
+// whole grid (tiles x S blocks, one per SM) resident at once; 1 where no S > 1 does.
+// FASTGEMM_DEV_SPLIT_K fixes S within those limits.
+inline int global_split_count(int64_t tiles, int64_t k_units, int64_t min_units, int sm_count,
+                              int most) {
+  if (tiles <= 0) return 1;
+  int64_t s = std::min<int64_t>({most, k_units / std::max<int64_t>(min_units, 1), sm_count / tiles});
+  if (dev_split_override() > 0) s = std::min<int64_t>(s, dev_split_override());
+  return static_cast<int>(std::max<int64_t>(s, 1));
 }
 
 // The grid of a split-K launch: one block per output tile along x, row tiles fastest (the blocks

@@ -6,7 +6,9 @@
 // Main line: V10 -> V12 -> V13 -> V14 -> V16 -> V18 -> V19 -> V20 -> V21. Branches, selectable but not
 // improvements on their parent: V11 (V10's wide tile alone; V12 takes it with the ring that
 // makes it pay), V15 (V14 + 2-CTA clusters); V24 (V21 with K split across a cluster) and V25
-// (the same on V20's wider tile) are specialists for few tiles and long K. The registry's `parent` and `branch` say the same.
+// (the same on V20's wider tile) are specialists for few tiles and long K, and V27 (V25 with the
+// partial tiles summed in global memory) frees V25's split from cluster residency, as V28 does
+// V24's. The registry's `parent` and `branch` say the same.
 #pragma once
 #include "hopper/launch.cuh"
 
@@ -78,6 +80,19 @@ struct V25 : V24 {  // V24's split on V20's 128x256 tile and 4-stage ring (a bra
   static constexpr int RED_LD = BN + 8;
 };
 
+// V25 with the partial tiles summed through global memory (split_global.cuh) rather than in a
+// cluster: S is then bounded by the SMs, not by the clusters of S a GPC holds; C is stored from
+// registers by the owner of each tile.
+struct V27 : V25 {
+  static constexpr Schedule SCHEDULE = Schedule::split_global;
+  static constexpr Store STORE = Store::registers;
+  static constexpr int MAX_SPLIT = 16;
+};
+struct V28 : V24 {  // V24's 128x128 tile with V27's split through global memory (a branch of V24)
+  static constexpr Schedule SCHEDULE = Schedule::split_global;
+  static constexpr Store STORE = Store::registers;
+  static constexpr int MAX_SPLIT = 16;
+};
 
 // The fp32 rungs on the tensor cores (sgemm_v13, sgemm_v14): V13's persistent 128x256 tile and
 // register epilogue over operands packed into tf32 planes (tf32.cuh). A k-tile is 32 fp32 deep,

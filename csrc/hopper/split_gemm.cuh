@@ -18,12 +18,17 @@
 
 namespace fastgemm::hopper {
 
-template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR>
-__device__ __forceinline__ void split_k_gemm(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
-                                             T* C, int64_t M, int64_t N, int64_t K, int64_t ldc,
-                                             float alpha, float beta) {
+// The body both split-K reductions share (this one and split_global.cuh): the ring, this block's
+// share of the k-tiles (after the previous kernel) and its tile; thread 0 of warpgroup 0 streams
+// the share into the ring, then all of warpgroup 0 runs producer_done(); consumer warpgroup half
+// (0, 1) multiplies its 64 rows and calls finish(ring, acc, half, m0, n0) with its accumulators.
+template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR, typename ProducerDone,
+          typename Finish>
+__device__ __forceinline__ void split_body(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
+                                           int64_t M, int64_t K, ProducerDone producer_done,
+                                           Finish finish) {
   static_assert(Cfg::THREADS == 384 && Cfg::BM == 128 && Cfg::CLUSTER == 1,
-                "a producer and two consumer warpgroups of 64 rows; the cluster is the split");
+                "a producer and two consumer warpgroups of 64 rows; no cluster of tiles");
   using RingT = Ring<Cfg::BM, Cfg::BN, Cfg::STAGES, 2>;
   const RingT ring = make_ring<RingT>();
   __syncthreads();  // the ring's barriers are initialised
@@ -39,20 +44,34 @@ __device__ __forceinline__ void split_k_gemm(const CUtensorMap* tma_a, const CUt
       produce<A_KMAJOR, B_KMAJOR>(ring, tma_a, tma_b, m0, n0, static_cast<int>(count), it,
                                   static_cast<int>(first));
     }
-    ptx::cluster_sync();  // the two barriers of the consumers' cluster_reduce_store
-    ptx::cluster_sync();
+    producer_done();
   } else {
     ptx::setmaxnreg_inc<CONSUMER_REGS>();
     const int half = wg - 1;
     int it = 0;
     float acc[Cfg::BN / 2];
     consume<T, A_KMAJOR, B_KMAJOR>(ring, acc, half, static_cast<int>(count), it);
-    ptx::named_barrier(1, 256);  // both warpgroups are done with the ring
-    float* red = reinterpret_cast<float*>(ring.stages);
-    stage_acc<Cfg::BN, Cfg::RED_LD>(acc, red + 64 * half * Cfg::RED_LD);
-    cluster_reduce_store<Cfg::BM, Cfg::BN, Cfg::RED_LD, 256, 128>(red, C, ldc, M, N, m0, n0,
-                                                                  alpha, beta);
+    finish(ring, acc, half, m0, n0);
   }
+}
+
+template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR>
+__device__ __forceinline__ void split_k_gemm(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
+                                             T* C, int64_t M, int64_t N, int64_t K, int64_t ldc,
+                                             float alpha, float beta) {
+  split_body<T, Cfg, A_KMAJOR, B_KMAJOR>(
+      tma_a, tma_b, M, K,
+      [] {
+        ptx::cluster_sync();  // the two barriers of the consumers' cluster_reduce_store
+        ptx::cluster_sync();
+      },
+      [&](const auto& ring, float (&acc)[Cfg::BN / 2], int half, int m0, int n0) {
+        ptx::named_barrier(1, 256);  // both warpgroups are done with the ring
+        float* red = reinterpret_cast<float*>(ring.stages);
+        stage_acc<Cfg::BN, Cfg::RED_LD>(acc, red + 64 * half * Cfg::RED_LD);
+        cluster_reduce_store<Cfg::BM, Cfg::BN, Cfg::RED_LD, 256, 128>(red, C, ldc, M, N, m0, n0,
+                                                                      alpha, beta);
+      });
 }
 
 }  // namespace fastgemm::hopper

@@ -1,6 +1,6 @@
 """Type stub of fastgemm._C, the native module (csrc/bindings.cpp)."""
 
-from typing import Any
+from typing import Any, TypeAlias
 
 __version__: str
 cuda_archs: str
@@ -22,12 +22,22 @@ def select(
 def check_runnable(
     name: str, min_cc: int, max_cc: int, smem_bytes: int, need_alignment: int, cc: int, alignment: int
 ) -> str | None: ...
-def auto_rules(
-    precision: str = "ieee",
-) -> dict[
+
+# One auto rule (dispatch.AUTO_RULES documents the fields).
+Rule: TypeAlias = tuple[
     str,
-    list[tuple[str, str, int, tuple[int, int] | None, int | None, int | None, int | None, int | None, bool]],
-]: ...
+    str,
+    int,
+    tuple[int, int, int] | None,
+    int | None,
+    int | None,
+    int | None,
+    int | None,
+    bool,
+    int | None,
+]
+
+def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...
 def documented_smem_per_block(cc: int) -> int: ...
 def alignment_of(values: list[int], cap: int = 16) -> int: ...
 def plan_cache_size() -> int: ...

@@ -15,8 +15,12 @@ cached plan, so the explanation is the decision that runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import _C
+
+if TYPE_CHECKING:
+    from ._C import Rule
 from .registry import KernelInfo, kernel_table
 
 __all__ = [
@@ -30,18 +34,19 @@ __all__ = [
 ]
 
 # dtype -> [(kernel name, why it is preferred when it applies, smallest M*N it is preferred for,
-# (tile_m, tile_n) or None: preferred only for outputs of at most SMs / 2 such tiles, largest M
-# or None: preferred only for outputs of at most that many rows, smallest compute capability
-# (10 * major + minor) or None: preferred only on GPUs from there on, smallest K or None:
-# preferred only for K of at least that, largest min(M, N) or None: preferred only for outputs
-# with at most that many rows or columns, flip: the kernel runs the transposed problem
+# (tile_m, tile_n, parts) or None: preferred only for outputs of at most SMs / parts such tiles,
+# largest M or None: preferred only for outputs of at most that many rows, smallest compute
+# capability (10 * major + minor) or None: preferred only on GPUs from there on, smallest K or
+# None: preferred only for K of at least that, largest min(M, N) or None: preferred only for
+# outputs with at most that many rows or columns, flip: the kernel runs the transposed problem
 # C^T = B^T A^T (C written column-major) and the limits before it are read on that N x M
-# problem)], fastest first.
-Rule = tuple[str, str, int, tuple[int, int] | None, int | None, int | None, int | None, int | None, bool]
+# problem, split cost or None: preferred only where K split over the SMs in
+# S = min(16, K // 256, SMs // tiles) shares leaves each share at least split cost * (S - 1)
+# k-tiles of 64)], fastest first.
 AUTO_RULES: dict[str, list[Rule]] = {
     dtype: [
-        (name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip)
-        for name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip in rules
+        (name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost)
+        for name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost in rules
     ]
     for dtype, rules in _C.auto_rules().items()
 }

@@ -1,0 +1,205 @@
+"""Shape-family sweeps for fitting the auto rules: every candidate kernel by name beside auto,
+cuBLAS (CuPy) and cuBLASLt (torch.matmul), in one process and interleaved rounds.
+
+Families:
+  narrow (default)  outputs with few columns (N from --ns, M x K from --mk), run as they are and as
+                    their transpose: the split-K decode kernels by name on C^T = B^T A^T (B.T and
+                    A.T as views, a row-major N x M output: the layouts auto's flip gives them,
+                    but for C's store order).
+  --few-rows        the transposed family: M from --ns, (N, K) from --mk, untransposed (decode
+                    GEMMs with a row-major A).
+  --deep            deep K: M from --deep-m, N from --deep-n (outputs of at most --deep-max-mn
+                    elements), K from --deep-k; the wgmma rungs and split-K kernels by name.
+
+Device time: CUDA events around back-to-back launches behind a spin, rotating over enough input
+sets that A and B are not resident in L2; median over rounds. Every candidate is checked against
+cuBLAS first.
+
+    python benchmarks/sweep.py --dtype float16 --out results/sweeps
+    python benchmarks/sweep.py --dtype float32 --ns 4,8,16,32,64 --mk 4096x4096
+    python benchmarks/sweep.py --dtype float16 --deep --out results/sweeps
+
+Writes narrow-, rows- or deep-<dtype>-<gpu>.csv (one row per shape and candidate) and prints a
+table of microseconds per launch with the best candidate per shape marked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import statistics
+import sys
+import time
+
+import cupy as cp
+
+import fastgemm
+from fastgemm.bench.timing import Prefill, warmup_gpu
+
+UNFLIPPED = {
+    "float16": ["hgemm_v20_hoisted_beta", "hgemm_v21_narrow_tile", "hgemm_v24_wgmma_split_k"],
+    "float16-rows": [
+        "hgemm_v22_split_k",
+        "hgemm_v26_split_k_32rows",
+        "hgemm_v23_split_k_wide",
+        "hgemm_v24_wgmma_split_k",
+        "hgemm_v21_narrow_tile",
+    ],
+    "float32-rows": ["sgemm_v10_split_k", "sgemm_v12_split_k_narrow", "sgemm_v11_split_k_tile"],
+    "float32": ["sgemm_v12_split_k_narrow", "sgemm_v11_split_k_tile"],
+    "float16-deep": [
+        "hgemm_v20_hoisted_beta",
+        "hgemm_v24_wgmma_split_k",
+        "hgemm_v25_wgmma_split_k_wide",
+        "hgemm_v27_split_k_global",
+        "hgemm_v28_split_k_global_narrow",
+    ],
+    "float32-deep": ["sgemm_v09_cp_async", "sgemm_v11_split_k_tile"],
+}
+FLIPPED = {
+    "float16": ["hgemm_v22_split_k", "hgemm_v26_split_k_32rows", "hgemm_v23_split_k_wide"],
+    "float32": ["sgemm_v10_split_k", "sgemm_v12_split_k_narrow"],
+}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dtype", default="float16", choices=["float16", "bfloat16", "float32"])
+    ap.add_argument("--ns", default="1,8,16,24,32,48,64,96,128", help="output columns N")
+    ap.add_argument("--mk", default="4096x4096,16384x4096,8192x8192,2048x2048,14336x4096,4096x14336")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--target-ms", type=float, default=10.0, help="device time per round")
+    ap.add_argument("--out", default="results/sweeps")
+    ap.add_argument("--few-rows", action="store_true", help="M small, (N, K) from --mk, untransposed")
+    ap.add_argument("--deep", action="store_true", help="deep K: --deep-m x --deep-n x --deep-k")
+    ap.add_argument("--deep-m", default="256,512,768,1024,1536,2048")
+    ap.add_argument("--deep-n", default="512,1024,2048")
+    ap.add_argument("--deep-k", default="8192,16384,32768,65536")
+    ap.add_argument("--deep-max-mn", type=int, default=2048 * 1024, help="largest M * N of --deep")
+    args = ap.parse_args()
+
+    try:
+        import torch
+
+        torch.backends.cuda.matmul.allow_tf32 = False
+    except ImportError:
+        torch = None
+    dt = args.dtype
+    fn = fastgemm.sgemm if dt == "float32" else fastgemm.hgemm
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    gpu = props["name"].decode()
+    l2 = props["l2CacheSize"]
+    prefill = Prefill(cp, True)
+    warmup_gpu(cp, 1.0)
+    rng = cp.random.default_rng(1)
+    rows = []
+    ints = lambda text: [int(x) for x in text.split(",")]
+    if args.deep:
+        shapes = [
+            (m, n, k)
+            for k in ints(args.deep_k)
+            for m in ints(args.deep_m)
+            for n in ints(args.deep_n)
+            if m * n <= args.deep_max_mn
+        ]
+    else:
+        shapes = []
+        for mk in args.mk.split(","):
+            big, K = (int(x) for x in mk.split("x"))
+            shapes += [(small, big, K) if args.few_rows else (big, small, K) for small in ints(args.ns)]
+    family = ("float32" if dt == "float32" else "float16") + (
+        "-rows" if args.few_rows else "-deep" if args.deep else ""
+    )
+    transposed = [] if args.few_rows or args.deep else FLIPPED[family]
+    for M, N, K in shapes:
+        item = 4 if dt == "float32" else 2
+        per_set = (M * K + K * N + 2 * M * N) * item
+        nsets = max(2, min(16, -(-3 * l2 // per_set)))
+        sets = []
+        for _ in range(nsets):
+            A = rng.standard_normal((M, K), dtype=cp.float32).astype(dt)
+            B = rng.standard_normal((K, N), dtype=cp.float32).astype(dt)
+            sets.append((A, B, cp.empty((M, N), dt), cp.empty((N, M), dt)))
+        ref = cp.matmul(sets[0][0].astype(cp.float32), sets[0][1].astype(cp.float32))
+        cands = {"auto": lambda s: fn(s[0], s[1], s[2])}
+        for k in UNFLIPPED[family]:
+            cands[k] = lambda s, k=k: fn(s[0], s[1], s[2], kernel=k)
+        for k in transposed:
+            cands[k + " (C^T)"] = lambda s, k=k: fn(s[1].T, s[0].T, s[3], kernel=k)
+        cands["cuBLAS"] = lambda s: cp.matmul(s[0], s[1], out=s[2])
+        if torch is not None:
+            tsets = [tuple(torch.as_tensor(x, device="cuda") for x in s) for s in sets]
+            cands["torch.matmul"] = lambda s, t=tsets: torch.matmul(t[s[4]][0], t[s[4]][1], out=t[s[4]][2])
+        sets = [(*s, i) for i, s in enumerate(sets)]
+        samples: dict[str, list[float]] = {}
+        errors: dict[str, float] = {}
+        reps: dict[str, int] = {}
+        for name, call in list(cands.items()):
+            try:
+                call(sets[0])
+                out = sets[0][3].T if name.endswith("(C^T)") else sets[0][2]
+                errors[name] = float(cp.linalg.norm(out.astype(cp.float32) - ref) / cp.linalg.norm(ref))
+                cp.cuda.Device().synchronize()
+                t0 = time.perf_counter()
+                for i in range(3):
+                    call(sets[i % nsets])
+                cp.cuda.Device().synchronize()
+                est = (time.perf_counter() - t0) / 3 * 1e3
+                reps[name] = int(max(2, min(200, args.target_ms / max(est, 1e-3))))
+                samples[name] = []
+            except Exception as exc:  # noqa: BLE001
+                print(f"  {name} {M}x{N}x{K}: {type(exc).__name__}: {exc}", file=sys.stderr)
+                cands.pop(name)
+        for _ in range(args.rounds):
+            for name, call in cands.items():
+                n = reps[name]
+                prefill(min(0.25, 20e-6 * n + 50e-6))
+                start, end = cp.cuda.Event(), cp.cuda.Event()
+                start.record()
+                for i in range(n):
+                    call(sets[i % nsets])
+                end.record()
+                end.synchronize()
+                samples[name].append(cp.cuda.get_elapsed_time(start, end) * 1e3 / n)
+        sel = fastgemm.select(M, N, K, dt)
+        us = {k: statistics.median(v) for k, v in samples.items()}
+        best = min((v, k) for k, v in us.items() if k not in ("cuBLAS", "torch.matmul", "auto"))[1]
+        peer = min(v for k, v in us.items() if k in ("cuBLAS", "torch.matmul"))
+        hbm = (M * K + K * N + M * N) * item
+        line = f"{M}x{N}x{K}: auto={sel.kernel.name}{' (C^T)' if sel.flip else ''}  " + "  ".join(
+            f"{k}{'*' if k == best else ''} {v:.1f}" for k, v in us.items()
+        )
+        print(line, flush=True)
+        for k, v in us.items():
+            rows.append(
+                {
+                    "gpu": gpu,
+                    "dtype": dt,
+                    "M": M,
+                    "N": N,
+                    "K": K,
+                    "candidate": k,
+                    "us": round(v, 2),
+                    "vs_best_peer": round(peer / v, 3),
+                    "gbps": round(hbm / v / 1e3, 1),
+                    "rel_error": errors.get(k),
+                    "auto_kernel": sel.kernel.name,
+                    "auto_flip": sel.flip,
+                }
+            )
+        del sets, cands
+        cp.get_default_memory_pool().free_all_blocks()
+    os.makedirs(args.out, exist_ok=True)
+    kind = "rows" if args.few_rows else "deep" if args.deep else "narrow"
+    path = os.path.join(args.out, f"{kind}-{dt}-{gpu.lower().replace(' ', '-')}.csv")
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {path} ({len(rows)} rows)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
