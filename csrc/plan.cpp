@@ -56,6 +56,12 @@ const std::vector<AutoRule> kHgemmRules = {
      "memory: for outputs of at most SMs/4 wide tiles whose K shares are long, where it fills "
      "more SMs than v28 (deep K; sm_90a only)",
      0, 128, 256, 0, 90, 0, 0, false, 4, 22},
+    {"hgemm_v24_wgmma_split_k",
+     "v21's 128x128 wgmma tile with K split across a cluster of up to 8 blocks: for outputs of "
+     "at most 128 rows or columns and at most SMs/2 tiles of 128x128 with K >= 2048 (a prefill "
+     "of few rows: B is streamed once, and the cluster's reduction costs less than v28's; "
+     "sm_90a only)",
+     0, 128, 128, 0, 90, 2048, 128},
     {"hgemm_v28_split_k_global_narrow",
      "v24's 128x128 wgmma tile with K split over the SMs in up to 16 shares, the partial tiles "
      "summed in global memory: for outputs of at most SMs/2 tiles of 128x128 whose K shares "
@@ -292,7 +298,7 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
       if (rule.split_cost > 0) {
         const int64_t k_tiles = (K + 63) / 64;
         const int64_t split = std::max<int64_t>(1, std::min<int64_t>({16, k_tiles / 4, t.sm_count / tiles}));
-        if (k_tiles < rule.split_cost * split * (split - 1)) {
+        if (split < 2 || k_tiles < rule.split_cost * split * (split - 1)) {
           skipped.push_back(std::string(rule.kernel) + " is for K shares of at least " +
                             std::to_string(rule.split_cost) + " k-tiles per partial tile summed (" +
                             std::to_string(split) + " shares of " + std::to_string(k_tiles / split) +

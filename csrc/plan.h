@@ -55,8 +55,8 @@ struct AutoRule {
   int few_parts = 2;  // see few_m
   // Preferred only where K split over the SMs in S = min(16, K / 256, sm_count / tiles of
   // few_m x few_n) shares leaves each share at least split_cost * (S - 1) k-tiles of 64 (0: no
-  // such limit): a kernel whose tile owner adds S - 1 partial tiles one after another pays for
-  // them only on a long share.
+  // such limit; S = 1 never qualifies): a kernel whose tile owner adds S - 1 partial tiles one
+  // after another pays for them only on a long share.
   int split_cost = 0;
 };
 const std::vector<AutoRule>& auto_rules(DType dtype);

@@ -392,7 +392,7 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
         if split_cost is not None:
             k_tiles = -(-k_depth // 64)
             split = max(1, min(16, k_tiles // 4, sms // tiles))
-            if k_tiles < split_cost * split * (split - 1):
+            if split < 2 or k_tiles < split_cost * split * (split - 1):
                 continue
         if k is not None and m * n >= min_mn and dispatch.check_runnable(k, cc, alignment) is None:
             return name
@@ -410,6 +410,39 @@ def _best_half(dtype: str, cc: int, m: int = 4096, n: int = 4096, k: int = 4096,
     if not hopper & {rule[0] for rule in dispatch.AUTO_RULES[dtype]}:
         assert name == _best_mma_sync(cc, m, n)  # no Hopper rule applies in this build
     return name
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_select_split_through_global_memory(dtype):
+    # The splits through global memory go to deep K on a few tiles (v27 on wide tiles, v28 on
+    # 128x128 ones), never to an output whose K gives no split (S = 1: a 256^3 or a 1024^3 output),
+    # and not to a prefill of 128 rows, where the cluster split (v24) reduces for less.
+    if not any(k.epilogue == "split_k_global" for k in fastgemm.kernels(dtype)):
+        pytest.skip("no sm_90 code in this build")
+    pick = {
+        s: fastgemm.select(*s, dtype, cc=HOPPER_CC).kernel
+        for s in [
+            (1024, 1024, 65536),
+            (512, 512, 32768),
+            (256, 256, 256),
+            (1024, 1024, 1024),
+            (128, 3584, 18944),
+            (8192, 128, 8192),
+            (4096, 4096, 4096),
+        ]
+    }
+    assert pick[(1024, 1024, 65536)].name == "hgemm_v27_split_k_global"
+    assert pick[(512, 512, 32768)].name == "hgemm_v28_split_k_global_narrow"
+    for shape in [
+        (256, 256, 256),
+        (1024, 1024, 1024),
+        (128, 3584, 18944),
+        (8192, 128, 8192),
+        (4096, 4096, 4096),
+    ]:
+        assert pick[shape].epilogue != "split_k_global", (shape, pick[shape].name)
+    why = fastgemm.select(1024, 1024, 2048, dtype, cc=HOPPER_CC).reason
+    assert "hgemm_v27_split_k_global is for K shares of at least 22" in why
 
 
 @pytest.mark.parametrize("dtype", HALF)

@@ -41,8 +41,8 @@ __all__ = [
 # outputs with at most that many rows or columns, flip: the kernel runs the transposed problem
 # C^T = B^T A^T (C written column-major) and the limits before it are read on that N x M
 # problem, split cost or None: preferred only where K split over the SMs in
-# S = min(16, K // 256, SMs // tiles) shares leaves each share at least split cost * (S - 1)
-# k-tiles of 64)], fastest first.
+# S = min(16, K // 256, SMs // tiles) >= 2 shares leaves each share at least
+# split cost * (S - 1) k-tiles of 64)], fastest first.
 AUTO_RULES: dict[str, list[Rule]] = {
     dtype: [
         (name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost)
