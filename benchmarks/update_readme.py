@@ -193,9 +193,12 @@ def timing_line(prefixes: Sequence[str]) -> str:
 
 def _run_line(meta: dict) -> str:
     date = str(meta.get("date", "?"))[:10]
+    commit = str(meta.get("git_commit") or "")[:7]
+    at = f" at commit {commit}" + ("" if meta.get("git_clean", True) else " (with local changes)")
     return (
         f"Measured on {meta.get('gpu', '?')} (cc {meta.get('compute_capability', '?')}), "
         f"CUDA {meta.get('cuda_runtime', '?')}, cuBLAS {meta.get('cublas_version', '?')}, {date}"
+        + (at if commit else "")
     )
 
 
