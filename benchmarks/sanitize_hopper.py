@@ -22,7 +22,7 @@ cp.cuda.set_allocator(None)
 kernels = [
     (k.name, k.dtype)
     for k in fastgemm.kernels()
-    if k.dtype != "bfloat16" and (k.copy == "tma" or k.epilogue == "split_k")
+    if k.dtype != "bfloat16" and (k.copy == "tma" or k.epilogue.startswith("split_k"))
 ]
 precision = {k.name: k.precision for k in fastgemm.kernels("float32")}  # tf32 rungs ask for theirs
 names = [n for n, _ in kernels]
@@ -42,6 +42,7 @@ if "--small" not in sys.argv or "--multi" in sys.argv:
 # (32x128 / 64x128 for M <= N, 128x32 / 128x64 otherwise).
 split_shapes = {
     "sgemm_v11_split_k_tile": [(8, 264, 1032)],
+    "sgemm_v15_split_k_global": [(8, 264, 1032)],
     "sgemm_v12_split_k_narrow": [(8, 264, 520), (264, 8, 520), (40, 264, 520), (264, 40, 520)],
 }
 

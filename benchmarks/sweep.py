@@ -55,7 +55,7 @@ UNFLIPPED = {
         "hgemm_v27_split_k_global",
         "hgemm_v28_split_k_global_narrow",
     ],
-    "float32-deep": ["sgemm_v09_cp_async", "sgemm_v11_split_k_tile"],
+    "float32-deep": ["sgemm_v09_cp_async", "sgemm_v11_split_k_tile", "sgemm_v15_split_k_global"],
 }
 FLIPPED = {
     "float16": ["hgemm_v22_split_k", "hgemm_v26_split_k_32rows", "hgemm_v23_split_k_wide"],

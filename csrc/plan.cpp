@@ -114,6 +114,12 @@ const std::vector<AutoRule> kSgemmRules = {
      "v11 on 64x128 or 128x64 tiles (32x128 or 128x32 up to 32 rows or columns): for outputs of "
      "at most 64 rows or columns, where v11's tile is at least half padding",
      0, 0, 0, 0, 90, 0, 64},
+    {"sgemm_v15_split_k_global",
+     "v09's 128x128 tile with K split over the SMs in up to 16 shares, the partial tiles summed "
+     "in global memory: for outputs of at most SMs/2 tiles of 128x256 (about one 128x128 tile "
+     "per SM) with K >= 2048, where v09 leaves SMs idle and v11's cluster split is capped by "
+     "the clusters a GPC holds",
+     0, 128, 256, 0, 90, 2048},
     {"sgemm_v11_split_k_tile",
      "v09's 128x128 tile with K split across a cluster of up to 8 blocks: for outputs of at "
      "most SMs/2 tiles of 128x256 (about one 128x128 tile per SM), where v09 leaves SMs idle",

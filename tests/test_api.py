@@ -149,9 +149,13 @@ def test_sgemm_ladder():
     assert [k.version for k in ladder] == list(range(1, 10))
     # Shape specialists (fp32 arithmetic): branches numbered after the ladder; then, where sm_90
     # is built, the tensor-core precisions (tf32, tf32x3).
-    assert [k.version for k in ks if k.branch and k.precision == "ieee"] == [10, 11, 12]
+    ieee_branches = [k.version for k in ks if k.branch and k.precision == "ieee"]
+    assert ieee_branches[:3] == [10, 11, 12], ieee_branches
     tensor_cores = {k.version: k.precision for k in ks if k.precision != "ieee"}
     assert tensor_cores == ({13: "tf32", 14: "tf32x3"} if str(HOPPER_CC) in BUILT_ARCHS else {})
+    # Together they number on from the ladder without a gap (the tensor-core rungs need sm_90).
+    after_ladder = sorted(ieee_branches + list(tensor_cores) + ([13, 14] if not tensor_cores else []))
+    assert after_ladder == list(range(10, 10 + len(after_ladder))), after_ladder
     for k in ks:
         assert k.name.startswith(f"sgemm_v{k.version:02d}_"), k.name
         assert k.branch or k.precision == "ieee", k
@@ -242,9 +246,12 @@ def test_table_structure_fields(dtype):
     for prev, k in zip(main, main[1:]):
         assert k.parent == prev.name, (k.name, k.parent, prev.name)
     for k in ks:
-        if k.branch:  # off the main line, or (another precision) a step along such a branch
-            parent = by_name[k.parent]
-            assert k.parent and (not parent.branch or parent.precision != "ieee"), k
+        if k.branch:  # off the main line, or a step along such a branch: its parents lead back to it
+            root = k
+            while root.branch:
+                assert root.parent, root
+                root = by_name[root.parent]
+            assert root in main, (k.name, root.name)
 
 
 @pytest.mark.parametrize("dtype", HALF)

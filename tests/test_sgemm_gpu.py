@@ -330,12 +330,20 @@ def test_auto_pads_with_beta_into_misaligned_c(cp):
 # tiles), sgemm_v11 on few 128x128 tiles with long K (clusters of up to 8 blocks per output
 # tile), sgemm_v12 on 64x128 (M <= N) and 128x64 (M > N) tiles, and 32x128 / 128x32 where the
 # shorter side is at most 32; rows past M, columns past N and K not a multiple of a block's share
-# covered.
+# covered; sgemm_v15 as v11, up to 16 blocks per tile and not a cluster.
 SPLIT_SHAPES = {
     "sgemm_v10_split_k": [(1, 4096, 8192), (3, 1000, 4100), (16, 2056, 14336), (5, 520, 3000), (17, 64, 64)],
     "sgemm_v11_split_k_tile": [
         (128, 4096, 4096),
         (260, 132, 1000),
+        (1000, 1000, 3000),
+        (129, 260, 10000),
+        (33, 132, 20),
+    ],
+    # Partial tiles through global memory: S = 4 (32 tiles), 16 (one tile), 2 and 1.
+    "sgemm_v15_split_k_global": [
+        (128, 4096, 4096),
+        (33, 132, 20000),
         (1000, 1000, 3000),
         (129, 260, 10000),
         (33, 132, 20),

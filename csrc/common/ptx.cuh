@@ -101,6 +101,18 @@ __device__ __forceinline__ float4 ld_cluster_f32x4(const float* local, uint32_t 
 #endif
 }
 
+// --- a flag in global memory between the blocks of one grid (sm_70+): a release store
+// publishes the writes that precede it (the writer's, and those ordered before it by a
+// barrier); an acquire load orders the reads that follow it after them.
+__device__ __forceinline__ void st_release_gpu(int* flag, int value) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flag), "r"(value) : "memory");
+}
+__device__ __forceinline__ int ld_acquire_gpu(const int* flag) {
+  int value;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(value) : "l"(flag) : "memory");
+  return value;
+}
+
 // --- programmatic dependent launch (sm_90+), for a kernel launched with programmatic stream
 // serialisation: wait until the previous kernel of the stream has completed and its memory is
 // visible; let the next kernel be launched (its blocks start as this kernel's blocks exit).

@@ -108,17 +108,6 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-// A flag in global memory between the blocks of one grid: a release store publishes the writes
-// that precede it (the writer's, and those ordered before it by a barrier), an acquire load
-// orders the reads that follow it after them.
-__device__ __forceinline__ void st_release_gpu(int* flag, int value) {
-  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flag), "r"(value) : "memory");
-}
-__device__ __forceinline__ int ld_acquire_gpu(const int* flag) {
-  int value;
-  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(value) : "l"(flag) : "memory");
-  return value;
-}
 // stmatrix: four 8x8 16-bit matrices from registers (mma accumulator layout, two values per
 // register) to shared memory; lane l gives the address of row l % 8 of matrix l / 8.
 __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2,

@@ -113,6 +113,36 @@ __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int
   ptx::cluster_sync();
 }
 
+// --- the same split with the partial tiles meeting in global memory (hopper/split_global.cuh,
+// sgemm v15). The S blocks of a tile need not be a cluster: blocks z < S-1 hand their partial
+// tiles to block S-1, the tile's owner, through a slot of a scratch buffer each, and the owner adds
+// them in the order z = 0 .. S-2, so repeated calls give the same bits. A slot is written and read
+// by a group of THREADS threads (a block, or a warpgroup) with the same thread t holding the same
+// COUNT float4s of the partial tile on both sides (float4 i of thread t at i * THREADS + t:
+// each i one coalesced sweep); sync() is the group's barrier. Contributors never wait; an owner
+// waits only for blocks dispatched before it. The flags start at 0 and the owner leaves them 0.
+template <int COUNT, int THREADS, typename Get, typename Sync>
+__device__ __forceinline__ void publish_partial(float* slot, int* flag, int t, Get get, Sync sync) {
+  float4* out = reinterpret_cast<float4*>(slot) + t;
+#pragma unroll
+  for (int i = 0; i < COUNT; ++i) __stcg(out + i * THREADS, get(i));
+  __threadfence();
+  sync();  // every thread's part is written
+  if (t == 0) ptx::st_release_gpu(flag, 1);
+}
+template <int COUNT, int THREADS, typename Add, typename Sync>
+__device__ __forceinline__ void add_partial(const float* slot, int* flag, int t, Add add,
+                                            Sync sync) {
+  if (t == 0) {
+    while (ptx::ld_acquire_gpu(flag) == 0) __nanosleep(32);
+    *flag = 0;  // nothing else reads it in this launch; the next one starts from 0
+  }
+  sync();  // the partial tile is visible from here on
+  const float4* in = reinterpret_cast<const float4*>(slot) + t;
+#pragma unroll
+  for (int i = 0; i < COUNT; ++i) add(i, __ldcg(in + i * THREADS));
+}
+
 // The ldc a split kernel takes (cluster_reduce_store): C's leading dimension, negated where the
 // caller asks for a column-major C (GemmArgs::c_col_major).
 inline int64_t split_ldc(const GemmArgs& a) { return a.c_col_major ? -a.ldc : a.ldc; }

@@ -4,14 +4,13 @@
 // the split S, but no cluster), and a hand-off through a scratch buffer (common/runtime.h:
 // stream_scratch).
 //
-// Contract. The S blocks of a tile take even shares of its k-tiles (split_share). Blocks
-// z = 0 .. S-2 are contributors: each consumer warpgroup writes its 64 x BN fp32 accumulators to
-// its slot of `partials` (slot (tile * (S - 1) + z) * 2 + half, in the accumulators' own
-// register order: float4 i of thread t at i * 128 + t) and then sets the slot's flag to 1
-// (release, after a warpgroup barrier). Block z = S-1 owns the tile: each of its warpgroups waits
-// for the flags of slots z = 0 .. S-2 in that order (acquire), adds each partial into its
-// accumulators, resets the flag to 0 for the next launch, and stores alpha * sum + beta * C
-// (registers -> global, epilogue.cuh: store_acc; C row-major). The order of the sums is fixed by
+// Contract (common/split_k.cuh: publish_partial / add_partial). The S blocks of a tile take even
+// shares of its k-tiles (split_share). Blocks z = 0 .. S-2 are contributors: each consumer
+// warpgroup hands its 64 x BN fp32 accumulators (in wgmma's register order) to slot
+// (tile * (S - 1) + z) * 2 + half of `partials`, and raises the slot's flag (named barrier
+// 2 + half, then a release). Block z = S-1 owns the tile: each of its warpgroups adds the slots
+// of z = 0 .. S-2 in that order (acquire), lowering each flag for the next launch, and stores
+// alpha * sum + beta * C (registers -> global, epilogue.cuh: store_acc; C row-major). The order of the sums is fixed by
 // the launch, so repeated calls give the same bits. Contributors never wait, and the owners are
 // the last blocks of the grid to be dispatched; the launcher keeps the grid within one block per
 // SM (global_split_count), so every block is resident at once on an otherwise idle GPU.
@@ -21,40 +20,6 @@
 #include "hopper/split_gemm.cuh"
 
 namespace fastgemm::hopper {
-
-// A contributor warpgroup's 64 x BN partial tile into its slot, then its flag raised.
-template <int BN>
-__device__ __forceinline__ void publish_partial(const float (&acc)[BN / 2], float* slot, int* flag,
-                                                int half) {
-  const int t = threadIdx.x % 128;
-  float4* out = reinterpret_cast<float4*>(slot) + t;
-#pragma unroll
-  for (int i = 0; i < BN / 8; ++i) {
-    __stcg(out + i * 128, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
-  }
-  __threadfence();
-  ptx::named_barrier(2 + half, 128);  // every thread's part is written
-  if (t == 0) ptx::st_release_gpu(flag, 1);
-}
-
-// The owner's warpgroup: once the slot's flag is up, its partial tile added into acc; the flag
-// lowered again.
-template <int BN>
-__device__ __forceinline__ void add_partial(float (&acc)[BN / 2], const float* slot, int* flag,
-                                            int half) {
-  const int t = threadIdx.x % 128;
-  if (t == 0) {
-    while (ptx::ld_acquire_gpu(flag) == 0) __nanosleep(32);
-    *flag = 0;  // nothing else reads it in this launch; the next one starts from 0
-  }
-  ptx::named_barrier(2 + half, 128);  // the partial tile is visible from here on
-  const float4* in = reinterpret_cast<const float4*>(slot) + t;
-#pragma unroll
-  for (int i = 0; i < BN / 8; ++i) {
-    const float4 v = __ldcg(in + i * 128);
-    acc[4 * i] += v.x, acc[4 * i + 1] += v.y, acc[4 * i + 2] += v.z, acc[4 * i + 3] += v.w;
-  }
-}
 
 template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR>
 __device__ __forceinline__ void split_global_gemm(const CUtensorMap* tma_a,
@@ -70,14 +35,25 @@ __device__ __forceinline__ void split_global_gemm(const CUtensorMap* tma_a,
         const int split = static_cast<int>(gridDim.z), z = static_cast<int>(blockIdx.z);
         constexpr int64_t SLOT = 64 * Cfg::BN;  // floats of one warpgroup's partial tile
         const int64_t first_slot = int64_t(blockIdx.x) * (split - 1) * 2 + half;
+        constexpr int COUNT = Cfg::BN / 8;  // float4s of accumulators per thread
+        const int t = threadIdx.x % 128;
+        auto sync = [half] { ptx::named_barrier(2 + half, 128); };
         if (z < split - 1) {
           const int64_t slot = first_slot + 2 * z;
-          publish_partial<Cfg::BN>(acc, partials + slot * SLOT, flags + slot, half);
+          publish_partial<COUNT, 128>(
+              partials + slot * SLOT, flags + slot, t,
+              [&](int i) { return make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]); },
+              sync);
           return;
         }
         for (int q = 0; q < split - 1; ++q) {
           const int64_t slot = first_slot + 2 * q;
-          add_partial<Cfg::BN>(acc, partials + slot * SLOT, flags + slot, half);
+          add_partial<COUNT, 128>(
+              partials + slot * SLOT, flags + slot, t,
+              [&](int i, float4 v) {
+                acc[4 * i] += v.x, acc[4 * i + 1] += v.y, acc[4 * i + 2] += v.z, acc[4 * i + 3] += v.w;
+              },
+              sync);
         }
         store_acc<Cfg::BN, T>(acc, C, ldc, M, N, m0 + 64 * half, n0, alpha, beta);
       });

@@ -1,6 +1,7 @@
 // sgemm/split_k_tile.cuh — a warp-tiled block (sgemm/warptile.cuh) over a share of K, with the
 // partial tiles of a cluster summed deterministically (common/split_k.cuh): the body and the host
-// side of v11 (128x128 tiles) and v12 (tiles 64 or 32 rows or columns wide).
+// side of v11 (128x128 tiles) and v12 (tiles 64 or 32 rows or columns wide), and v15's (v11's
+// tile with the partial tiles summed through global memory: run_global, launch_global).
 //
 // Contract. A kernel of tiling WT passes its dynamic shared memory (smem_bytes<WT>() of it) to
 // run(): block z of a split_grid launch takes the z-th even share of K's 16-deep k-tiles, runs
@@ -57,6 +58,60 @@ __device__ __forceinline__ void run(float* smem, const KmnView& A, const KmnView
                                                                      m0, n0, alpha, beta);
 }
 
+// The same share of K with the partial tiles meeting in global memory (v15; common/split_k.cuh:
+// publish_partial / add_partial): blocks z < S-1 hand their accumulators to the tile's owner,
+// block S-1, which adds them in order and stores C from registers (v09's epilogue; C row-major).
+// The whole block is the group: __syncthreads is its barrier.
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR>
+__device__ __forceinline__ void run_global(float* smem, const KmnView& A, const KmnView& B,
+                                           float* C, int64_t ldc, float alpha, float beta,
+                                           float* partials, int* flags) {
+  constexpr int ROW4 = WT::THREAD_N / 4;                 // float4s per accumulator row
+  constexpr int COUNT = WT::THREAD_M * ROW4;             // float4s per thread
+  constexpr int64_t SLOT = int64_t(COUNT) * 4 * WT::THREADS;  // floats of a partial tile
+  float* As = smem;
+  float* Bs = smem + 2 * WT::BLOCK_K * WT::LDS_A;
+  int64_t m0, n0;
+  split_tile(A.MN, WT::BLOCK_M, WT::BLOCK_N, m0, n0);
+  int64_t first, count;  // this block's share of the k-tiles
+  split_share((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
+  double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR>(
+      A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K, As, Bs,
+      [&](const typename WT::LanePos& pos, const float (&part)[WT::THREAD_M][WT::THREAD_N]) {
+        const int split = static_cast<int>(gridDim.z), z = static_cast<int>(blockIdx.z);
+        const int t = static_cast<int>(threadIdx.x);
+        const int64_t first_slot = int64_t(blockIdx.x) * (split - 1);
+        auto sync = [] { __syncthreads(); };
+        if (z < split - 1) {
+          const int64_t slot = first_slot + z;
+          publish_partial<COUNT, WT::THREADS>(
+              partials + slot * SLOT, flags + slot, t,
+              [&](int i) {
+                const float* r = &part[i / ROW4][(i % ROW4) * 4];
+                return make_float4(r[0], r[1], r[2], r[3]);
+              },
+              sync);
+          return;
+        }
+        float acc[WT::THREAD_M][WT::THREAD_N];
+#pragma unroll
+        for (int i = 0; i < WT::THREAD_M; ++i)
+#pragma unroll
+          for (int j = 0; j < WT::THREAD_N; ++j) acc[i][j] = part[i][j];
+        for (int q = 0; q < split - 1; ++q) {
+          const int64_t slot = first_slot + q;
+          add_partial<COUNT, WT::THREADS>(
+              partials + slot * SLOT, flags + slot, t,
+              [&](int i, float4 v) {
+                float* r = &acc[i / ROW4][(i % ROW4) * 4];
+                r[0] += v.x, r[1] += v.y, r[2] += v.z, r[3] += v.w;
+              },
+              sync);
+        }
+        WT::epilogue(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta);
+      });
+}
+
 // kernel_for(a_col, b_col) is the rung's kernel of tiling WT for that layout.
 template <typename WT, typename KernelFor>
 void launch(const GemmArgs& a, const char* name, int blocks_per_sm, KernelFor kernel_for) {
@@ -73,6 +128,35 @@ void launch(const GemmArgs& a, const char* name, int blocks_per_sm, KernelFor ke
                                   props.sm_count);
     launch_split(kernel, grid, WT::THREADS, SMEM, a.stream, split, props.cc, name, kmn_a(a),
                  kmn_b(a), static_cast<float*>(a.C), split_ldc(a), a.alpha, a.beta);
+  });
+}
+
+// v15's launch: S from global_split_count (at most 16 shares of at least MIN_KTILES k-tiles, the
+// grid within one block per SM; 1 before sm_90, whose code keeps split_share's one-block
+// contract), the stream's scratch for the partial tiles and their flags, a dependent launch.
+template <typename WT, typename KernelFor>
+void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for) {
+  constexpr int SMEM = smem_bytes<WT>();
+  if (a.c_col_major) throw std::logic_error(std::string(name) + ": C is stored row-major");
+  dim3 grid = split_grid(a.M, a.N, WT::BLOCK_M, WT::BLOCK_N, name);
+  int device = 0;
+  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  const DeviceProps& props = device_props(device);
+  const int split = props.cc >= 90 ? global_split_count(grid.x, ceil_div(a.K, WT::BLOCK_K),
+                                                        MIN_KTILES, props.sm_count, 16)
+                                   : 1;
+  grid.z = static_cast<unsigned>(split);
+  const size_t slots = size_t(grid.x) * (split - 1);
+  const Scratch scratch = stream_scratch(device, a.stream, slots * sizeof(int),
+                                         slots * WT::BLOCK_M * WT::BLOCK_N * sizeof(float));
+  with_layouts(a, [&](auto a_col, auto b_col) {
+    auto kernel = kernel_for(a_col, b_col);
+    set_smem(kernel, SMEM);
+    Launch l{grid, dim3(WT::THREADS), SMEM, a.stream};
+    l.pdl = props.cc >= 90;
+    fastgemm::launch(kernel, l, name, kmn_a(a), kmn_b(a), static_cast<float*>(a.C), a.ldc,
+                     a.alpha, a.beta, static_cast<float*>(scratch.data),
+                     static_cast<int*>(scratch.flags));
   });
 }
 
