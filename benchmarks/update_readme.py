@@ -323,7 +323,49 @@ def precision_markdown(data: dict) -> str:
         for r in data["results"]
     ]
     right = [False, False, True, True, True, True]
-    return text + "\n\n" + tables.format_table(headers, rows, right, padded=False)
+    return (
+        text
+        + "\n\n"
+        + tables.format_table(headers, rows, right, padded=False)
+        + "\n\n"
+        + precision_summary(data)
+    )
+
+
+def _span(values: Sequence[float], fmt: str) -> str:
+    lo, hi = min(values), max(values)
+    return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else fmt.format(lo) + "–" + fmt.format(hi)
+
+
+def precision_summary(data: dict) -> str:
+    """Where each precision stands, from the same results: at the cubes of 2048 and up, the speed
+    and the error of auto's tf32x3 against cuBLAS SGEMM's and of its tf32 against cuBLAS in TF32
+    mode, on the same data."""
+    by: dict[tuple, dict[str, dict]] = {}
+    for r in data["results"]:
+        by.setdefault(tuple(r["shape"]), {})[r["candidate"]] = r
+    cubes = sorted(s for s in by if s[0] == s[1] == s[2] and s[0] >= 2048)
+
+    def find(shape: tuple, prefix: str) -> dict | None:
+        return next((r for name, r in by[shape].items() if name.startswith(prefix)), None)
+
+    parts = []
+    for precision, peer in (("tf32x3", "cuBLAS SGEMM"), ("tf32", "cuBLAS TF32")):
+        speed, error = [], []
+        for s in cubes:
+            mine, ref = find(s, f"fastgemm {precision} "), find(s, peer)
+            if mine and ref:
+                speed.append(ref["ms"] / mine["ms"])
+                error.append(mine["rel_error"] / ref["rel_error"])
+        if speed:
+            parts.append(
+                f'`"{precision}"` runs at {_span(speed, "{:.2f}")}x the speed of {peer}, with '
+                f"{_span(error, '{:.2f}')}x its error"
+            )
+    if not cubes or not parts:
+        return ""
+    sizes = _span([s[0] for s in cubes], "{}")
+    return f"At {sizes}³ (from this table): " + "; ".join(parts) + "."
 
 
 def suite_caption(meta: dict) -> str:

@@ -1141,3 +1141,26 @@ def test_update_writes_the_suite_block_and_reports_missing_markers(tmp_path, cap
     err = capsys.readouterr().err
     assert "bench:suite:float16: NOT WRITTEN" in err and "<!-- bench:suite:float16:start -->" in err
     assert readme.read_text() == "no markers\n"
+
+
+def test_precision_summary_reads_the_table():
+    # The README's sentence on where tf32x3 and tf32 stand comes from the results file: speed and
+    # error against the peer of each precision, at the cubes of 2048 and up only.
+    def rec(shape, candidate, ms, err):
+        return {"shape": shape, "candidate": candidate, "ms": ms, "rel_error": err}
+
+    rows = []
+    for n, (sgemm, x3, tf, tf_peer) in {2048: (2.0, 1.0, 0.5, 0.4), 4096: (16.0, 10.0, 4.0, 3.6)}.items():
+        shape = [n, n, n]
+        rows += [
+            rec(shape, "cuBLAS SGEMM (CuPy, TF32 off)", sgemm, 1e-6),
+            rec(shape, "fastgemm tf32x3 (auto)", x3, 5e-7),
+            rec(shape, "fastgemm tf32 (auto)", tf, 3e-3),
+            rec(shape, "cuBLAS TF32 (torch.matmul, allow_tf32)", tf_peer, 1e-3),
+        ]
+    rows.append(rec([256, 1024, 4096], "fastgemm tf32x3 (auto)", 99.0, 1.0))  # not a cube >= 2048
+    text = update_readme.precision_summary({"results": rows})
+    assert text.startswith("At 2048–4096³")
+    assert '`"tf32x3"` runs at 1.60–2.00x the speed of cuBLAS SGEMM, with 0.50x its error' in text
+    assert '`"tf32"` runs at 0.80–0.90x the speed of cuBLAS TF32, with 3.00x its error' in text
+    assert update_readme.precision_summary({"results": rows[-1:]}) == ""
