@@ -257,8 +257,9 @@ DeviceBuffer::~DeviceBuffer() {
 }
 
 Scratch stream_scratch(int device, cudaStream_t stream, size_t zeroed, size_t bytes) {
-  zeroed = (zeroed + 255) / 256 * 256;  // the data stays 256-byte aligned
   Scratch s;
+  if (zeroed == 0 && bytes == 0) return s;
+  zeroed = (zeroed + 255) / 256 * 256;  // the data stays 256-byte aligned
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   FASTGEMM_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
   if (capture != cudaStreamCaptureStatusNone) {
@@ -269,24 +270,31 @@ Scratch stream_scratch(int device, cudaStream_t stream, size_t zeroed, size_t by
     s.data = static_cast<char*>(s.flags) + zeroed;
     return s;
   }
+  unsigned long long id = 0;
+  FASTGEMM_CUDA_CHECK(cudaStreamGetId(stream, &id));
   struct Buffer {
+    std::mutex mutex;  // held by a Scratch from lookup until its launch is queued
     void* ptr = nullptr;
     size_t zeroed = 0, bytes = 0;
   };
-  static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, Buffer> buffers;
-  std::lock_guard<std::mutex> lock(mutex);
-  Buffer& b = buffers[{device, stream}];
-  if (b.zeroed < zeroed || b.bytes < bytes) {  // grown: the old one is released after its users
-    const size_t z = std::max(b.zeroed, zeroed), n = std::max(b.bytes, bytes);
-    if (b.ptr != nullptr) FASTGEMM_CUDA_CHECK(cudaFreeAsync(b.ptr, stream));
-    b = Buffer{};
-    FASTGEMM_CUDA_CHECK(cudaMallocAsync(&b.ptr, z + n, stream));
-    FASTGEMM_CUDA_CHECK(cudaMemsetAsync(b.ptr, 0, z, stream));
-    b.zeroed = z, b.bytes = n;
+  static std::mutex mutex;  // guards the map; entries are never erased, so references stay valid
+  static std::map<std::pair<int, unsigned long long>, Buffer> buffers;
+  Buffer* b = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    b = &buffers[{device, id}];
   }
-  s.flags = b.ptr;
-  s.data = static_cast<char*>(b.ptr) + b.zeroed;
+  s.lock = std::unique_lock<std::mutex>(b->mutex);
+  if (b->zeroed < zeroed || b->bytes < bytes) {  // grown: the old one is released after its users
+    const size_t z = std::max(b->zeroed, zeroed), n = std::max(b->bytes, bytes);
+    if (b->ptr != nullptr) FASTGEMM_CUDA_CHECK(cudaFreeAsync(b->ptr, stream));
+    b->ptr = nullptr, b->zeroed = 0, b->bytes = 0;
+    FASTGEMM_CUDA_CHECK(cudaMallocAsync(&b->ptr, z + n, stream));
+    FASTGEMM_CUDA_CHECK(cudaMemsetAsync(b->ptr, 0, z, stream));
+    b->zeroed = z, b->bytes = n;
+  }
+  s.flags = b->ptr;
+  s.data = static_cast<char*>(b->ptr) + b->zeroed;
   return s;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -62,15 +63,20 @@ class DeviceBuffer {
 // Scratch memory through which the blocks of one launch hand each other partial results (the
 // split-K kernels whose partial tiles meet in global memory): `zeroed` bytes that are zero when a
 // launch starts and that the launch leaves zero (its flags), followed by `bytes` more. One buffer
-// per (device, stream), grown on demand and kept: the launches of one stream run in order, so
-// they can share it (two streams never do). While the stream is being captured into a CUDA graph
-// the buffer is the graph's own instead (a stream-ordered allocation, zeroed, released after the
-// launch: memory nodes of the graph, made anew on each replay), so that a replay never shares a
-// buffer with other work; `owned` holds it until the launch is queued.
+// per stream (by cudaStreamGetId: the per-thread default stream is one per thread, and a handle
+// reused after cudaStreamDestroy is a new stream), grown on demand and kept: the launches of one
+// stream run in order, so they can share it (two streams never do). The Scratch holds the
+// buffer's lock until it is destroyed, after the caller has queued its launch, so that another
+// thread on the same stream cannot grow (and free) the buffer in between. While the stream is
+// being captured into a CUDA graph the buffer is the graph's own instead (a stream-ordered
+// allocation, zeroed, released after the launch: memory nodes of the graph, made anew on each
+// replay), so that a replay never shares a buffer with other work; `owned` holds it until the
+// launch is queued. Nothing asked (zeroed = bytes = 0): no buffer, null pointers.
 struct Scratch {
   void* flags = nullptr;  // the zeroed bytes
   void* data = nullptr;   // the rest
   std::unique_ptr<DeviceBuffer> owned;
+  std::unique_lock<std::mutex> lock;
 };
 Scratch stream_scratch(int device, cudaStream_t stream, size_t zeroed, size_t bytes);
 

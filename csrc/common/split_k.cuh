@@ -42,9 +42,13 @@
 namespace fastgemm {
 
 // Units [first, first + count) of `total` units of K work that block z of gridDim.z takes.
+// CLUSTER: the shares of a tile meet in a cluster, which code for an architecture before sm_90
+// does not have (a split there would leave partial sums in C: it traps); a split whose partial
+// tiles meet in global memory runs on any architecture.
+template <bool CLUSTER = true>
 __device__ __forceinline__ void split_share(int64_t total, int64_t& first, int64_t& count) {
 #if __CUDA_ARCH__ < 900
-  if (gridDim.z != 1) __trap();  // no clusters in this code: a split would write partial sums
+  if (CLUSTER && gridDim.z != 1) __trap();
 #endif
   ptx::griddepcontrol_wait();  // the previous kernel's writes are visible from here on
   first = total * blockIdx.z / gridDim.z;

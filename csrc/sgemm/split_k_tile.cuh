@@ -73,8 +73,8 @@ __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const 
   float* Bs = smem + 2 * WT::BLOCK_K * WT::LDS_A;
   int64_t m0, n0;
   split_tile(A.MN, WT::BLOCK_M, WT::BLOCK_N, m0, n0);
-  int64_t first, count;  // this block's share of the k-tiles
-  split_share((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
+  int64_t first, count;  // this block's share of the k-tiles (no cluster: any architecture)
+  split_share<false>((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
   double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR>(
       A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K, As, Bs,
       [&](const typename WT::LanePos& pos, const float (&part)[WT::THREAD_M][WT::THREAD_N]) {
@@ -132,8 +132,8 @@ void launch(const GemmArgs& a, const char* name, int blocks_per_sm, KernelFor ke
 }
 
 // v15's launch: S from global_split_count (at most 16 shares of at least MIN_KTILES k-tiles, the
-// grid within one block per SM; 1 before sm_90, whose code keeps split_share's one-block
-// contract), the stream's scratch for the partial tiles and their flags, a dependent launch.
+// grid within one block per SM), the stream's scratch for the partial tiles and their flags
+// (held until the launch is queued), a dependent launch from sm_90 on.
 template <typename WT, typename KernelFor>
 void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   constexpr int SMEM = smem_bytes<WT>();
@@ -142,9 +142,8 @@ void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   int device = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   const DeviceProps& props = device_props(device);
-  const int split = props.cc >= 90 ? global_split_count(grid.x, ceil_div(a.K, WT::BLOCK_K),
-                                                        MIN_KTILES, props.sm_count, 16)
-                                   : 1;
+  const int split =
+      global_split_count(grid.x, ceil_div(a.K, WT::BLOCK_K), MIN_KTILES, props.sm_count, 16);
   grid.z = static_cast<unsigned>(split);
   const size_t slots = size_t(grid.x) * (split - 1);
   const Scratch scratch = stream_scratch(device, a.stream, slots * sizeof(int),
