@@ -271,7 +271,10 @@ Scratch stream_scratch(int device, cudaStream_t stream, size_t zeroed, size_t by
     return s;
   }
   unsigned long long id = 0;
-  FASTGEMM_CUDA_CHECK(cudaStreamGetId(stream, &id));
+  if (cudaStreamGetId(stream, &id) != cudaSuccess) {  // a runtime without stream ids: the handle
+    cudaGetLastError();
+    id = (1ull << 63) | static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(stream));
+  }
   struct Buffer {
     std::mutex mutex;  // held by a Scratch from lookup until its launch is queued
     void* ptr = nullptr;
