@@ -31,7 +31,7 @@ if len(sys.argv) > 1:
     kernels = [(n, d) for n, d in kernels if any(p in n for p in sys.argv[1].split(","))]
     names = [n for n, _ in kernels]
 # (1800, 2600, 72) has more output tiles (15 x 11) than an H100/H200 has SMs, so persistent blocks
-# run several tiles (v18-v20 hand a borrowed ring stage back at the next tile); --multi adds it to
+# run several tiles (the rungs that borrow a ring stage hand it back at the next tile); --multi adds it to
 # --small.
 shapes = [(200, 264, 136), (64, 64, 64)] if "--small" not in sys.argv else [(72, 136, 72)]
 if "--small" not in sys.argv or "--multi" in sys.argv:

@@ -37,10 +37,11 @@ timing (device, end-to-end) the geometric mean of the ratios (the faster peer's 
 fastgemm's) and the smallest ratio with its shape. Missing markers are handled as the overhead
 ones are.
 
-The tables are drawn by ``fastgemm.bench.tables``, the renderer of the benchmark's own printed
-tables (row order, TFLOPS cells, pipe-table layout). This checkout's ``src/fastgemm/bench/tables.py``
-is loaded by path (standard library only), so neither an installed fastgemm nor its built extension
-is needed, and an older installed copy never renders this README.
+The tables, the "Timing:" lines and the suite's caption are drawn by ``fastgemm.bench.tables``,
+which draws the benchmark's own printed tables too (the README's form: ``markdown=True``). This
+checkout's ``src/fastgemm/bench/tables.py`` is loaded by path (standard library only), so neither
+an installed fastgemm nor its built extension is needed, and an older installed copy never renders
+this README.
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -62,12 +62,6 @@ RESULT_KEYS = {  # what every record of a results file of that mode must hold
     "precision": ("shape", "candidate", "ms", "vs_cublas_sgemm", "rel_error"),
 }
 SUITE_MARKERS = "<!-- bench:suite:{dtype}:start -->", "<!-- bench:suite:{dtype}:end -->"
-LIBRARIES = (("torch", "torch"), ("cupy", "CuPy"))  # (record value, column name), column order
-TIMING_NOTE = {
-    "device": "device time (CUDA events around back-to-back launches; host cost hidden)",
-    "end-to-end": "end-to-end (host clock from synchronize to synchronize around back-to-back "
-    "calls from Python: call cost and launch gaps included)",
-}
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -152,112 +146,35 @@ def kernel_lookup() -> dict:
         return {}
 
 
-def rung_cell(name: str, version: int | None, rows: list[dict], kernels: dict) -> str:
-    """The rung number; a branch names the rung it branches from."""
-    info = kernels.get(name, {})
-    branch = info.get("branch", any(r.get("branch") for r in rows))
-    rung = str(version) if version is not None else "?"
-    if not branch:
-        return rung
-    parent = info.get("parent") or next((r.get("parent") for r in rows if r.get("parent")), "")
-    parent_version = kernels.get(parent, {}).get("version")
-    if parent_version is None:
-        m = re.match(r"^[a-z]+gemm_v(\d+)_", parent)
-        parent_version = int(m.group(1)) if m else None
-    return f"{rung} (branch of {parent_version})" if parent_version is not None else f"{rung} (branch)"
-
-
-def _cell(r: dict | None, baseline: bool, prefix: str = "") -> str:
-    """'TFLOPS (xx% of cuBLAS)' from the record's {prefix}tflops and {prefix}pct_cublas; "—" where
-    there is no record, "error" where there is no number."""
-    return tables.tflops_cell(r, not baseline, prefix, missing="—", failed="error", unmeasured="error")
-
-
-def _escape(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def timing_columns(data: dict) -> list[str]:
-    """Record-key prefixes of the timings a shape table shows, in column order: "" (device time)
-    unless the run was end-to-end only, then "e2e_" where end-to-end figures exist."""
+    """The timings a shape table shows, in column order: "device" unless the run was end-to-end
+    only, then "end-to-end" where end-to-end figures exist."""
     device = (data["meta"].get("timing") or "device") != "end-to-end"
     e2e = any(r.get("e2e_ms") is not None for r in data["results"])
-    return ([""] if device else []) + (["e2e_"] if e2e or not device else [])
+    return (["device"] if device else []) + (["end-to-end"] if e2e or not device else [])
 
 
-def timing_line(prefixes: Sequence[str]) -> str:
-    if len(prefixes) > 1:
-        return f"Timing: {TIMING_NOTE['device']}; e2e columns: {TIMING_NOTE['end-to-end']}."
-    return f"Timing: {TIMING_NOTE['end-to-end' if prefixes[0] else 'device']}."
-
-
-def _run_line(meta: dict) -> str:
-    date = str(meta.get("date", "?"))[:10]
-    commit = str(meta.get("git_commit") or "")[:7]
-    at = f" at commit {commit}" + ("" if meta.get("git_clean", True) else " (with local changes)")
+def caption(meta: dict, timings: Sequence[str] = ("device",)) -> str:
     return (
-        f"Measured on {meta.get('gpu', '?')} (cc {meta.get('compute_capability', '?')}), "
-        f"CUDA {meta.get('cuda_runtime', '?')}, cuBLAS {meta.get('cublas_version', '?')}, {date}"
-        + (at if commit else "")
-    )
-
-
-def caption(meta: dict, prefixes: Sequence[str] = ("",)) -> str:
-    return (
-        f"{_run_line(meta)}; median of {meta.get('rounds', '?')} rounds; TFLOPS and % of cuBLAS "
-        f"(same process).\n{timing_line(prefixes)}"
+        f"{tables.run_line(meta)}; median of {meta.get('rounds', '?')} rounds; TFLOPS and % of cuBLAS "
+        f"(same process).\n{tables.timing_note(timings, markdown=True)}"
     )
 
 
 def markdown_table(data: dict, kernels: dict | None = None) -> str:
     """Caption and table for one results file; `kernels` (kernel_lookup) adds what the installed
     build says about each rung (techniques, branches)."""
-    kernels = kernels or {}
-    meta, results = data["meta"], data["results"]
-    shapes = tables.shapes_in(results)
-    largest = tables.largest_shape(shapes)
-    index = tables.by_kernel_and_shape(results)
-    peak = meta.get("peak_tflops")
-    peak_note = f", peak {tables.fmt_tflops(peak)} TFLOPS" if peak else ""
-    prefixes = timing_columns(data)
-    e2e_label = " e2e" if prefixes[0] else ""  # the "% of peak" column shows the first timing
-    headers = (
-        ["rung", "kernel", "technique"]
-        + [tables.cube_label(*s) + (" e2e" if p else "") for s in shapes for p in prefixes]
-        + [f"% of peak ({tables.cube_label(*largest)}{e2e_label}{peak_note})"]
+    meta = data["meta"]
+    timings = timing_columns(data)
+    table = tables.ladder_table(
+        data["results"],
+        timings,
+        markdown=True,
+        kernels=kernels or {},
+        baseline=meta.get("baseline"),
+        peak=meta.get("peak_tflops"),
     )
-    table_rows = []
-    for name, version in tables.row_order(results):
-        rows = [r for r in results if r["kernel"] == name]
-        if name == tables.CUBLAS:
-            rung, shown = "—", "cuBLAS"
-            tech = next((r.get("techniques") for r in rows if r.get("techniques")), None)
-            tech = tech or meta.get("baseline") or "cuBLAS through CuPy"
-        elif name == tables.AUTO:
-            rung, shown = "auto", '`kernel="auto"`'
-            tech = "fastgemm.select() picks the rung per shape"
-        else:
-            rung, shown = rung_cell(name, version, rows, kernels), f"`{name}`"
-            stored = next((r.get("techniques") for r in rows if r.get("techniques")), "")
-            tech = kernels.get(name, {}).get("techniques") or stored
-        cells = [_cell(index.get((name, *s)), name == tables.CUBLAS, p) for s in shapes for p in prefixes]
-        big = index.get((name, *largest))
-        pct_peak = big.get(prefixes[0] + "pct_peak") if big else None
-        cells.append(f"{pct_peak:.0f}%" if pct_peak is not None else "n/a")
-        table_rows.append([rung, shown, _escape(tech), *cells])
-    right = [True, False, False] + [True] * (len(headers) - 3)
-    return caption(meta, prefixes) + "\n\n" + tables.format_table(headers, table_rows, right, padded=False)
-
-
-def _overhead_cells(r: dict | None) -> list[str]:
-    """[µs per call, ratio to the peer] of one (case, library) record."""
-    if r is None:
-        return ["—", "—"]
-    status = tables.status_of(r)
-    if status != "ok" or r.get("host_us_median") is None:
-        return ["WRONG" if status == "wrong" else "error", "—"]
-    ratio = r.get("ratio_to_peer")
-    return [tables.fmt_us(r["host_us_median"]), f"{ratio:.2f}x" if ratio is not None else "—"]
+    return caption(meta, timings) + "\n\n" + table
 
 
 def overhead_caption(meta: dict) -> str:
@@ -269,34 +186,20 @@ def overhead_caption(meta: dict) -> str:
     ]
     versions.append(f"fastgemm {meta.get('fastgemm_version', '?')}")
     text = (
-        f"{_run_line(meta)}, {', '.join(versions)}. Host µs per call from Python, {M}x{N}x{K}: "
+        f"{tables.run_line(meta)}, {', '.join(versions)}. Host µs per call from Python, {M}x{N}x{K}: "
         f"median of {meta.get('batches', '?')} batches of {meta.get('calls_per_batch', '?')} "
         "back-to-back calls (no synchronisation inside a batch, so the GPU never holds the host "
         "up); ratio to the same library's `matmul(A, B, out=C)` of the same dtype."
     )
     for name, why in (meta.get("skipped_libraries") or {}).items():
-        text += f" {name}: not measured ({_escape(why)})."
+        text += f" {name}: not measured ({tables.md_escape(why)})."
     return text
 
 
 def overhead_markdown(data: dict) -> str:
     """Caption and table for one overhead results file: one row per case, per library µs/call and
     the ratio to the peer."""
-    meta, results = data["meta"], data["results"]
-    libs = [(key, shown) for key, shown in LIBRARIES if any(r["library"] == key for r in results)]
-    index = {(r["case"], r["library"]): r for r in results}
-    labels: dict = {}
-    for r in results:
-        labels.setdefault(r["case"], r["label"])
-    headers = ["case"]
-    for key, shown in libs:
-        headers += [f"{shown} µs/call", f"vs {key}.matmul"]
-    rows = []
-    for case, label in labels.items():
-        cells = [c for key, _ in libs for c in _overhead_cells(index.get((case, key)))]
-        rows.append([_escape(label), *cells])
-    right = [False] + [True] * (len(headers) - 1)
-    return overhead_caption(meta) + "\n\n" + tables.format_table(headers, rows, right, padded=False)
+    return overhead_caption(data["meta"]) + "\n\n" + tables.overhead_table(data["results"], markdown=True)
 
 
 def precision_markdown(data: dict) -> str:
@@ -306,15 +209,15 @@ def precision_markdown(data: dict) -> str:
     text = (
         f"Measured on {meta.get('gpu', '?')}, {meta.get('date', '?')[:10]}, fastgemm "
         f"{meta.get('fastgemm', '?')}{' at ' + meta['commit'] if meta.get('commit') else ''}, CuPy {meta.get('cupy', '?')}, "
-        f"torch {meta.get('torch') or '—'}; `{_escape(meta.get('command', ''))}`. "
-        f"{_escape(meta.get('method', ''))}; median of {meta.get('rounds', '?')} rounds.\n"
-        f"Timing: {TIMING_NOTE['device']}."
+        f"torch {meta.get('torch') or '—'}; `{tables.md_escape(meta.get('command', ''))}`. "
+        f"{tables.md_escape(meta.get('method', ''))}; median of {meta.get('rounds', '?')} rounds.\n"
+        + tables.timing_note(["device"], markdown=True)
     )
     headers = ["M×N×K", "candidate", "ms", "TFLOPS", "speed vs cuBLAS SGEMM", "error vs float64"]
     rows = [
         [
             "x".join(str(x) for x in r["shape"]),
-            _escape(r["candidate"]),
+            tables.md_escape(r["candidate"]),
             f"{r['ms']:.3f}",
             f"{r['tflops']:.1f}",
             f"{r['vs_cublas_sgemm']:.2f}x",
@@ -368,25 +271,10 @@ def precision_summary(data: dict) -> str:
     return f"At {sizes}³ (from this table): " + "; ".join(parts) + "."
 
 
-def suite_caption(meta: dict) -> str:
-    peers = [str(meta.get("baseline") or "cuBLAS through CuPy")]
-    if meta.get("torch_version"):
-        peers.append(f"`torch.matmul` (torch {meta['torch_version']}, {meta.get('torch_blas')})")
-    shapes = sum(len(v) for v in (meta.get("suite") or {}).values())
-    return (
-        f"{_run_line(meta)}; `python -m fastgemm.bench --suite`, {meta.get('dtype')}, {shapes} shapes; "
-        f'fastgemm `kernel="auto"` against {" and ".join(peers)} in the same process; median of '
-        f"{meta.get('rounds', '?')} rounds; operands rotate over input sets of at least 3x the L2 "
-        "cache, so no call finds its operands in L2. Ratio = the faster peer's time / fastgemm's "
-        "(> 1: fastgemm is faster): geometric mean and minimum per category.\n"
-        f"{timing_line(['', 'e2e_'])}"
-    )
-
-
 def suite_markdown(data: dict) -> str:
     """Caption and category table for one suite results file."""
     table = tables.suite_category_table(data["summary"], padded=False)
-    return suite_caption(data["meta"]) + "\n\n" + table
+    return tables.suite_caption(data["meta"], markdown=True) + "\n\n" + table
 
 
 def replace_block(

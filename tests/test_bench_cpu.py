@@ -212,9 +212,9 @@ def test_printed_tables_say_which_timing(capsys):
 
 def test_device_only_wide_table_is_unchanged():
     results = _records(device=True, e2e=False)
-    header = report.wide_table(results).splitlines()[0]
+    header = tables.ladder_table(results).splitlines()[0]
     assert "e2e" not in header and "device" not in header
-    assert "TFLOPS (device)" in report.long_table(results).splitlines()[0]
+    assert "TFLOPS (device)" in tables.long_table(results).splitlines()[0]
 
 
 def test_end_to_end_round_times_host_calls():
@@ -329,7 +329,7 @@ def test_overhead_marks_wrong_cases_and_does_not_time_them():
         assert by_case[case]["status"] == "wrong" and by_case[case]["batches"] == 0
         assert by_case[case]["host_us_median"] is None and "relative Frobenius" in by_case[case]["error"]
     assert by_case["hgemm-auto"]["status"] == "ok"
-    assert "WRONG (err" in report.overhead_table(records)
+    assert "WRONG (err" in tables.overhead_table(records)
 
 
 def test_overhead_error_when_select_names_no_kernel():
@@ -607,7 +607,7 @@ def test_terminal_and_readme_tables_share_row_order_and_cells():
         lines = [line for line in table.splitlines() if line.startswith("| ")][1:]  # no header
         return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
 
-    terminal = [(row[0], row[1]) for row in rows(report.wide_table(_records(device=True, e2e=False)))]
+    terminal = [(row[0], row[1]) for row in rows(tables.ladder_table(_records(device=True, e2e=False)))]
     readme = [
         (row[1].strip("`"), row[3])
         for row in rows(update_readme.markdown_table(_shape_data(True, False, "device")))

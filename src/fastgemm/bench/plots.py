@@ -9,8 +9,17 @@ import os
 import re
 from typing import Any
 
-from .report import TIMING_PREFIX, TIMING_SHORT, timings_of, warn
-from .tables import AUTO, CUBLAS, branch_names, cube_label, shape_label, shapes_in
+from .report import timings_of, warn
+from .tables import (
+    AUTO,
+    CUBLAS,
+    TIMING_PREFIX,
+    TIMING_SHORT,
+    branch_names,
+    cube_label,
+    shape_label,
+    shapes_in,
+)
 
 
 def _pyplot() -> Any:

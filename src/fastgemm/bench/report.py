@@ -21,33 +21,21 @@ from typing import TYPE_CHECKING, Any
 
 from .device import Device
 from .tables import (
-    CUBLAS,
-    branch_names,
-    by_kernel_and_shape,
     fmt_ratio,
-    fmt_tflops,
-    format_table,
-    kernel_label,
-    largest_shape,
-    row_order,
+    ladder_table,
+    long_table,
+    overhead_table,
     shape_label,
-    shapes_in,
+    suite_caption,
     suite_category_table,
     suite_shape_table,
-    tflops_cell,
+    timing_note,
 )
 
 if TYPE_CHECKING:  # timing imports this module (warn)
     from .timing import Trial
 
-TIMINGS = ("device", "end-to-end", "both")
-TIMING_SHORT = {"device": "device", "end-to-end": "e2e"}
-TIMING_PREFIX = {"device": "", "end-to-end": "e2e_"}  # of the result record keys
-TIMING_NOTE = {
-    "device": "device time (CUDA events around back-to-back launches behind a spin: host cost hidden)",
-    "end-to-end": "end-to-end (host clock from synchronize to synchronize around back-to-back calls: "
-    "Python call cost and launch gaps included)",
-}
+TIMINGS = ("device", "end-to-end", "both")  # the choices of --timing
 
 
 def warn(msg: str) -> None:
@@ -261,88 +249,6 @@ def timings_of(meta: dict) -> list[str]:
     return ["device", "end-to-end"] if timing == "both" else [timing]
 
 
-def wide_table(results: list[dict], timings: Sequence[str] = ("device",)) -> str:
-    """kernel | per shape and timing 'TFLOPS (xx%)' | % of peak at the largest shape (first timing).
-    Columns of end-to-end time, and all columns when there are two timings, name their timing."""
-    shapes = shapes_in(results)
-    largest = largest_shape(shapes)
-    index = by_kernel_and_shape(results)
-
-    def suffix(timing: str) -> str:
-        return f" {TIMING_SHORT[timing]}" if len(timings) > 1 or timing != "device" else ""
-
-    headers = (
-        ["kernel"]
-        + [shape_label(*s) + suffix(t) for s in shapes for t in timings]
-        + [f"% peak @ {shape_label(*largest)}{suffix(timings[0])}"]
-    )
-    peak_key = TIMING_PREFIX[timings[0]] + "pct_peak"
-    rows = []
-    branches = branch_names(results)
-    for name, _version in row_order(results):
-        cells = [kernel_label(name, name in branches)]
-        for s in shapes:
-            for t in timings:
-                cells.append(tflops_cell(index.get((name, *s)), name != CUBLAS, TIMING_PREFIX[t]))
-        big = index.get((name, *largest))
-        cells.append(f"{big[peak_key]:.1f}%" if big and big.get(peak_key) is not None else "n/a")
-        rows.append(cells)
-    return format_table(headers, rows, [False] + [True] * (len(headers) - 1))
-
-
-def _status_text(r: dict) -> str | None:
-    """What stands in a TFLOPS cell of a record that was not measured (None: it was)."""
-    if r["status"] == "ok":
-        return None
-    if r["status"] == "n/a":
-        return "n/a (alignment)"
-    if r["status"] == "wrong":
-        err = r.get("rel_error")
-        return "WRONG" + (f" (err {err:.1e})" if isinstance(err, (int, float)) else "")
-    return "ERROR"
-
-
-def long_table(results: list[dict], timings: Sequence[str] = ("device",)) -> str:
-    """kernel | shape | per timing: TFLOPS | % of cuBLAS | % of peak, one row per (kernel, shape);
-    with both timings also the end-to-end minus the device time per call, in microseconds."""
-    order = {kv: i for i, kv in enumerate(row_order(results))}
-    shapes = {s: i for i, s in enumerate(shapes_in(results))}
-    headers = ["kernel", "shape"]
-    for t in timings:
-        short = TIMING_SHORT[t]
-        headers += [f"TFLOPS ({short})", f"% of cuBLAS ({short})", f"% of peak ({short})"]
-    both = len(timings) > 1
-    if both:
-        headers.append("e2e - device (us/call)")
-    rows = []
-    for r in sorted(
-        results, key=lambda r: (shapes[(r["M"], r["N"], r["K"])], order[(r["kernel"], r["version"])])
-    ):
-        name = kernel_label(r["kernel"], bool(r.get("branch"))) + (
-            f" -> {r['selected']}" if r.get("selected") else ""
-        )
-        row = [name, shape_label(r["M"], r["N"], r["K"])]
-        for t in timings:
-            p = TIMING_PREFIX[t]
-            row += [
-                _status_text(r) or fmt_tflops(r.get(p + "tflops")),
-                f"{r[p + 'pct_cublas']:.1f}%" if r.get(p + "pct_cublas") is not None else "-",
-                f"{r[p + 'pct_peak']:.1f}%" if r.get(p + "pct_peak") is not None else "n/a",
-            ]
-        if both:
-            ms, e2e = r.get("ms"), r.get("e2e_ms")
-            row.append(f"{(e2e - ms) * 1e3:.1f}" if ms is not None and e2e is not None else "-")
-        rows.append(row)
-    return format_table(headers, rows, [False, False] + [True] * (len(headers) - 2))
-
-
-def timing_caption(timings: Sequence[str]) -> str:
-    """'timing: ...' naming what the number columns of a table measure."""
-    if len(timings) > 1:
-        return f"timing: {TIMING_NOTE['device']}; the e2e columns: {TIMING_NOTE['end-to-end']}"
-    return f"timing: {TIMING_NOTE[timings[0]]}"
-
-
 def print_table(dtype: str, meta: dict, results: list[dict], long: bool, file: Any = None) -> None:
     """Print one dtype's wide (long=False) or long-format (long=True) table to stdout."""
     file = file or sys.stdout
@@ -357,41 +263,14 @@ def print_table(dtype: str, meta: dict, results: list[dict], long: bool, file: A
         f"median of up to {meta.get('rounds')} rounds; peak {peak_txt}",
         file=file,
     )
-    print(timing_caption(timings), file=file)
-    print(long_table(results, timings) if long else wide_table(results, timings), file=file, flush=True)
+    print(timing_note(timings), file=file)
+    print(long_table(results, timings) if long else ladder_table(results, timings), file=file, flush=True)
     errors = [r for r in results if r["status"] != "ok"] if long else []
     for r in errors:
         print(
             f"  {r['kernel']} {shape_label(r['M'], r['N'], r['K'])}: {r['status'].upper()}: {r.get('error')}",
             file=file,
         )
-
-
-def overhead_table(records: Sequence[dict]) -> str:
-    """case | library | us/call (median) | us/call (min) | median / the peer's median."""
-    rows = []
-    for r in records:
-        if r["status"] == "ok" and r.get("host_us_median") is not None:
-            med, low = f"{r['host_us_median']:.2f}", f"{r['host_us_min']:.2f}"
-        else:
-            err = r.get("rel_error")
-            med = r["status"].upper() + (
-                f" (err {err:.1e})" if r["status"] == "wrong" and isinstance(err, (int, float)) else ""
-            )
-            low = "-"
-        ratio = f"{r['ratio_to_peer']:.2f}x" if r.get("ratio_to_peer") is not None else "-"
-        rows.append([r["label"], r["library"], med, low, ratio])
-    return format_table(
-        [
-            "case",
-            "library",
-            "host us/call (median)",
-            "host us/call (min)",
-            "vs matmul(out=) (same library, dtype)",
-        ],
-        rows,
-        [False, False, True, True, True],
-    )
 
 
 def print_overhead(meta: dict, records: Sequence[dict], file: Any = None) -> None:
@@ -412,28 +291,6 @@ def print_overhead(meta: dict, records: Sequence[dict], file: Any = None) -> Non
         if r["status"] != "ok":
             print(f"  {r['label']} ({r['library']}): {r['status'].upper()}: {r['error']}", file=file)
     file.flush()
-
-
-def suite_caption(meta: dict) -> str:
-    """What the suite's tables show: the peers, the ratio, the bandwidth columns, the operands."""
-    peers = [str(meta.get("baseline") or "cuBLAS through CuPy")]
-    if meta.get("torch_version"):
-        peers.append(f"torch.matmul (torch {meta['torch_version']}, BLAS library {meta.get('torch_blas')})")
-    hbm = meta.get("hbm_tb_s")
-    hbm_txt = f"{hbm:g} TB/s, {meta.get('hbm_source')}" if hbm else f"{meta.get('hbm_source')}: no % column"
-    lines = [
-        f'fastgemm kernel="auto" against {" and ".join(peers)}, in the same process',
-        (
-            "ratio = the faster peer's time / fastgemm's (> 1: fastgemm is faster); TFLOPS: "
-            f"fastgemm, device time; GB/s and % of HBM ({hbm_txt}) for memory-bound shapes "
-            f"({meta.get('memory_bound')})"
-        ),
-        f"{meta.get('operands')} (the sets column: how many)",
-        timing_caption(["device", "end-to-end"]),
-    ]
-    if meta.get("torch_skipped"):
-        lines.append(f"torch.matmul: not measured ({meta['torch_skipped']})")
-    return "\n".join(lines)
 
 
 def print_suite(meta: dict, records: list[dict], summary: list[dict], file: Any = None) -> None:

@@ -1,7 +1,9 @@
 """The table renderer shared by the benchmark's terminal tables (``fastgemm.bench.report``) and the
 README tables (``benchmarks/update_readme.py``): the pipe-table layout, the row order (rungs by
-version, then ``auto``, then cuBLAS), the shapes of a results list and the TFLOPS cell; and the two
-tables of the shape suite (``--suite``), one row per shape and one per category.
+version, then ``auto``, then cuBLAS), the shapes of a results list and the cells; and every table and
+caption both draw: the ladder (kernels x shapes), the long table of the terminal, the overhead table,
+the shape suite's two tables and caption, and the timing note. A parameter ``markdown`` (or, for the
+suite's tables, ``padded``) picks the README's form over the terminal's.
 
 Standard library only and no imports from fastgemm: ``benchmarks/update_readme.py`` loads this file
 by path, so the README can be regenerated where fastgemm's extension is not built.
@@ -9,10 +11,19 @@ by path, so the README can be regenerated where fastgemm's extension is not buil
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 CUBLAS = "cuBLAS"
 AUTO = "auto"
+BASELINE = "cuBLAS through CuPy"  # the cuBLAS peer's name where a results file's meta names none
+TIMING_SHORT = {"device": "device", "end-to-end": "e2e"}
+TIMING_PREFIX = {"device": "", "end-to-end": "e2e_"}  # of the result record keys
+TIMING_NOTE = {
+    "device": "device time (CUDA events around back-to-back launches; host cost hidden)",
+    "end-to-end": "end-to-end (host clock from synchronize to synchronize around back-to-back "
+    "calls from Python: call cost and launch gaps included)",
+}
 
 
 def shape_label(M: int, N: int, K: int) -> str:
@@ -144,6 +155,215 @@ def format_table(
     return "\n".join([line(headers), "|" + "|".join(rule) + "|"] + [line(r) for r in rows])
 
 
+def status_text(r: dict) -> str | None:
+    """What stands in a figure's cell of a record that was not measured (None: it was), in the
+    terminal's long form: the error of a wrong result, the reason of an n/a."""
+    status = status_of(r)
+    if status == "ok":
+        return None
+    if status == "n/a":
+        return "n/a (alignment)"
+    if status == "wrong":
+        err = r.get("rel_error")
+        return "WRONG" + (f" (err {err:.1e})" if isinstance(err, (int, float)) else "")
+    return "ERROR"
+
+
+def md_escape(text: object) -> str:
+    """Text for a markdown table cell: pipes escaped, one line."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def run_line(meta: dict) -> str:
+    """'Measured on <gpu> (cc ..), CUDA .., cuBLAS .., <date> at commit ..': where a README caption
+    starts."""
+    date = str(meta.get("date", "?"))[:10]
+    commit = str(meta.get("git_commit") or "")[:7]
+    at = f" at commit {commit}" + ("" if meta.get("git_clean", True) else " (with local changes)")
+    return (
+        f"Measured on {meta.get('gpu', '?')} (cc {meta.get('compute_capability', '?')}), "
+        f"CUDA {meta.get('cuda_runtime', '?')}, cuBLAS {meta.get('cublas_version', '?')}, {date}"
+        + (at if commit else "")
+    )
+
+
+def timing_note(timings: Sequence[str], markdown: bool = False) -> str:
+    """What the number columns of a table measure, for timings ("device", "end-to-end") in column
+    order: a 'timing: ...' line on the terminal, the README's 'Timing: ....' (markdown=True)."""
+    if len(timings) > 1:
+        e2e = "e2e columns" if markdown else "the e2e columns"
+        text = f"{TIMING_NOTE['device']}; {e2e}: {TIMING_NOTE['end-to-end']}"
+    else:
+        text = TIMING_NOTE[timings[0]]
+    return f"Timing: {text}." if markdown else f"timing: {text}"
+
+
+def rung_cell(name: str, version: int | None, rows: Sequence[dict], kernels: dict) -> str:
+    """The rung number; a branch names the rung it branches from. `kernels`: kernel name ->
+    {techniques, version, parent, branch}, where known (else the records say)."""
+    info = kernels.get(name, {})
+    branch = info.get("branch", any(r.get("branch") for r in rows))
+    rung = str(version) if version is not None else "?"
+    if not branch:
+        return rung
+    parent = str(info.get("parent") or next((r["parent"] for r in rows if r.get("parent")), ""))
+    parent_version = kernels.get(parent, {}).get("version")
+    if parent_version is None:
+        m = re.match(r"^[a-z]+gemm_v(\d+)_", parent)
+        parent_version = int(m.group(1)) if m else None
+    return f"{rung} (branch of {parent_version})" if parent_version is not None else f"{rung} (branch)"
+
+
+def _rung_and_technique(
+    name: str, version: int | None, rows: Sequence[dict], kernels: dict, baseline: str | None
+) -> tuple[str, str]:
+    """The rung and technique cells of a kernel's ladder row (`rows`: its records)."""
+    stored = next((str(r["techniques"]) for r in rows if r.get("techniques")), "")
+    if name == CUBLAS:
+        return "—", stored or baseline or BASELINE
+    if name == AUTO:
+        return "auto", "fastgemm.select() picks the rung per shape"
+    return rung_cell(name, version, rows, kernels), kernels.get(name, {}).get("techniques") or stored
+
+
+def ladder_table(
+    results: Sequence[dict],
+    timings: Sequence[str] = ("device",),
+    *,
+    markdown: bool = False,
+    kernels: dict | None = None,
+    baseline: str | None = None,
+    peak: float | None = None,
+) -> str:
+    """The ladder: one row per kernel in row_order, per shape and timing (in `timings` order)
+    'TFLOPS (xx%)' (% of cuBLAS), and the % of peak at the largest shape in the first timing.
+
+    On the terminal: padded, shapes as MxNxK, every column named by its timing unless device time
+    is the only one, '-' where there is no record and ERROR where there is no number. In the README
+    (markdown=True): unpadded, cubes as 1024³, only end-to-end columns named, '—' and 'error',
+    kernel names as code. `kernels` (kernel name -> {techniques, version, parent, branch}; may be
+    empty) adds the rung and technique columns (a branch then says so in its rung);
+    `baseline` is the cuBLAS row's technique where its records name none, `peak` the peak TFLOPS
+    the % of peak header names."""
+    shapes = shapes_in(results)
+    largest = largest_shape(shapes)
+    index = by_kernel_and_shape(results)
+    label = cube_label if markdown else shape_label
+    marks = {"missing": "—", "failed": "error", "unmeasured": "error"} if markdown else {}
+
+    def suffix(timing: str) -> str:
+        named = timing != "device" or (len(timings) > 1 and not markdown)
+        return f" {TIMING_SHORT[timing]}" if named else ""
+
+    peak_at = label(*largest) + suffix(timings[0]) + (f", peak {fmt_tflops(peak)} TFLOPS" if peak else "")
+    headers = ["kernel"] if kernels is None else ["rung", "kernel", "technique"]
+    headers += [label(*s) + suffix(t) for s in shapes for t in timings]
+    headers.append(f"% of peak ({peak_at})" if markdown else f"% peak @ {peak_at}")
+    peak_key = TIMING_PREFIX[timings[0]] + "pct_peak"
+    branches = branch_names(results)
+    rows = []
+    for name, version in row_order(results):
+        shown = name
+        if markdown and name != CUBLAS:
+            shown = '`kernel="auto"`' if name == AUTO else f"`{name}`"
+        if kernels is None:
+            row = [kernel_label(shown, name in branches)]
+        else:
+            records = [r for r in results if r["kernel"] == name]
+            rung, technique = _rung_and_technique(name, version, records, kernels, baseline)
+            row = [rung, shown, md_escape(technique) if markdown else technique]
+        for s in shapes:
+            row += [
+                tflops_cell(index.get((name, *s)), name != CUBLAS, TIMING_PREFIX[t], **marks) for t in timings
+            ]
+        big = index.get((name, *largest))
+        pct_peak = big.get(peak_key) if big else None
+        row.append(f"{pct_peak:.{0 if markdown else 1}f}%" if pct_peak is not None else "n/a")
+        rows.append(row)
+    right = [False] if kernels is None else [True, False, False]
+    return format_table(headers, rows, right + [True] * (len(headers) - len(right)), padded=not markdown)
+
+
+def long_table(results: Sequence[dict], timings: Sequence[str] = ("device",)) -> str:
+    """kernel | shape | per timing: TFLOPS | % of cuBLAS | % of peak, one row per (kernel, shape);
+    with both timings also the end-to-end minus the device time per call, in microseconds."""
+    order = {kv: i for i, kv in enumerate(row_order(results))}
+    shapes = {s: i for i, s in enumerate(shapes_in(results))}
+    headers = ["kernel", "shape"]
+    for t in timings:
+        short = TIMING_SHORT[t]
+        headers += [f"TFLOPS ({short})", f"% of cuBLAS ({short})", f"% of peak ({short})"]
+    both = len(timings) > 1
+    if both:
+        headers.append("e2e - device (us/call)")
+    rows = []
+    for r in sorted(
+        results, key=lambda r: (shapes[(r["M"], r["N"], r["K"])], order[(r["kernel"], r["version"])])
+    ):
+        name = kernel_label(r["kernel"], bool(r.get("branch"))) + (
+            f" -> {r['selected']}" if r.get("selected") else ""
+        )
+        row = [name, shape_label(r["M"], r["N"], r["K"])]
+        for t in timings:
+            p = TIMING_PREFIX[t]
+            row += [
+                status_text(r) or fmt_tflops(r.get(p + "tflops")),
+                f"{r[p + 'pct_cublas']:.1f}%" if r.get(p + "pct_cublas") is not None else "-",
+                f"{r[p + 'pct_peak']:.1f}%" if r.get(p + "pct_peak") is not None else "n/a",
+            ]
+        if both:
+            ms, e2e = r.get("ms"), r.get("e2e_ms")
+            row.append(f"{(e2e - ms) * 1e3:.1f}" if ms is not None and e2e is not None else "-")
+        rows.append(row)
+    return format_table(headers, rows, [False, False] + [True] * (len(headers) - 2))
+
+
+# The libraries of the --overhead records (fastgemm.bench.overhead), in the README's column order.
+OVERHEAD_LIBRARIES = (("torch", "torch"), ("cupy", "CuPy"))  # (record value, column name)
+
+
+def _overhead_cells(r: dict | None, markdown: bool) -> list[str]:
+    """Host µs per call (the median; on the terminal also the minimum) and the ratio to the peer of
+    one (case, library) record; one that was not timed says why."""
+    none = "—" if markdown else "-"
+    if r is None:
+        return [none, none]
+    median, ratio = r.get("host_us_median"), r.get("ratio_to_peer")
+    if status_of(r) != "ok" or median is None:
+        if markdown:
+            return ["WRONG" if status_of(r) == "wrong" else "error", none]
+        return [status_text(r) or "ERROR", none, none]
+    ratio_text = f"{ratio:.2f}x" if ratio is not None else none
+    if markdown:
+        return [fmt_us(median), ratio_text]
+    return [f"{median:.2f}", f"{r['host_us_min']:.2f}", ratio_text]
+
+
+def overhead_table(records: Sequence[dict], markdown: bool = False) -> str:
+    """Host cost per call of the --overhead records. On the terminal one row per record: case |
+    library | µs/call median and min | median / the peer's median. In the README (markdown=True)
+    one row per case and per library (OVERHEAD_LIBRARIES order, those with records) µs/call and
+    the ratio to that library's matmul(out=)."""
+    if not markdown:
+        headers = ["case", "library", "host us/call (median)", "host us/call (min)"]
+        headers.append("vs matmul(out=) (same library, dtype)")
+        rows = [[r["label"], r["library"], *_overhead_cells(r, False)] for r in records]
+        return format_table(headers, rows, [False, False, True, True, True])
+    libs = [(key, shown) for key, shown in OVERHEAD_LIBRARIES if any(r["library"] == key for r in records)]
+    index = {(r["case"], r["library"]): r for r in records}
+    labels: dict = {}
+    for r in records:
+        labels.setdefault(r["case"], r["label"])
+    headers = ["case"]
+    for key, shown in libs:
+        headers += [f"{shown} µs/call", f"vs {key}.matmul"]
+    rows = []
+    for case, text in labels.items():
+        cells = [c for key, _ in libs for c in _overhead_cells(index.get((case, key)), True)]
+        rows.append([md_escape(text), *cells])
+    return format_table(headers, rows, [False] + [True] * (len(headers) - 1), padded=False)
+
+
 # The suite's records (fastgemm.bench.suite) hold, per shape, {who}_us, {who}_e2e_us and
 # {who}_status for who in "fastgemm" and the peers below (status None: not run).
 SUITE_FASTGEMM = ("fastgemm", "fastgemm")
@@ -204,3 +424,39 @@ def suite_category_table(summary: Sequence[dict], padded: bool = True) -> str:
         rows.append(cells)
     right = [False, True] + [True, True, False] * len(SUITE_TIMINGS)
     return format_table(headers, rows, right, padded)
+
+
+def suite_caption(meta: dict, markdown: bool = False) -> str:
+    """What the suite's tables show: the peers, the ratio and the timings. On the terminal a line
+    each, with the TFLOPS and bandwidth columns and the operands; in the README (markdown=True)
+    the run line, the suite's size and the operands' rotation, then the Timing line."""
+    code = "`" if markdown else ""  # names of code in the README
+    peers = [str(meta.get("baseline") or BASELINE)]
+    if meta.get("torch_version"):
+        blas = meta.get("torch_blas") if markdown else f"BLAS library {meta.get('torch_blas')}"
+        peers.append(f"{code}torch.matmul{code} (torch {meta['torch_version']}, {blas})")
+    against = f'fastgemm {code}kernel="auto"{code} against {" and ".join(peers)}'
+    ratio = "the faster peer's time / fastgemm's (> 1: fastgemm is faster)"
+    timing = timing_note(["device", "end-to-end"], markdown)
+    if markdown:
+        shapes = sum(len(v) for v in (meta.get("suite") or {}).values())
+        return (
+            f"{run_line(meta)}; `python -m fastgemm.bench --suite`, {meta.get('dtype')}, {shapes} shapes; "
+            f"{against} in the same process; median of {meta.get('rounds', '?')} rounds; operands "
+            "rotate over input sets of at least 3x the L2 cache, so no call finds its operands in L2. "
+            f"Ratio = {ratio}: geometric mean and minimum per category.\n{timing}"
+        )
+    hbm = meta.get("hbm_tb_s")
+    hbm_txt = f"{hbm:g} TB/s, {meta.get('hbm_source')}" if hbm else f"{meta.get('hbm_source')}: no % column"
+    lines = [
+        f"{against}, in the same process",
+        (
+            f"ratio = {ratio}; TFLOPS: fastgemm, device time; GB/s and % of HBM ({hbm_txt}) for "
+            f"memory-bound shapes ({meta.get('memory_bound')})"
+        ),
+        f"{meta.get('operands')} (the sets column: how many)",
+        timing,
+    ]
+    if meta.get("torch_skipped"):
+        lines.append(f"torch.matmul: not measured ({meta['torch_skipped']})")
+    return "\n".join(lines)
