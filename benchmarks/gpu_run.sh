@@ -35,11 +35,11 @@ ARCH=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | he
 tail -4 "$LOGS/build.log"
 if [ "${GPU_RUN_TESTS:-1}" = 1 ]; then
   step gpu-tests bash -o pipefail -c "timeout 300 python3 -m pytest -q -m gpu tests 2>&1 | tee '$LOGS/gpu-tests.log' | tail -15"
-  # The split-K specialists and the tf32 rungs under compute-sanitizer (small problems and a split
+  # The split-K and stream-K specialists and the tf32 rungs under compute-sanitizer (small problems and a split
   # decode shape).
   for tool in memcheck racecheck; do
     step "$tool" bash -o pipefail -c "timeout 240 compute-sanitizer --tool $tool --error-exitcode 1 \
-      python3 benchmarks/sanitize_hopper.py split_k,tf32 --small 2>&1 | tail -2 | tee -a '$LOGS/sanitize.log'"
+      python3 benchmarks/sanitize_hopper.py split_k,stream_k,tf32 --small 2>&1 | tail -2 | tee -a '$LOGS/sanitize.log'"
   done
 fi
 step overhead bash -o pipefail -c "python3 -m fastgemm.bench --overhead --out results 2>&1 | tee '$LOGS/overhead.log' | tail -30"

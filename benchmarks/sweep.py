@@ -10,6 +10,8 @@ Families:
                     GEMMs with a row-major A).
   --deep            deep K: M from --deep-m, N from --deep-n (outputs of at most --deep-max-mn
                     elements), K from --deep-k; the wgmma rungs and split-K kernels by name.
+  --prefill         M from --pre-m on the (N, K) of model layers (--pre-nk): the persistent,
+                    split-K and stream-K wgmma rungs by name.
 
 Device time: CUDA events around back-to-back launches behind a spin, rotating over enough input
 sets that A and B are not resident in L2; median over rounds. Every candidate is checked against
@@ -54,6 +56,16 @@ UNFLIPPED = {
         "hgemm_v25_wgmma_split_k_wide",
         "hgemm_v27_split_k_global",
         "hgemm_v28_split_k_global_narrow",
+        "hgemm_v29_stream_k",
+        "hgemm_v30_stream_k_wide",
+    ],
+    "float16-prefill": [
+        "hgemm_v20_hoisted_beta",
+        "hgemm_v21_narrow_tile",
+        "hgemm_v24_wgmma_split_k",
+        "hgemm_v28_split_k_global_narrow",
+        "hgemm_v29_stream_k",
+        "hgemm_v30_stream_k_wide",
     ],
     "float32-deep": ["sgemm_v09_cp_async", "sgemm_v11_split_k_tile", "sgemm_v15_split_k_global"],
 }
@@ -76,6 +88,9 @@ def main() -> int:
     ap.add_argument("--deep-m", default="256,512,768,1024,1536,2048")
     ap.add_argument("--deep-n", default="512,1024,2048")
     ap.add_argument("--deep-k", default="8192,16384,32768,65536")
+    ap.add_argument("--prefill", action="store_true", help="M from --pre-m x (N, K) from --pre-nk")
+    ap.add_argument("--pre-m", default="128,256,384,512,768,1024,1536")
+    ap.add_argument("--pre-nk", default="4096x4096,6144x4096,4096x14336,14336x4096,3584x18944,5120x5120")
     ap.add_argument("--deep-max-mn", type=int, default=2048 * 1024, help="largest M * N of --deep")
     args = ap.parse_args()
 
@@ -103,15 +118,18 @@ def main() -> int:
             for n in ints(args.deep_n)
             if m * n <= args.deep_max_mn
         ]
+    elif args.prefill:
+        nks = [tuple(int(x) for x in nk.split("x")) for nk in args.pre_nk.split(",")]
+        shapes = [(m, n, k) for n, k in nks for m in ints(args.pre_m)]
     else:
         shapes = []
         for mk in args.mk.split(","):
             big, K = (int(x) for x in mk.split("x"))
             shapes += [(small, big, K) if args.few_rows else (big, small, K) for small in ints(args.ns)]
     family = ("float32" if dt == "float32" else "float16") + (
-        "-rows" if args.few_rows else "-deep" if args.deep else ""
+        "-rows" if args.few_rows else "-deep" if args.deep else "-prefill" if args.prefill else ""
     )
-    transposed = [] if args.few_rows or args.deep else FLIPPED[family]
+    transposed = [] if args.few_rows or args.deep or args.prefill else FLIPPED[family]
     for M, N, K in shapes:
         item = 4 if dt == "float32" else 2
         per_set = (M * K + K * N + 2 * M * N) * item
@@ -191,7 +209,7 @@ def main() -> int:
         del sets, cands
         cp.get_default_memory_pool().free_all_blocks()
     os.makedirs(args.out, exist_ok=True)
-    kind = "rows" if args.few_rows else "deep" if args.deep else "narrow"
+    kind = "rows" if args.few_rows else "deep" if args.deep else "prefill" if args.prefill else "narrow"
     path = os.path.join(args.out, f"{kind}-{dt}-{gpu.lower().replace(' ', '-')}.csv")
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))

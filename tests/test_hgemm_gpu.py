@@ -269,6 +269,8 @@ def test_dependent_launch_chain(torch, kernel, capture):
         "hgemm_v25_wgmma_split_k_wide",
         "hgemm_v27_split_k_global",
         "hgemm_v28_split_k_global_narrow",
+        "hgemm_v29_stream_k",
+        "hgemm_v30_stream_k_wide",
     ],
 )
 def test_dependent_launch_split_chain(torch, kernel, capture):
@@ -325,6 +327,20 @@ SPLIT_SHAPES = {
         (1032, 1032, 3000),
         (130, 136, 64),
     ],
+    # Stream-K: runs of a few k-tiles on one tile (3 x 24: 79 blocks of one k-tile each, 78 of
+    # them contributions to the last), runs that cross tiles (1032 x 1032), fewer units than SMs
+    # (130 x 264 x 64: a block per tile) and many tiles; both tile widths.
+    **{
+        name: [
+            (512, 512, 8192),
+            (128, 1000, 4104),
+            (3, 24, 5000),
+            (1032, 1032, 3000),
+            (130, 264, 64),
+            (520, 6144, 1000),
+        ]
+        for name in ("hgemm_v29_stream_k", "hgemm_v30_stream_k_wide")
+    },
 }
 
 

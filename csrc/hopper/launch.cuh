@@ -19,7 +19,7 @@
 namespace fastgemm::hopper {
 
 enum class Mainloop { one_stage, ring };  // mainloop.cuh
-enum class Schedule { one_shot, persistent, split_k, split_global };  // scheduler.cuh
+enum class Schedule { one_shot, persistent, split_k, split_global, stream_k };  // scheduler.cuh
 // epilogue.cuh: store_acc / TmaStore / stage_acc + cluster_reduce_store (common/split_k.cuh)
 enum class Store { registers, tma, split_k };
 
@@ -45,10 +45,11 @@ constexpr int smem_bytes() {
 template <typename Cfg>
 using SchedulerOf = std::conditional_t<
     Cfg::SCHEDULE == Schedule::persistent, Persistent<Cfg::BM, Cfg::BN, Cfg::GROUP_M, Cfg::CLUSTER>,
-    std::conditional_t<Cfg::SCHEDULE == Schedule::split_k ||
-                           Cfg::SCHEDULE == Schedule::split_global,
-                       SplitK<Cfg::BM, Cfg::BN>,
-                       OneShot<Cfg::BM, Cfg::BN>>>;
+    std::conditional_t<
+        Cfg::SCHEDULE == Schedule::split_k || Cfg::SCHEDULE == Schedule::split_global,
+        SplitK<Cfg::BM, Cfg::BN>,
+        std::conditional_t<Cfg::SCHEDULE == Schedule::stream_k, StreamK<Cfg::BM, Cfg::BN>,
+                           OneShot<Cfg::BM, Cfg::BN>>>>;
 
 // Host: a persistent grid of clusters capped at the clusters the GPU can hold at once (a GPC
 // whose free SMs do not divide by the cluster size leaves some idle; a cluster beyond the cap
@@ -92,7 +93,8 @@ dim3 resident_clusters(Kernel kernel, dim3 grid, int threads, int smem, const ch
 // split in at most as many shares as keep SPLIT_MIN_KTILES k-tiles each and every cluster
 // resident, one block per SM. SplitGlobal: S from global_split_count (split_k.cuh), the scratch
 // of the stream for the partial tiles and their flags (the kernel takes both after ldc, alpha,
-// beta, and no tensor map of C).
+// beta, and no tensor map of C). StreamK: a block per SM (scheduler.cuh), the same scratch
+// with a slot per block.
 template <typename Cfg, typename T, typename KernelFor>
 void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, CLUSTER = Cfg::CLUSTER;
@@ -132,16 +134,22 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
                                     props.sm_count);
       launch_split(kernel, grid, threads, smem, a.stream, split, props.cc, name, tma_a, tma_b,
                    tma_c, static_cast<T*>(a.C), a.M, a.N, a.K, split_ldc(a), a.alpha, a.beta);
-    } else if constexpr (Cfg::SCHEDULE == Schedule::split_global) {
+    } else if constexpr (Cfg::SCHEDULE == Schedule::split_global ||
+                         Cfg::SCHEDULE == Schedule::stream_k) {
       static_assert(Cfg::PDL && CLUSTER == 1, "a dependent launch without clusters");
       if (a.c_col_major) throw std::logic_error(std::string(name) + ": C is stored row-major");
       int device = 0;
       FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
-      const DeviceProps& props = device_props(device);
-      const int split = global_split_count(grid.x, ceil_div(a.K, BLOCK_K), Cfg::SPLIT_MIN_KTILES,
-                                           props.sm_count, Cfg::MAX_SPLIT);
-      grid.z = static_cast<unsigned>(split);
-      const size_t slots = size_t(grid.x) * (split - 1) * 2;  // one per contributor warpgroup
+      // Partial tiles: one per contributor warpgroup, i.e. two per tile and share but the last
+      // (split), or two per block (stream-K: a block contributes at most once).
+      size_t slots = size_t(grid.x) * 2;
+      if constexpr (Cfg::SCHEDULE == Schedule::split_global) {
+        const DeviceProps& props = device_props(device);
+        const int split = global_split_count(grid.x, ceil_div(a.K, BLOCK_K), Cfg::SPLIT_MIN_KTILES,
+                                             props.sm_count, Cfg::MAX_SPLIT);
+        grid.z = static_cast<unsigned>(split);
+        slots *= split - 1;
+      }
       const Scratch scratch =
           stream_scratch(device, a.stream, slots * sizeof(int), slots * 64 * BN * sizeof(float));
       Launch l{grid, dim3(threads), smem, a.stream};

@@ -8,7 +8,8 @@
 // makes it pay), V15 (V14 + 2-CTA clusters); V24 (V21 with K split across a cluster) and V25
 // (the same on V20's wider tile) are specialists for few tiles and long K, and V27 (V25 with the
 // partial tiles summed in global memory) frees V25's split from cluster residency, as V28 does
-// V24's. The registry's `parent` and `branch` say the same.
+// V24's; V29 and V30 (V28 and V27 with a stream-K schedule) share all the k-tiles of the problem
+// evenly among the SMs. The registry's `parent` and `branch` say the same.
 #pragma once
 #include "hopper/launch.cuh"
 
@@ -92,6 +93,14 @@ struct V28 : V24 {  // V24's 128x128 tile with V27's split through global memory
   static constexpr Schedule SCHEDULE = Schedule::split_global;
   static constexpr Store STORE = Store::registers;
   static constexpr int MAX_SPLIT = 16;
+};
+// Stream-K (stream_k.cuh): a block per SM, each an equal run of the k-tiles of all the tiles, the
+// tiles that runs share summed through global memory as in V27 / V28.
+struct V29 : V28 {  // on V28's 128x128 tile and 6-stage ring
+  static constexpr Schedule SCHEDULE = Schedule::stream_k;
+};
+struct V30 : V27 {  // on V27's 128x256 tile and 4-stage ring
+  static constexpr Schedule SCHEDULE = Schedule::stream_k;
 };
 
 // The fp32 rungs on the tensor cores (sgemm_v13, sgemm_v14): V13's persistent 128x256 tile and

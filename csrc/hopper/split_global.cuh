@@ -21,6 +21,29 @@
 
 namespace fastgemm::hopper {
 
+// A consumer warpgroup's 64 x BN fp32 accumulators (wgmma's register order) handed over through
+// slot `slot` of the scratch (64 * BN floats and a flag per slot; common/split_k.cuh's contract):
+// publish_acc writes them and raises the flag, add_acc waits for the flag, lowers it and adds the
+// slot into acc. Named barrier 2 + half is the warpgroup's.
+template <int BN>
+__device__ __forceinline__ void publish_acc(const float (&acc)[BN / 2], float* partials, int* flags,
+                                            int64_t slot, int half) {
+  publish_partial<BN / 8, 128>(
+      partials + slot * 64 * BN, flags + slot, threadIdx.x % 128,
+      [&](int i) { return make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]); },
+      [half] { ptx::named_barrier(2 + half, 128); });
+}
+template <int BN>
+__device__ __forceinline__ void add_acc(float (&acc)[BN / 2], const float* partials, int* flags,
+                                        int64_t slot, int half) {
+  add_partial<BN / 8, 128>(
+      partials + slot * 64 * BN, flags + slot, threadIdx.x % 128,
+      [&](int i, float4 v) {
+        acc[4 * i] += v.x, acc[4 * i + 1] += v.y, acc[4 * i + 2] += v.z, acc[4 * i + 3] += v.w;
+      },
+      [half] { ptx::named_barrier(2 + half, 128); });
+}
+
 template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR>
 __device__ __forceinline__ void split_global_gemm(const CUtensorMap* tma_a,
                                                   const CUtensorMap* tma_b, T* C, int64_t M,
@@ -33,42 +56,30 @@ __device__ __forceinline__ void split_global_gemm(const CUtensorMap* tma_a,
       },
       [&](const auto&, float (&acc)[Cfg::BN / 2], int half, int m0, int n0) {
         const int split = static_cast<int>(gridDim.z), z = static_cast<int>(blockIdx.z);
-        constexpr int64_t SLOT = 64 * Cfg::BN;  // floats of one warpgroup's partial tile
         const int64_t first_slot = int64_t(blockIdx.x) * (split - 1) * 2 + half;
-        constexpr int COUNT = Cfg::BN / 8;  // float4s of accumulators per thread
-        const int t = threadIdx.x % 128;
-        auto sync = [half] { ptx::named_barrier(2 + half, 128); };
         if (z < split - 1) {
-          const int64_t slot = first_slot + 2 * z;
-          publish_partial<COUNT, 128>(
-              partials + slot * SLOT, flags + slot, t,
-              [&](int i) { return make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]); },
-              sync);
+          publish_acc<Cfg::BN>(acc, partials, flags, first_slot + 2 * z, half);
           return;
         }
-        for (int q = 0; q < split - 1; ++q) {
-          const int64_t slot = first_slot + 2 * q;
-          add_partial<COUNT, 128>(
-              partials + slot * SLOT, flags + slot, t,
-              [&](int i, float4 v) {
-                acc[4 * i] += v.x, acc[4 * i + 1] += v.y, acc[4 * i + 2] += v.z, acc[4 * i + 3] += v.w;
-              },
-              sync);
-        }
+        for (int q = 0; q < split - 1; ++q) add_acc<Cfg::BN>(acc, partials, flags, first_slot + 2 * q, half);
         store_acc<Cfg::BN, T>(acc, C, ldc, M, N, m0 + 64 * half, n0, alpha, beta);
       });
 }
 
 }  // namespace fastgemm::hopper
 
-// A split-global rung's kernel (one instantiation per element type and operand layout): the
-// Hopper kernel's parameters without C's tensor map, plus the scratch (launch.cuh passes it).
-#define FASTGEMM_HOPPER_SPLIT_GLOBAL_KERNEL(NAME, CFG)                                          \
+// A rung's kernel whose blocks hand partial tiles over through the stream's scratch (one
+// instantiation per element type and operand layout): the Hopper kernel's parameters without C's
+// tensor map, plus the scratch (launch.cuh passes it); BODY is split_global_gemm or (stream_k.cuh)
+// stream_k_gemm.
+#define FASTGEMM_HOPPER_SCRATCH_KERNEL(NAME, CFG, BODY)                                         \
   template <typename T, bool A_KMAJOR, bool B_KMAJOR>                                           \
   __global__ void __launch_bounds__(CFG::THREADS, CFG::MIN_BLOCKS) NAME##_kernel(               \
       const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_b,     \
       T* C, int64_t M, int64_t N, int64_t K, int64_t ldc, float alpha, float beta,              \
       float* partials, int* flags) {                                                            \
-    ::fastgemm::hopper::split_global_gemm<T, CFG, A_KMAJOR, B_KMAJOR>(                          \
-        &tma_a, &tma_b, C, M, N, K, ldc, alpha, beta, partials, flags);                         \
+    ::fastgemm::hopper::BODY<T, CFG, A_KMAJOR, B_KMAJOR>(&tma_a, &tma_b, C, M, N, K, ldc, alpha, \
+                                                         beta, partials, flags);                \
   }
+#define FASTGEMM_HOPPER_SPLIT_GLOBAL_KERNEL(NAME, CFG) \
+  FASTGEMM_HOPPER_SCRATCH_KERNEL(NAME, CFG, split_global_gemm)
