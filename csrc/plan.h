@@ -34,7 +34,7 @@ struct AutoRule {
   int64_t min_mn;      // smallest M*N output it is preferred for
   // Preferred only for outputs of at most sm_count / few_parts tiles of few_m x few_n (0:
   // always), i.e. where a kernel with those tiles would leave (few_parts - 1) / few_parts of the
-  // SMs idle.
+  // SMs idle (few_parts < 1: up to 1 / few_parts waves of tiles).
   int few_m = 0, few_n = 0;
   // Preferred only for outputs of at most this many rows (0: any): a shape specialist for small M.
   int64_t max_m = 0;
@@ -52,7 +52,7 @@ struct AutoRule {
   // epilogue that writes a column-major C), so that a problem with few columns is run as one
   // with few rows.
   bool flip = false;
-  int few_parts = 2;  // see few_m
+  double few_parts = 2;  // see few_m (a fraction: up to sm_count / few_parts tiles, floored)
   // Preferred only where K split over the SMs in S = min(16, K / 256, sm_count / tiles of
   // few_m x few_n) shares leaves each share at least split_cost * (S - 1) k-tiles of 64 (0: no
   // such limit; S = 1 never qualifies): a kernel whose tile owner adds S - 1 partial tiles one

@@ -453,6 +453,33 @@ def test_select_split_through_global_memory(dtype):
 
 
 @pytest.mark.parametrize("dtype", HALF)
+def test_select_stream_k(dtype):
+    # Stream-K (results/sweeps/prefill-*): v30 where v20's one wide tile per block leaves many of
+    # the 132 SMs idle for a long K (84-112 tiles, K >= 12288); v29 where v20's last round of
+    # tiles is partial (133-198 wide tiles); v20 itself for a round of tiles that fills the SMs
+    # or a short K, and beyond 1.5 rounds.
+    if not any(k.name == "hgemm_v29_stream_k" for k in fastgemm.kernels(dtype)):
+        pytest.skip("no sm_90 code in this build")
+    expect = {
+        (768, 4096, 14336): "hgemm_v30_stream_k_wide",  # 96 wide tiles
+        (1024, 3584, 18944): "hgemm_v30_stream_k_wide",  # 112
+        (1024, 4096, 14336): "hgemm_v20_hoisted_beta",  # 128: a full round
+        (512, 6144, 4096): "hgemm_v20_hoisted_beta",  # 96, K short of 12288
+        (1024, 6144, 4096): "hgemm_v29_stream_k",  # 192
+        (1024, 5120, 5120): "hgemm_v29_stream_k",  # 160
+        (1024, 6144, 2048): "hgemm_v20_hoisted_beta",  # 192, K short of 4096
+        (1536, 5120, 5120): "hgemm_v20_hoisted_beta",  # 240: 1.8 rounds
+    }
+    for (m, n, k), name in expect.items():
+        sel = fastgemm.select(m, n, k, dtype, cc=HOPPER_CC)
+        assert sel.kernel.name == name, ((m, n, k), sel)
+    why = fastgemm.select(1536, 5120, 5120, dtype, cc=HOPPER_CC).reason
+    assert (
+        "hgemm_v29_stream_k is for outputs of at most 198 tiles of 128x256 (132 SMs); this one has 240" in why
+    )
+
+
+@pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("cc", [80, 90])
 def test_select_small_output_takes_smaller_tiles(dtype, cc):
     # 128x256 tiles leave most SMs idle below ~2M outputs: the 128x128 rung is preferred there.

@@ -94,8 +94,9 @@ struct V28 : V24 {  // V24's 128x128 tile with V27's split through global memory
   static constexpr Store STORE = Store::registers;
   static constexpr int MAX_SPLIT = 16;
 };
-// Stream-K (stream_k.cuh): a block per SM, each an equal run of the k-tiles of all the tiles, the
-// tiles that runs share summed through global memory as in V27 / V28.
+// Stream-K (stream_k.cuh): groups of a block per row of tiles, one block per SM, each group an
+// equal run of the k-tiles of the columns of tiles; the tiles that runs share are summed through
+// global memory as in V27 / V28.
 struct V29 : V28 {  // on V28's 128x128 tile and 6-stage ring
   static constexpr Schedule SCHEDULE = Schedule::stream_k;
 };

@@ -9,9 +9,10 @@
 //                 column by column: a band of A rows stays in L2 while B streams past it.
 //   SplitK      — a block per tile and share of K: grid x the tiles (row tiles fastest), grid z
 //                 the split, the S blocks of a tile one cluster (common/split_k.cuh).
-//   StreamK     — a block per SM at most, each an equal run of the problem's k-tiles taken tile
-//                 after tile (row tiles fastest): a run starts and ends anywhere in a tile, so
-//                 a tile's K may be shared by consecutive blocks (stream_k.cuh sums them).
+//   StreamK     — a block per SM at most, in groups of one block per row of tiles; each group
+//                 an equal run of the k-tiles of the columns of tiles, column after column: a
+//                 run starts and ends anywhere in a column, so a tile's K may be shared by the
+//                 blocks of consecutive groups (stream_k.cuh sums them).
 // (The launcher may shrink a persistent grid further: to the clusters the GPU holds at once, and
 // with BALANCE to as few blocks as keep the number of tile rounds; see launch.cuh.)
 #pragma once
@@ -58,49 +59,59 @@ struct SplitK {
   }
 };
 
-// Block b of G takes work units [W b / G, W (b + 1) / G) of the W = tiles x k_tiles units (k-tiles,
-// tile by tile). Its run crosses tiles first .. last; segment(i) gives the i-th in the order the
-// block computes them: a last segment that stops short of its tile's end (a contribution, which
-// a later block waits for) first, then the others in order. Only a block's last segment can stop
-// short, so a block contributes at most once: its slot is its own index. The segment that ends
-// tile t (its owner's) adds the contributions of blocks first_block(t) .. owner - 1.
+// The blocks form G groups of tiles_m, one block per row of tiles (block b: group b / tiles_m,
+// row b % tiles_m). Group g takes work units [W g / G, W (g + 1) / G) of the W = tiles_n x
+// k_tiles units (k-tiles, column of tiles after column), and each of its blocks computes them on
+// its row: the blocks of a column cut it at the same k-tiles and run them at the same time, so
+// each k-tile of a B panel is read by one group, at one time (cut points that differ from row to
+// row would have two groups read most of B, at different times). A group's run crosses columns
+// first .. last; segment(i) gives the i-th in the order the block computes them: a last segment
+// that stops short of its column's end (a contribution, which a later group waits for) first,
+// then the others in order. Only a run's last segment can stop short, so a block contributes at
+// most once: its slot is its own index, slot(g) for group g on this row. The segment that ends a
+// column (its owner's) adds the contributions of groups first_group(c) .. owner - 1.
 template <int BM, int BN>
 struct StreamK {
   int64_t tiles_m, k_tiles, work, lo, hi, first, last;
-  bool contributes;  // the last segment stops short of its tile's end
+  int group, groups, row;
+  bool contributes;  // the last segment stops short of its column's end
 
   __device__ __forceinline__ StreamK(int64_t M, int64_t N, int64_t K)
       : tiles_m((M + BM - 1) / BM), k_tiles((K + BLOCK_K - 1) / BLOCK_K) {
-    work = tiles_m * ((N + BN - 1) / BN) * k_tiles;
-    lo = work * blockIdx.x / gridDim.x, hi = work * (blockIdx.x + 1) / gridDim.x;
+    work = ((N + BN - 1) / BN) * k_tiles;
+    groups = static_cast<int>(gridDim.x / tiles_m);
+    group = static_cast<int>(blockIdx.x / tiles_m), row = static_cast<int>(blockIdx.x % tiles_m);
+    lo = work * group / groups, hi = work * (group + 1) / groups;
     first = lo / k_tiles, last = (hi - 1) / k_tiles;
     contributes = hi < (last + 1) * k_tiles;
   }
   __device__ __forceinline__ int segments() const { return static_cast<int>(last - first + 1); }
-  // Segment i in compute order: its tile (m0, n0), its k-tiles [k0, k1) of the tile's k_tiles.
-  __device__ __forceinline__ void segment(int i, int64_t& t, int& m0, int& n0, int& k0, int& k1) const {
-    const int64_t j = !contributes ? i : i == 0 ? last - first : i - 1;
-    t = first + j;
-    m0 = static_cast<int>(t % tiles_m * BM), n0 = static_cast<int>(t / tiles_m * BN);
-    k0 = static_cast<int>(max(lo, t * k_tiles) - t * k_tiles);
-    k1 = static_cast<int>(min(hi, (t + 1) * k_tiles) - t * k_tiles);
+  // Segment i in compute order: its column c, tile (m0, n0), k-tiles [k0, k1) of the tile's.
+  __device__ __forceinline__ void segment(int i, int64_t& c, int& m0, int& n0, int& k0, int& k1) const {
+    c = first + (!contributes ? i : i == 0 ? last - first : i - 1);
+    m0 = static_cast<int>(row * BM), n0 = static_cast<int>(c * BN);
+    k0 = static_cast<int>(max(lo, c * k_tiles) - c * k_tiles);
+    k1 = static_cast<int>(min(hi, (c + 1) * k_tiles) - c * k_tiles);
   }
-  // The first block whose run reaches into tile t: the largest b with W b / G <= t k_tiles.
-  __device__ __forceinline__ int first_block(int64_t t) const {
-    return static_cast<int>(((t * k_tiles + 1) * gridDim.x + work - 1) / work - 1);
+  // The first group whose run reaches into column c: the largest g with W g / G <= c k_tiles.
+  __device__ __forceinline__ int first_group(int64_t c) const {
+    return static_cast<int>(((c * k_tiles + 1) * groups + work - 1) / work - 1);
   }
+  __device__ __forceinline__ int64_t slot(int g) const { return g * tiles_m + row; }
 
-  // One block per SM, and no more blocks than units of work; W G must fit in 64 bits.
+  // As many whole groups as fit one block per SM (at least one), and no more groups than units
+  // of work; W G must fit in 64 bits. One group (more rows of tiles than SMs) never cuts a tile.
   static dim3 grid(const GemmArgs& a, const char* name) {
     int device = 0;
     FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
     const int sms = device_props(device).sm_count;
-    const int64_t tiles = ceil_div(a.M, int64_t(BM)) * ceil_div(a.N, int64_t(BN));
-    const int64_t k_tiles = ceil_div(a.K, int64_t(BLOCK_K));
-    if (k_tiles > 0 && tiles > (int64_t(1) << 62) / sms / k_tiles) {
+    const int64_t tiles_m = ceil_div(a.M, int64_t(BM)), tiles_n = ceil_div(a.N, int64_t(BN));
+    const int64_t work = tiles_n * ceil_div(a.K, int64_t(BLOCK_K));
+    const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(sms / tiles_m, work));
+    if (tiles_m * groups > 2147483647 || work > (int64_t(1) << 62) / groups) {
       throw std::runtime_error(std::string(name) + ": too many units of work");
     }
-    return dim3(static_cast<unsigned>(std::min<int64_t>(sms, std::max<int64_t>(tiles * k_tiles, 1))));
+    return dim3(static_cast<unsigned>(tiles_m * groups));
   }
 };
 

@@ -1,7 +1,8 @@
-// hopper/stream_k.cuh — the stream-K kernel body: every block (one per SM) computes an equal run
-// of the problem's k-tiles, taken tile after tile (scheduler.cuh: StreamK), so that the SMs share
-// the work evenly whatever the number of output tiles; a tile whose K is cut between consecutive
-// blocks is summed through global memory as in split_global.cuh.
+// hopper/stream_k.cuh — the stream-K kernel body: the blocks (one per SM at most, a group of one
+// per row of tiles) compute equal runs of the problem's k-tiles, column of tiles after column
+// (scheduler.cuh: StreamK), so that the SMs share the work evenly whatever the number of output
+// tiles; a tile whose K is cut between the blocks of consecutive groups is summed through global
+// memory as in split_global.cuh.
 //
 // Composed of the parts: a Ring (ring.cuh) fed by one producer thread with the k-tiles of the
 // block's segments in compute order, the wgmma consumers (mainloop.cuh), the StreamK scheduler,
@@ -11,12 +12,12 @@
 // Contract. A segment that stops short of its tile's end is a contribution: each consumer
 // warpgroup publishes its 64 x BN fp32 accumulators to slot 2 b + half of `partials` (b: the
 // block; a block contributes at most once) and raises the slot's flag. The segment that ends a
-// tile owns it: it adds the slots of the tile's earlier blocks in increasing block order (acquire,
+// tile owns it: it adds the slots of the tile's blocks of earlier groups in group order (acquire,
 // lowering each flag for the next launch) to its own sum and stores alpha * sum + beta * C. The
 // order is fixed by the launch, so repeated calls give the same bits. A block computes its
 // contribution before anything else and only waits (as an owner) for lower-numbered blocks,
-// which are dispatched before it; the grid is at most one block per SM, so every block is
-// resident on an otherwise idle GPU and each wait ends. PDL: every thread waits for the previous
+// which are dispatched before it; the grid is at most one block per SM where tiles are cut (one
+// group cuts none), so every block is resident on an otherwise idle GPU and each wait ends. PDL: every thread waits for the previous
 // kernel before the first copy; the producer lets the next one launch once its copies are issued.
 #pragma once
 #include "hopper/split_global.cuh"  // the hand-off, and the kernel macro
@@ -41,9 +42,9 @@ __device__ __forceinline__ void stream_k_gemm(const CUtensorMap* tma_a, const CU
     if (threadIdx.x == 0) {
       int it = 0;
       for (int i = 0; i < sched.segments(); ++i) {
-        int64_t t;
+        int64_t c;
         int m0, n0, k0, k1;
-        sched.segment(i, t, m0, n0, k0, k1);
+        sched.segment(i, c, m0, n0, k0, k1);
         produce<A_KMAJOR, B_KMAJOR>(ring, tma_a, tma_b, m0, n0, k1 - k0, it, k0);
       }
       ptx::griddepcontrol_launch_dependents();  // every copy is issued
@@ -54,18 +55,18 @@ __device__ __forceinline__ void stream_k_gemm(const CUtensorMap* tma_a, const CU
   const int half = wg - 1;
   int it = 0;
   for (int i = 0; i < sched.segments(); ++i) {
-    int64_t t;
+    int64_t c;
     int m0, n0, k0, k1;
-    sched.segment(i, t, m0, n0, k0, k1);
+    sched.segment(i, c, m0, n0, k0, k1);
     float acc[Cfg::BN / 2];
     consume<T, A_KMAJOR, B_KMAJOR>(ring, acc, half, k1 - k0, it);
     if (k1 < sched.k_tiles) {  // a contribution: the block's slot
       publish_acc<Cfg::BN>(acc, partials, flags, 2 * int64_t(blockIdx.x) + half, half);
       continue;
     }
-    if (k0 > 0) {  // the tile's earlier blocks, in order
-      for (int b = sched.first_block(t); b < static_cast<int>(blockIdx.x); ++b) {
-        add_acc<Cfg::BN>(acc, partials, flags, 2 * int64_t(b) + half, half);
+    if (k0 > 0) {  // the tile's blocks of earlier groups, in order
+      for (int g = sched.first_group(c); g < sched.group; ++g) {
+        add_acc<Cfg::BN>(acc, partials, flags, 2 * sched.slot(g) + half, half);
       }
     }
     store_acc<Cfg::BN, T>(acc, C, ldc, M, N, m0 + 64 * half, n0, alpha, beta);

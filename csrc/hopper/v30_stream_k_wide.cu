@@ -1,8 +1,8 @@
 // hgemm_v30_stream_k_wide — v29's stream-K schedule on v27's 128x256 tile: a branch of v27.
 //
-// What changed since v27: the schedule, as v29 changes v28's (stream_k.cuh): a block per SM,
-// each an equal run of the problem's k-tiles across tile boundaries, instead of S blocks per
-// tile. 96 tiles of 128x256 (512 x 6144) fill 96 of 132 SMs under v20's persistent schedule and
+// What changed since v27: the schedule, as v29 changes v28's (stream_k.cuh): groups of a block
+// per row of tiles, each group an equal run of the k-tiles across column boundaries, instead of
+// S blocks per tile. 96 tiles of 128x256 (512 x 6144) fill 96 of 132 SMs under v20's persistent schedule and
 // cannot be split under v27's (S = 2 would need 192 blocks); here all 132 work.
 // Why it pays: as v29, and the wide tile does twice the math per byte brought into shared memory,
 // so where both tiles give each block runs of tens of k-tiles this one runs closer to the tensor

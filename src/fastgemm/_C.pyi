@@ -28,7 +28,7 @@ Rule: TypeAlias = tuple[
     str,
     str,
     int,
-    tuple[int, int, int] | None,
+    tuple[int, int, float] | None,
     int | None,
     int | None,
     int | None,
