@@ -81,11 +81,6 @@ const std::vector<AutoRule> kHgemmRules = {
      "tiles of 128x256 (about one 128x128 tile per SM) with K >= 4096, where it runs v21's tiles "
      "faster (sm_90a only)",
      0, 128, 256, 0, 90, 4096},
-    {"hgemm_v30_stream_k_wide",
-     "v27's 128x256 wgmma tile under stream-K (equal runs of k-tiles across tiles, cut tiles "
-     "summed in global memory): for outputs of more than SMs/2 and at most SMs/1.15 wide tiles "
-     "with K >= 12288, where v20's one tile per block leaves SMs idle for a long K (sm_90a only)",
-     0, 128, 256, 0, 90, 12288, 0, false, 1.15},
     {"hgemm_v21_narrow_tile",
      "v20 on 128x128 tiles: for outputs with at most half as many 128x256 tiles as the GPU has "
      "SMs, where v20 leaves SMs idle (sm_90a only)",
@@ -94,6 +89,13 @@ const std::vector<AutoRule> kHgemmRules = {
      "v20 on 128x128 tiles: for outputs of at most 128 rows or columns, where v20's 128x256 "
      "tile is half padding or more (sm_90a only)",
      0, 0, 0, 0, 0, 0, 128},
+    {"hgemm_v30_stream_k_wide",
+     "v27's 128x256 wgmma tile under stream-K (equal runs of k-tiles across tiles, cut tiles "
+     "summed in global memory): for outputs of more than SMs/2 and at most SMs/1.15 wide tiles "
+     "with K >= 12288 and at most 1536 rows (groups of a block per row of tiles: taller outputs "
+     "leave too few groups to balance), where v20's one tile per block leaves SMs idle for a long "
+     "K (sm_90a only)",
+     0, 128, 256, 1536, 90, 12288, 0, false, 1.15},
     {"hgemm_v20_hoisted_beta",
      "fastest Hopper rung, for outputs of at most one 128x256 tile per SM: persistent, "
      "warp-specialised wgmma + TMA, 4-stage ring, TMA-store epilogue through a borrowed stage "
@@ -101,9 +103,9 @@ const std::vector<AutoRule> kHgemmRules = {
      0, 128, 256, 0, 90, 0, 0, false, 1},
     {"hgemm_v29_stream_k",
      "v28's 128x128 wgmma tile under stream-K: for outputs of more than one and at most 1.5 "
-     "128x256 tiles per SM with K >= 4096, where v20's last round of tiles leaves SMs idle "
-     "(sm_90a only)",
-     0, 128, 256, 0, 90, 4096, 0, false, 1 / 1.5},
+     "128x256 tiles per SM with K >= 4096 and at most 1536 rows, where v20's last round of tiles "
+     "leaves SMs idle (sm_90a only)",
+     0, 128, 256, 1536, 90, 4096, 0, false, 1 / 1.5},
     {"hgemm_v20_hoisted_beta",
      "fastest Hopper rung: persistent, warp-specialised wgmma + TMA, 4-stage ring, TMA-store "
      "epilogue through a borrowed stage (beta tested once), programmatic dependent launch "

@@ -469,6 +469,11 @@ def test_select_stream_k(dtype):
         (1024, 5120, 5120): "hgemm_v29_stream_k",  # 160
         (1024, 6144, 2048): "hgemm_v20_hoisted_beta",  # 192, K short of 4096
         (1536, 5120, 5120): "hgemm_v20_hoisted_beta",  # 240: 1.8 rounds
+        # Outputs of few columns keep v21; tall ones (fewer groups of a block per row of tiles
+        # than the SMs hold) v20.
+        (10000, 128, 16384): "hgemm_v21_narrow_tile",
+        (8704, 512, 8192): "hgemm_v20_hoisted_beta",
+        (2048, 6144, 4096): "hgemm_v20_hoisted_beta",
     }
     for (m, n, k), name in expect.items():
         sel = fastgemm.select(m, n, k, dtype, cc=HOPPER_CC)

@@ -100,7 +100,8 @@ struct StreamK {
   __device__ __forceinline__ int64_t slot(int g) const { return g * tiles_m + row; }
 
   // As many whole groups as fit one block per SM (at least one), and no more groups than units
-  // of work; W G must fit in 64 bits. One group (more rows of tiles than SMs) never cuts a tile.
+  // of work; W G must fit in 64 bits. One group (more than SMs / 2 rows of tiles) never cuts a
+  // tile.
   static dim3 grid(const GemmArgs& a, const char* name) {
     int device = 0;
     FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
