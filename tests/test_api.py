@@ -426,27 +426,14 @@ def test_select_split_through_global_memory(dtype):
     # and not to a prefill of 128 rows, where the cluster split (v24) reduces for less.
     if not any(k.epilogue == "split_k_global" for k in fastgemm.kernels(dtype)):
         pytest.skip("no sm_90 code in this build")
+    unsplit = [(256, 256, 256), (1024, 1024, 1024), (128, 3584, 18944), (8192, 128, 8192), (4096, 4096, 4096)]
     pick = {
         s: fastgemm.select(*s, dtype, cc=HOPPER_CC).kernel
-        for s in [
-            (1024, 1024, 65536),
-            (512, 512, 32768),
-            (256, 256, 256),
-            (1024, 1024, 1024),
-            (128, 3584, 18944),
-            (8192, 128, 8192),
-            (4096, 4096, 4096),
-        ]
+        for s in [(1024, 1024, 65536), (512, 512, 32768), *unsplit]
     }
     assert pick[(1024, 1024, 65536)].name == "hgemm_v27_split_k_global"
     assert pick[(512, 512, 32768)].name == "hgemm_v28_split_k_global_narrow"
-    for shape in [
-        (256, 256, 256),
-        (1024, 1024, 1024),
-        (128, 3584, 18944),
-        (8192, 128, 8192),
-        (4096, 4096, 4096),
-    ]:
+    for shape in unsplit:
         assert pick[shape].epilogue != "split_k_global", (shape, pick[shape].name)
     why = fastgemm.select(1024, 1024, 2048, dtype, cc=HOPPER_CC).reason
     assert "hgemm_v27_split_k_global is for K shares of at least 22" in why
