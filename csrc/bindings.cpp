@@ -315,6 +315,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("device_cc", &device_cc);
   m.def("device_name", &device_name);
   m.def("current_device", &current_device);
+  m.def("set_reserved_sms", &set_reserved_sms);
   m.def("pointer_device", &pointer_device);
   m.def("runtime_version", &runtime_version);
 

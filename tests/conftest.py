@@ -2,7 +2,8 @@
 
 GPU tests carry the ``gpu`` marker. Without a usable GPU they are skipped, unless
 ``FASTGEMM_REQUIRE_GPU=1``: then every GPU test fails instead, so a GPU run can never pass by
-skipping.
+skipping. Tests that need several GPUs also carry ``multi_gpu``: with fewer than two they are
+skipped, unless ``FASTGEMM_REQUIRE_GPUS=N`` (N >= 2) says the machine has them: then they fail.
 """
 
 from __future__ import annotations
@@ -28,11 +29,20 @@ def _gpu_problem() -> str | None:
     return None
 
 
+REQUIRE_GPUS = int(os.environ.get("FASTGEMM_REQUIRE_GPUS", "0") or 0)
+
+
 @pytest.fixture(autouse=True)
 def _gpu_gate(request: pytest.FixtureRequest) -> None:
     if request.node.get_closest_marker("gpu") is None:
         return
     problem = _gpu_problem()
+    if problem is None and request.node.get_closest_marker("multi_gpu") is not None:
+        count = fastgemm.device_count()
+        if count < 2:
+            if REQUIRE_GPUS >= 2:
+                pytest.fail(f"FASTGEMM_REQUIRE_GPUS={REQUIRE_GPUS} but this machine has {count} GPU(s)")
+            pytest.skip(f"needs two GPUs; this machine has {count}")
     if problem is None:
         return
     if REQUIRE_GPU:

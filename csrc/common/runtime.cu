@@ -84,6 +84,19 @@ const DeviceProps& device_props(int device) {
 
 int device_cc(int device) { return device_props(device).cc; }
 
+namespace {
+thread_local int reserved_sms = 0;
+}  // namespace
+
+int launch_sms(int device) { return std::max(1, device_props(device).sm_count - reserved_sms); }
+
+int set_reserved_sms(int sms) {
+  if (sms < 0) throw std::invalid_argument("reserved SMs must be >= 0, got " + std::to_string(sms));
+  const int previous = reserved_sms;
+  reserved_sms = sms;
+  return previous;
+}
+
 std::string device_name(int device) {
   cudaDeviceProp prop{};
   FASTGEMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));

@@ -22,6 +22,12 @@ struct DeviceProps {
   int sm_count = 0;
 };
 const DeviceProps& device_props(int device);
+// SMs that a launch on `device` may fill: its SM count less the SMs this thread reserves for
+// work that runs beside its GEMMs (the multi-GPU path's communication kernels), at least one.
+// Persistent grids, split counts and stream-K groups size themselves by it; the rules (plan.cpp)
+// still see the whole GPU. set_reserved_sms returns the previous reservation.
+int launch_sms(int device);
+int set_reserved_sms(int sms);
 int device_cc(int device);          // device_props(device).cc
 std::string device_name(int device);
 int current_device();

@@ -585,7 +585,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
       const int split = split_count(reinterpret_cast<const void*>(kernel), K::THREADS,
                                     K::SMEM_BYTES, grid.x, ceil_div(a.K, Cfg::BLOCK_K),
                                     Cfg::SPLIT_MIN_TILES, Cfg::SPLIT_BLOCKS_PER_SM,
-                                    props.sm_count);
+                                    launch_sms(device));
       launch_split(kernel, grid, K::THREADS, K::SMEM_BYTES, a.stream, split, props.cc, name,
                    operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), split_ldc(a), a.alpha,
                    a.beta);

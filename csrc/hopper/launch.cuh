@@ -131,7 +131,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
       const DeviceProps& props = device_props(device);
       const int split = split_count(reinterpret_cast<const void*>(kernel), threads, smem, grid.x,
                                     ceil_div(a.K, BLOCK_K), Cfg::SPLIT_MIN_KTILES, 1,
-                                    props.sm_count);
+                                    launch_sms(device));
       launch_split(kernel, grid, threads, smem, a.stream, split, props.cc, name, tma_a, tma_b,
                    tma_c, static_cast<T*>(a.C), a.M, a.N, a.K, split_ldc(a), a.alpha, a.beta);
     } else if constexpr (Cfg::SCHEDULE == Schedule::split_global ||
@@ -144,9 +144,8 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
       // (split), or two per block (stream-K: a block contributes at most once).
       size_t slots = size_t(grid.x) * 2;
       if constexpr (Cfg::SCHEDULE == Schedule::split_global) {
-        const DeviceProps& props = device_props(device);
         const int split = global_split_count(grid.x, ceil_div(a.K, BLOCK_K), Cfg::SPLIT_MIN_KTILES,
-                                             props.sm_count, Cfg::MAX_SPLIT);
+                                             launch_sms(device), Cfg::MAX_SPLIT);
         grid.z = static_cast<unsigned>(split);
         slots *= split - 1;
       }

@@ -105,7 +105,7 @@ struct StreamK {
   static dim3 grid(const GemmArgs& a, const char* name) {
     int device = 0;
     FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
-    const int sms = device_props(device).sm_count;
+    const int sms = launch_sms(device);
     const int64_t tiles_m = ceil_div(a.M, int64_t(BM)), tiles_n = ceil_div(a.N, int64_t(BN));
     const int64_t work = tiles_n * ceil_div(a.K, int64_t(BLOCK_K));
     const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(sms / tiles_m, work));
@@ -135,7 +135,7 @@ struct Persistent {
   static dim3 grid(const GemmArgs& a, const char* name) {
     int device = 0;
     FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
-    const int sms = device_props(device).sm_count;  // queried once per device
+    const int sms = launch_sms(device);  // the device's, less reserved SMs
     const int64_t tiles = ceil_div(a.M, int64_t(BM_TILE)) * ceil_div(a.N, BN);
     if (tiles > 2147483647 / CLUSTER) {
       throw std::runtime_error(std::string(name) + ": too many output tiles");

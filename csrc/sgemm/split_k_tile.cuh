@@ -125,7 +125,7 @@ void launch(const GemmArgs& a, const char* name, int blocks_per_sm, KernelFor ke
     set_smem(kernel, SMEM);
     const int split = split_count(reinterpret_cast<const void*>(kernel), WT::THREADS, SMEM,
                                   grid.x, ceil_div(a.K, WT::BLOCK_K), MIN_KTILES, blocks_per_sm,
-                                  props.sm_count);
+                                  launch_sms(device));
     launch_split(kernel, grid, WT::THREADS, SMEM, a.stream, split, props.cc, name, kmn_a(a),
                  kmn_b(a), static_cast<float*>(a.C), split_ldc(a), a.alpha, a.beta);
   });
@@ -143,7 +143,7 @@ void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   const DeviceProps& props = device_props(device);
   const int split =
-      global_split_count(grid.x, ceil_div(a.K, WT::BLOCK_K), MIN_KTILES, props.sm_count, 16);
+      global_split_count(grid.x, ceil_div(a.K, WT::BLOCK_K), MIN_KTILES, launch_sms(device), 16);
   grid.z = static_cast<unsigned>(split);
   const size_t slots = size_t(grid.x) * (split - 1);
   const Scratch scratch = stream_scratch(device, a.stream, slots * sizeof(int),

@@ -261,7 +261,7 @@ void launch_rows(const GemmArgs& a) {
     set_smem(kernel, smem);
     // Three blocks fit an SM (registers, shared memory); at least two K chunks per block.
     const int split = split_count(reinterpret_cast<const void*>(kernel), THREADS, smem, grid.x,
-                                  ceil_div(a.K, KC), 2, 3, props.sm_count);
+                                  ceil_div(a.K, KC), 2, 3, launch_sms(device));
     launch_split(kernel, grid, THREADS, smem, a.stream, split, props.cc, "sgemm_v10_split_k",
                  sgemm::view_a(a), static_cast<const float*>(a.B), a.ldb,
                  static_cast<float*>(a.C), split_ldc(a), a.M, a.N, a.K, a.alpha, a.beta);

@@ -13,6 +13,8 @@ clear message.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from . import _C as _C
@@ -30,6 +32,7 @@ __all__ = [
     "gemm",
     "hgemm",
     "kernels",
+    "reserve_sms",
     "runtime_status",
     "select",
     "sgemm",
@@ -58,6 +61,19 @@ def _require_gpu() -> None:
 def _device_cc(device: int | None) -> int:
     _require_gpu()
     return _C.device_cc(_C.current_device() if device is None else device)
+
+
+@contextlib.contextmanager
+def reserve_sms(sms: int) -> Iterator[None]:
+    """Within the block, GEMMs that this thread launches leave ``sms`` SMs of their GPU to other
+    work (communication kernels running beside them, say): persistent grids, split-K shares and
+    stream-K groups are sized for the SMs left. ``auto``'s choice of kernel does not change.
+    Blocks nest; on leaving, the previous reservation returns."""
+    previous = _C.set_reserved_sms(int(sms))
+    try:
+        yield
+    finally:
+        _C.set_reserved_sms(previous)
 
 
 def kernels(dtype: str | None = None) -> list[KernelInfo]:

@@ -26,7 +26,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["STRATEGIES", "Piece", "Plan", "bytes_moved", "check_devices", "plan", "split_range"]
+__all__ = [
+    "STRATEGIES",
+    "Piece",
+    "Plan",
+    "bytes_moved",
+    "check_devices",
+    "plan",
+    "split_home",
+    "split_range",
+]
 
 STRATEGIES = ("rows", "cols", "grid", "k")
 ALIGN_BYTES = 16  # column and K boundaries: 16-byte aligned pieces of 16-byte aligned operands
@@ -75,17 +84,38 @@ def _grid_shapes(p: int) -> list[tuple[int, int]]:
     return [(r, p // r) for r in range(1, p + 1) if p % r == 0]
 
 
+def split_home(n: int, parts: int, quantum: int, share: float | None) -> list[tuple[int, int]]:
+    """:func:`split_range`, or with ``share`` a first range of about ``share * n`` (whole quanta,
+    at least one, leaving at least one quantum to each other part that can have one) and the rest
+    split evenly."""
+    if share is None or parts < 2 or n <= 0:
+        return split_range(n, parts, quantum)
+    units = -(-n // quantum)
+    others = min(parts - 1, units - 1)
+    if others < 1:
+        return split_range(n, 1, quantum)
+    first = min(max(1, round(share * n / quantum)), units - others) * quantum
+    return [(0, first)] + [(first + a, first + b) for a, b in split_range(n - first, others, quantum)]
+
+
 def _pieces(
-    strategy: str, M: int, N: int, K: int, P: int, itemsize: int, grid: tuple[int, int]
+    strategy: str,
+    M: int,
+    N: int,
+    K: int,
+    P: int,
+    itemsize: int,
+    grid: tuple[int, int],
+    home_share: float | None = None,
 ) -> list[Piece]:
     q = _quantum(itemsize)
     whole_m, whole_n, whole_k = (0, M), (0, N), (0, K)
     if strategy == "rows":
-        return [Piece(i, r, whole_n, whole_k) for i, r in enumerate(split_range(M, P))]
+        return [Piece(i, r, whole_n, whole_k) for i, r in enumerate(split_home(M, P, 1, home_share))]
     if strategy == "cols":
-        return [Piece(i, whole_m, c, whole_k) for i, c in enumerate(split_range(N, P, q))]
+        return [Piece(i, whole_m, c, whole_k) for i, c in enumerate(split_home(N, P, q, home_share))]
     if strategy == "k":
-        return [Piece(i, whole_m, whole_n, k) for i, k in enumerate(split_range(K, P, q))]
+        return [Piece(i, whole_m, whole_n, k) for i, k in enumerate(split_home(K, P, q, home_share))]
     pr, pc = grid
     blocks = [(r, c) for r in split_range(M, pr) for c in split_range(N, pc, q)]
     return [Piece(i, r, c, whole_k) for i, (r, c) in enumerate(blocks)]
@@ -116,10 +146,15 @@ def plan(
     itemsize: int,
     beta_nonzero: bool = False,
     strategies: Sequence[str] = STRATEGIES,
+    home_share: float | None = None,
 ) -> Plan:
     """The way of cutting ``C[M, N] = A[M, K] @ B[K, N]`` over ``devices`` GPUs that moves the
     fewest bytes (ties: the earlier of ``strategies``), with its pieces. One device, or an empty
-    problem: one piece, nothing moved."""
+    problem: one piece, nothing moved. ``home_share`` (0..1) gives the home device (index 0)
+    about that fraction of the split dimension in the ``rows``, ``cols`` and ``k`` ways (the rest
+    evenly to the others); by default every device gets an even share."""
+    if home_share is not None and not 0.0 <= home_share <= 1.0:
+        raise ValueError(f"plan: home_share = {home_share} must lie in [0, 1]")
     for name, v in (("M", M), ("N", N), ("K", K)):
         if v < 0:
             raise ValueError(f"plan: {name} = {v} must be >= 0")
@@ -137,7 +172,7 @@ def plan(
         if strategy == "k" and K == 0:
             continue
         for grid in _grid_shapes(devices) if strategy == "grid" else [(1, devices)]:
-            pieces = _pieces(strategy, M, N, K, devices, itemsize, grid)
+            pieces = _pieces(strategy, M, N, K, devices, itemsize, grid, home_share)
             moved = bytes_moved(strategy, pieces, itemsize, beta_nonzero)
             if best is None or moved < best.bytes_moved:
                 best = Plan(strategy, tuple(pieces), moved)

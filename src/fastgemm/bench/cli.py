@@ -157,6 +157,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "suite-<dtype>-<gpu>.json/.csv/.png (takes --dtype, --rounds, --target-ms, "
         "--max-seconds-per-kernel, --no-prefill, --out, --device, --seed, --no-plot)",
     )
+    parser.add_argument(
+        "--multi-gpu",
+        action="store_true",
+        help="as the first argument: the multi-GPU benchmark instead (one GEMM over all GPUs, and "
+        "the tensor-parallel pair); its own arguments: --multi-gpu --help",
+    )
     over = parser.add_argument_group(
         "host cost per call (--overhead; uses --device, --seed and --out, ignores the rest)"
     )
@@ -364,8 +370,13 @@ def run_overhead(fastgemm: Any, args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--multi-gpu"]:
+        from .multigpu import main as multi_gpu
+
+        return multi_gpu(argv[1:])
     args = parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)
+    args.argv = argv
     try:
         import fastgemm
     except Exception as exc:  # noqa: BLE001 - e.g. the extension is not built

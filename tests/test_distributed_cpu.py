@@ -1,0 +1,157 @@
+"""CPU tests of fastgemm.distributed: how a problem is spread (which devices, which way, home's
+share), the bands a remote piece is computed in, the strided blocks handed to the GEMM entry and
+the copy engines, the argument checks that need no GPU, and the environment that keeps NVLink
+multicast off."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_api import FakeCuda, operands
+
+import fastgemm
+import fastgemm.distributed as fd
+from fastgemm import partition
+
+
+def _covers_once(M, N, K, pieces):
+    count = np.zeros((M, N), dtype=np.int32)
+    for p in pieces:
+        count[p.rows[0] : p.rows[1], p.cols[0] : p.cols[1]] += 1
+    return count
+
+
+@pytest.mark.parametrize("devices", [2, 3, 4, 8])
+@pytest.mark.parametrize("itemsize", [2, 4])
+@pytest.mark.parametrize("strategy", [None, "rows", "cols", "grid", "k"])
+def test_plan_pieces_cover_c(devices, itemsize, strategy):
+    if strategy == "k" and itemsize == 2:
+        with pytest.raises(ValueError, match="float32"):
+            fd.plan(64, 64, 64, devices, itemsize, strategy=strategy)
+        return
+    for M, N, K in [(1, 1, 1), (37, 45, 29), (200, 96, 400), (64, 1000, 16)]:
+        s = fd.plan(M, N, K, devices, itemsize, strategy=strategy)
+        pieces = s.plan.pieces
+        assert sorted(p.device for p in pieces) == list(range(len(pieces)))
+        if s.plan.strategy == "k":
+            assert all(p.rows == (0, M) and p.cols == (0, N) for p in pieces)
+            assert min(p.ks for p in pieces)[0] == 0
+            assert sum(p.ks[1] - p.ks[0] for p in pieces) == K
+        else:  # column pieces are rows of the transposed problem
+            rows, cols = (N, M) if s.transposed else (M, N)
+            assert (_covers_once(rows, cols, K, pieces) == 1).all(), (M, N, K, s)
+            assert all(p.ks == (0, K) for p in pieces)
+        if strategy is None:  # small problems are not worth spreading
+            assert len(pieces) == 1
+        assert 0.0 < s.home_share <= 1.0
+
+
+def test_plan_spreads_large_problems_and_gives_home_more():
+    s = fd.plan(16384, 16384, 16384, 2, 2)
+    assert s.plan.strategy == "rows" and len(s.plan.pieces) == 2
+    home, other = (p.rows[1] - p.rows[0] for p in s.plan.pieces)
+    assert home > other and 0.5 < s.home_share < 0.6
+    assert s.spread_s < 0.6 * s.one_device_s
+    # fp32 at 8192^3 spreads too; a 4096^3 fp16 problem does not (the moves cost more than half).
+    assert len(fd.plan(8192, 8192, 8192, 2, 4).plan.pieces) == 2
+    assert len(fd.plan(4096, 4096, 4096, 2, 2).plan.pieces) == 1
+    # A wide output is cut by columns, run as rows of the transposed problem.
+    wide = fd.plan(8192, 28672, 8192, 2, 2)
+    assert wide.transposed and wide.plan.strategy == "cols"
+    assert all(p.cols == (0, 8192) for p in wide.plan.pieces)  # C.T's columns: all of M
+    # Deep K in fp32: a K split.
+    assert fd.plan(2048, 2048, 65536, 2, 4).plan.strategy == "k"
+
+
+def test_plan_rejects_unknown_strategy():
+    with pytest.raises(ValueError, match="strategy 'diagonal'"):
+        fd.plan(64, 64, 64, 2, 4, strategy="diagonal")
+
+
+@pytest.mark.parametrize("rows", [1, 5, 48, 100, 2048, 2049, 3000, 3072, 4000, 7733, 9000])
+def test_bands_cover_the_piece(rows):
+    for r0 in (0, 17):
+        bands = fd._bands(r0, r0 + rows)
+        assert bands[0][0] == r0 and bands[-1][1] == r0 + rows
+        assert all(a < b for a, b in bands)
+        assert all(b0[1] == b1[0] for b0, b1 in zip(bands, bands[1:]))
+        assert bands[0][1] - r0 == min(rows, fd.FIRST_ROWS)
+        if len(bands) == 3:  # the middle band is whole tile rows, the last about TAIL_ROWS
+            assert (bands[1][1] - bands[1][0]) % fd.TILE_ROWS == 0
+            assert fd.TAIL_ROWS <= bands[2][1] - bands[2][0] < fd.TAIL_ROWS + fd.TILE_ROWS
+
+
+def test_split_home_gives_home_its_share():
+    for n, parts, q, share in itertools.product((1, 7, 64, 1000, 4099), (2, 3, 8), (1, 8), (0.3, 0.5, 0.7)):
+        r = partition.split_home(n, parts, q, share)
+        assert r[0][0] == 0 and r[-1][1] == n and all(a < b for a, b in r)
+        assert all(x[1] == y[0] and x[1] % q == 0 for x, y in zip(r, r[1:]))
+        if len(r) > 1 and n >= 64 * q:
+            assert abs((r[0][1] - r[0][0]) / n - share) <= 2 * q / n
+    with pytest.raises(ValueError, match="home_share"):
+        partition.plan(64, 64, 64, 2, 4, home_share=1.5)
+
+
+def test_blocks_describe_strided_views():
+    row = fd._Block(1000, (6, 10), (16, 1), "float16", 2, False)
+    sub = row.sub((2, 5), (4, 9))
+    assert sub.ptr == 1000 + (2 * 16 + 4) * 2 and sub.shape == (3, 5)
+    assert sub.lines() == (10, 3, 32)  # 5 elements per line, 3 lines, a row pitch of 16
+    assert sub.T.shape == (5, 3) and sub.T.col_major and sub.T.lines() == (10, 3, 32)
+    col = fd._Block(0, (10, 6), (1, 12), "bfloat16", 2, True)
+    assert col.sub((1, 4), (2, 3)).lines() == (6, 1, 24)
+    cai = col.__cuda_array_interface__
+    assert cai["typestr"] == "<V2" and cai["descr"] == [("bfloat16", "<V2")]
+    assert cai["strides"] == (2, 24) and cai["stream"] is None
+    # The GEMM entry reads a block as it reads any array.
+    from fastgemm._arrays import as_matrix
+
+    m = as_matrix(sub, "A")
+    assert (m.ptr, m.shape, m.strides, m.dtype) == (sub.ptr, (3, 5), (16, 1), "float16")
+
+
+def test_gemm_argument_checks_before_the_gpu():
+    A, B, C = operands("float32")
+    with pytest.raises(TypeError, match="one dtype"):
+        fd.gemm(A, FakeCuda((12, 8), "float16", ptr=B.__cuda_array_interface__["data"][0]), C)
+    with pytest.raises(ValueError, match="do not conform"):
+        fd.gemm(A, FakeCuda((11, 8), ptr=B.__cuda_array_interface__["data"][0]), C)
+    with pytest.raises(ValueError, match="strategy"):
+        fd.gemm(A, B, C, strategy="diagonal")
+    with pytest.raises(ValueError, match="must live on one GPU"):  # no device owns these addresses
+        fd.gemm(A, B, C)
+
+
+def test_reserve_sms_nests_and_restores():
+    assert fastgemm._C.set_reserved_sms(0) == 0
+    with fastgemm.reserve_sms(8):
+        with fastgemm.reserve_sms(3):
+            assert fastgemm._C.set_reserved_sms(3) == 3
+        assert fastgemm._C.set_reserved_sms(8) == 8
+    assert fastgemm._C.set_reserved_sms(0) == 0
+    with pytest.raises(ValueError, match=">= 0"), fastgemm.reserve_sms(-1):
+        pass
+
+
+def test_multicast_stays_off():
+    env = fd.multicast_off_env({"NCCL_NVLS_ENABLE": "1", "PATH": "x"})
+    assert env == {
+        "NCCL_NVLS_ENABLE": "0",
+        "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+        "NVSHMEM_DISABLE_NVLS": "1",
+        "PATH": "x",
+    }
+    clean = {k: v for k, v in os.environ.items() if k not in fd.MULTICAST_OFF}
+    code = "import os, fastgemm.distributed; print([os.environ[k] for k in sorted(fastgemm.distributed.MULTICAST_OFF)])"
+    out = subprocess.run([sys.executable, "-c", code], env=clean, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['0', '1', '1']"
+    # The library itself never asks for multicast.
+    here = Path(fd.__file__).parent
+    src = (here / "distributed.py").read_text() + (here / "bench" / "multigpu.py").read_text()
+    assert "cuMulticastCreate" not in src.replace('"cuMulticastCreate"', "")

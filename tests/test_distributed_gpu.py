@@ -1,0 +1,188 @@
+"""GPU tests of fastgemm.distributed on two or more GPUs: one GEMM spread over the host's GPUs
+(every way of cutting, chunked pieces, odd shapes, all dtypes, both layouts, beta != 0 with C's
+old values and beta == 0 with NaN in C) against one GPU's result and a float64 reference; the
+argument checks; and the tensor-parallel pair in torchrun workers."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import require
+
+import fastgemm
+import fastgemm.distributed as fd
+from fastgemm import partition
+
+pytestmark = [pytest.mark.gpu, pytest.mark.multi_gpu]
+
+TOL = {"float32": 2e-5, "float16": 5e-3, "bfloat16": 3e-2}
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Chunks small enough that test shapes have several bands and column chunks."""
+    monkeypatch.setattr(fd, "FIRST_ROWS", 48)
+    monkeypatch.setattr(fd, "CHUNK_COLS", 40)
+    monkeypatch.setattr(fd, "TAIL_ROWS", 24)
+    monkeypatch.setattr(fd, "TILE_ROWS", 8)
+
+
+def _operands(torch, M, N, K, dtype, a_f, b_f, c_f, seed):
+    g = torch.Generator(device="cuda:0").manual_seed(seed)
+    tdt = getattr(torch, dtype)
+
+    def mat(r, c, fortran):
+        x = torch.randn(r, c, device="cuda:0", dtype=tdt, generator=g)
+        return x.t().contiguous().t() if fortran else x
+
+    A, B = mat(M, K, a_f), mat(K, N, b_f)
+    C = mat(M, N, c_f)
+    return A, B, C
+
+
+def _check(torch, A, B, C0, C, alpha, beta, dtype):
+    ref = alpha * (A.double() @ B.double()) + (beta * C0.double() if beta else 0)
+    err = float((C.double() - ref).norm() / max(ref.norm().item(), 1e-30))
+    assert err <= TOL[dtype], err
+    assert torch.isfinite(C).all()
+
+
+SHAPES = [(200, 328, 96), (131, 264, 77), (256, 160, 520), (64, 72, 1000)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("strategy", ["rows", "cols", "grid", "k"])
+@pytest.mark.parametrize("layouts", ["CCC", "FCF", "CFC"])
+def test_spread_matches_reference(small_chunks, dtype, strategy, layouts):
+    torch = require("torch")
+    if strategy == "k" and dtype != "float32":
+        with pytest.raises(ValueError, match="float32"):
+            A, B, C = _operands(torch, 64, 64, 64, dtype, False, False, False, 0)
+            fd.gemm(A, B, C, strategy="k")
+        return
+    for i, (M, N, K) in enumerate(SHAPES):
+        for alpha, beta in ((1.0, 0.0), (0.75, -0.5)):
+            A, B, C = _operands(torch, M, N, K, dtype, *(c == "F" for c in layouts), seed=i)
+            if beta == 0:
+                C.fill_(float("nan"))
+            C0 = C.clone()
+            fd.gemm(A, B, C, alpha, beta, strategy=strategy)
+            torch.cuda.synchronize()
+            _check(torch, A, B, C0, C, alpha, beta, dtype)
+            # The same bits on a second call (beta == 0: C is overwritten).
+            if beta == 0:
+                again = C.clone().fill_(float("nan"))
+                fd.gemm(A, B, again, alpha, beta, strategy=strategy)
+                torch.cuda.synchronize()
+                assert torch.equal(again, C)
+
+
+def test_large_problem_spreads_and_matches_one_gpu():
+    torch = require("torch")
+    M, N, K = 8192, 8192, 8192
+    spread = fd.plan(M, N, K, fastgemm.device_count(), 2)
+    assert len(spread.plan.pieces) >= 2, spread
+    A, B, C = _operands(torch, M, N, K, "float16", False, False, False, 7)
+    one = torch.empty_like(C)
+    fastgemm.gemm(A, B, one)
+    fd.gemm(A, B, C)
+    torch.cuda.synchronize()
+    err = float((C.double() - one.double()).norm() / one.double().norm())
+    assert err <= 1e-3, err
+
+
+def test_cupy_arrays_and_a_stream():
+    cp = require("cupy")
+    torch = require("torch")
+    with cp.cuda.Device(0):
+        A = cp.random.standard_normal((300, 200), dtype=cp.float32)
+        B = cp.random.standard_normal((200, 260), dtype=cp.float32)
+        C = cp.full((300, 260), cp.nan, dtype=cp.float32)
+        s = cp.cuda.Stream(non_blocking=True)
+        fd.gemm(A, B, C, strategy="rows", stream=s)
+        s.synchronize()
+        ref = A.astype(cp.float64) @ B.astype(cp.float64)
+        assert float(cp.linalg.norm(C - ref) / cp.linalg.norm(ref)) < 2e-5
+    del torch
+
+
+def test_one_device_and_degenerate_problems():
+    torch = require("torch")
+    A, B, C = _operands(torch, 40, 48, 32, "float32", False, False, False, 3)
+    C0 = C.clone()
+    fd.gemm(A, B, C, devices=[0])
+    torch.cuda.synchronize()
+    _check(torch, A, B, C0, C, 1.0, 0.0, "float32")
+    C.copy_(C0)
+    fd.gemm(A, B, C, 0.0, 2.0, strategy="rows")  # alpha == 0: beta * C
+    torch.cuda.synchronize()
+    assert torch.equal(C, 2 * C0)
+    E = torch.empty(0, 48, device="cuda:0")
+    fd.gemm(torch.empty(0, 32, device="cuda:0"), B, E, strategy="rows")
+
+
+def test_argument_errors():
+    torch = require("torch")
+    A, B, C = _operands(torch, 40, 48, 32, "float32", False, False, False, 3)
+    n = fastgemm.device_count()
+    with pytest.raises(ValueError, match="more than once"):
+        fd.gemm(A, B, C, devices=[0, 1, 1])
+    with pytest.raises(ValueError, match="do not exist"):
+        fd.gemm(A, B, C, devices=[0, n])
+    with pytest.raises(ValueError, match="must include device 0"):
+        fd.gemm(A, B, C, devices=[1])
+    with pytest.raises(ValueError, match="one GPU"):
+        fd.gemm(A, B.to("cuda:1"), C)
+    with pytest.raises(ValueError, match="conform"):
+        fd.gemm(A, B[:20], C)
+    with pytest.raises(TypeError, match="one dtype"):
+        fd.gemm(A, B.half(), C)
+    with pytest.raises(ValueError, match="overlaps"):
+        buf = torch.empty(40 * 48 + 40 * 32, device="cuda:0")
+        fd.gemm(buf[: 40 * 32].view(40, 32), B, buf[100 : 100 + 40 * 48].view(40, 48))
+    with pytest.raises(ValueError, match="strategy"):
+        fd.gemm(A, B, C, strategy="diagonal")
+
+
+def test_reserve_sms_keeps_results():
+    torch = require("torch")
+    A, B, C = _operands(torch, 1000, 1100, 900, "float16", False, False, False, 5)
+    ref = torch.empty_like(C)
+    fastgemm.gemm(A, B, ref)
+    with fastgemm.reserve_sms(20):
+        fastgemm.gemm(A, B, C)
+    torch.cuda.synchronize()
+    err = float((C.double() - ref.double()).norm() / ref.double().norm())
+    assert err <= 1e-3
+    assert fastgemm._C.set_reserved_sms(0) == 0
+
+
+def test_tensor_parallel_pair_in_torchrun():
+    require("torch")
+    from fastgemm.bench.multigpu import launch_tp
+
+    proc = launch_tp(
+        fastgemm.device_count(),
+        [
+            "--tp-check",
+            "--tp-tokens",
+            "256",
+            "--tp-hidden",
+            "192",
+            "--tp-inter",
+            "320",
+            "--tp-dtype",
+            "float16,bfloat16,float32",
+        ],
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "TP-CHECK\n  OK" in proc.stdout, proc.stdout[-3000:]
+
+
+def test_partition_of_plan_covers_c():
+    for M, N, K in ((16384, 16384, 16384), (8192, 8192, 8192), (1024, 1024, 65536)):
+        for itemsize in (2, 4):
+            s = fd.plan(M, N, K, fastgemm.device_count(), itemsize)
+            area = sum((p.rows[1] - p.rows[0]) * (p.cols[1] - p.cols[0]) for p in s.plan.pieces)
+            assert area == M * N or s.plan.strategy == "k"
+            assert partition.bytes_moved(s.plan.strategy, s.plan.pieces, itemsize, False) >= 0
