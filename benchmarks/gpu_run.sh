@@ -11,6 +11,7 @@
 #                                           # the steps' time limits add up to more)
 #   GPU_RUN_TESTS=0 bash benchmarks/gpu_run.sh   # benchmarks only
 #   GPU_RUN_SUITE="float16 float32" ...     # the shape suites to run (default: both; "" for none)
+#   GPU_RUN_OVERHEAD=0 ...                  # skip the host cost and the e2e run
 # Where the tree arrives as a copy (its .git, if any, need not match the files), pass
 # FASTGEMM_GIT_COMMIT=<sha> FASTGEMM_GIT_CLEAN=1 (they win over git) so that
 # the result files still name the commit they measured.
@@ -33,8 +34,12 @@ ARCH=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | he
 ( time FASTGEMM_CUDA_ARCHS=${FASTGEMM_CUDA_ARCHS:-$ARCH} python3 -m pip install --no-build-isolation \
     --no-deps -C build-dir=build/gpu . ) > "$LOGS/build.log" 2>&1 || { tail -30 "$LOGS/build.log"; exit 1; }
 tail -4 "$LOGS/build.log"
+# A host with several GPUs runs the multi-GPU tests too (their skips are failures then) and the
+# multi-GPU benchmark (GPU_RUN_MULTI=0 skips it).
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "$NGPU" -ge 2 ] && export FASTGEMM_REQUIRE_GPUS=$NGPU
 if [ "${GPU_RUN_TESTS:-1}" = 1 ]; then
-  step gpu-tests bash -o pipefail -c "timeout 300 python3 -m pytest -q -m gpu tests 2>&1 | tee '$LOGS/gpu-tests.log' | tail -15"
+  step gpu-tests bash -o pipefail -c "timeout 420 python3 -m pytest -q -m gpu tests 2>&1 | tee '$LOGS/gpu-tests.log' | tail -15"
   # The split-K and stream-K specialists and the tf32 rungs under compute-sanitizer (small problems and a split
   # decode shape).
   for tool in memcheck racecheck; do
@@ -42,9 +47,12 @@ if [ "${GPU_RUN_TESTS:-1}" = 1 ]; then
       python3 benchmarks/sanitize_hopper.py split_k,stream_k,tf32 --small 2>&1 | tail -2 | tee -a '$LOGS/sanitize.log'"
   done
 fi
-step overhead bash -o pipefail -c "python3 -m fastgemm.bench --overhead --out results 2>&1 | tee '$LOGS/overhead.log' | tail -30"
-step e2e bash -o pipefail -c "python3 -m fastgemm.bench --dtype float16 --sizes 1024,2048 --include-auto --timing both \
+[ "${GPU_RUN_OVERHEAD:-1}" = 1 ] && step overhead bash -o pipefail -c "python3 -m fastgemm.bench --overhead --out results 2>&1 | tee '$LOGS/overhead.log' | tail -30"
+[ "${GPU_RUN_OVERHEAD:-1}" = 1 ] && step e2e bash -o pipefail -c "python3 -m fastgemm.bench --dtype float16 --sizes 1024,2048 --include-auto --timing both \
   --kernels 'v20' --out '$LOGS/e2e' --no-plot 2>&1 | tee '$LOGS/e2e.log' | tail -20"
+if [ "$NGPU" -ge 2 ] && [ "${GPU_RUN_MULTI:-1}" = 1 ]; then
+  step multi-gpu bash -o pipefail -c "timeout 400 python3 -m fastgemm.bench --multi-gpu --out results 2>&1 | tee '$LOGS/multigpu.log' | tail -25"
+fi
 for dtype in ${GPU_RUN_SUITE-float16 float32}; do
   step "suite-$dtype" timeout 240 python3 -m fastgemm.bench --suite --dtype "$dtype" --out results \
     > "$LOGS/suite-$dtype.log" 2>&1

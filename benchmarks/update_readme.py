@@ -26,6 +26,10 @@ as one captioned table per file: one row per case, per library the host microsec
 without these two markers keeps its other blocks updated; the overhead table is then reported as
 not written and the exit status is 1.
 
+Results of ``python -m fastgemm.bench --multi-gpu`` (``multigpu-<gpu>.json``, ``meta.mode ==
+"multigpu"``) go between ``<!-- multigpu_results -->`` and ``<!-- /multigpu_results -->``: the
+one-process table and the tensor-parallel table (``fastgemm.bench.tables.multigpu_tables``).
+
 Results of ``python -m fastgemm.bench --suite`` (``suite-<dtype>-<gpu>.json``, ``meta.mode ==
 "suite"``) go between
 
@@ -57,9 +61,11 @@ from typing import Any
 
 OVERHEAD_START, OVERHEAD_END = "<!-- overhead_results -->", "<!-- /overhead_results -->"
 PRECISION_START, PRECISION_END = "<!-- precision_results -->", "<!-- /precision_results -->"
+MULTIGPU_START, MULTIGPU_END = "<!-- multigpu_results -->", "<!-- /multigpu_results -->"
 RESULT_KEYS = {  # what every record of a results file of that mode must hold
     "overhead": ("case", "label", "library", "status", "host_us_median"),
     "precision": ("shape", "candidate", "ms", "vs_cublas_sgemm", "rel_error"),
+    "multigpu": ("part",),
 }
 SUITE_MARKERS = "<!-- bench:suite:{dtype}:start -->", "<!-- bench:suite:{dtype}:end -->"
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -107,7 +113,7 @@ def load(path: Path) -> dict:
                 )
 
     mode = data["meta"].get("mode")
-    if mode in ("overhead", "precision"):
+    if mode in ("overhead", "precision", "multigpu"):
         require(mode, RESULT_KEYS[mode])
         data["kind"] = mode
         return data
@@ -306,12 +312,15 @@ def update(readme: Path, json_paths: Sequence[Path], dry_run: bool = False, out:
     suites: dict = {}
     overhead: list = []
     precision: list = []
+    multigpu: list = []
     for path in json_paths:
         data = load(path)
         if data["kind"] == "overhead":
             overhead.append((path, data))
         elif data["kind"] == "precision":
             precision.append((path, data))
+        elif data["kind"] == "multigpu":
+            multigpu.append((path, data))
         elif data["kind"] == "suite":
             suites.setdefault(data["dtype"], []).append((path, data))
         else:
@@ -331,6 +340,7 @@ def update(readme: Path, json_paths: Sequence[Path], dry_run: bool = False, out:
         report.append(f"{readme}: bench:{dtype}: {_change(old, body)} (from {sources})")
     optional = [("overhead_results", (OVERHEAD_START, OVERHEAD_END), overhead, overhead_markdown)]
     optional.append(("precision_results", (PRECISION_START, PRECISION_END), precision, precision_markdown))
+    optional.append(("multigpu_results", (MULTIGPU_START, MULTIGPU_END), multigpu, tables.multigpu_tables))
     optional += [
         (f"bench:suite:{dtype}", tuple(m.format(dtype=dtype) for m in SUITE_MARKERS), items, suite_markdown)
         for dtype, items in suites.items()

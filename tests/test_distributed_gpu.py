@@ -143,19 +143,6 @@ def test_argument_errors():
         fd.gemm(A, B, C, strategy="diagonal")
 
 
-def test_reserve_sms_keeps_results():
-    torch = require("torch")
-    A, B, C = _operands(torch, 1000, 1100, 900, "float16", False, False, False, 5)
-    ref = torch.empty_like(C)
-    fastgemm.gemm(A, B, ref)
-    with fastgemm.reserve_sms(20):
-        fastgemm.gemm(A, B, C)
-    torch.cuda.synchronize()
-    err = float((C.double() - ref.double()).norm() / ref.double().norm())
-    assert err <= 1e-3
-    assert fastgemm._C.set_reserved_sms(0) == 0
-
-
 def test_tensor_parallel_pair_in_torchrun():
     require("torch")
     from fastgemm.bench.multigpu import launch_tp

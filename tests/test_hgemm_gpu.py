@@ -366,6 +366,33 @@ def test_split_k_shapes(torch, name, dtype, layout):
         assert fastgemm.select(1, 4096, 8192, dtype).kernel.name == name  # auto's choice for decode
 
 
+# With SMs reserved (fastgemm.reserve_sms, the tensor-parallel pair's overlap), the persistent,
+# split and stream-K rungs size their grids for fewer SMs: every tile still computed once.
+@pytest.mark.parametrize("reserve", [1, 100, 1000])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "hgemm_v20_hoisted_beta",
+        "hgemm_v23_split_k_wide",
+        "hgemm_v27_split_k_global",
+        "hgemm_v29_stream_k",
+        "hgemm_v30_stream_k_wide",
+        "auto",
+    ],
+)
+def test_reserved_sms(torch, name, reserve):
+    if name != "auto":
+        _skip_if_not_runnable(name, "float16")
+    for M, N, K in ((256, 1536, 4096), (384, 768, 8192), (1000, 1100, 900)):
+        A, B = _random(torch, M, K, "float16"), _random(torch, K, N, "float16")
+        C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+        with fastgemm.reserve_sms(reserve):
+            fastgemm.hgemm(A, B, C, 0.5, 0.0, kernel=name)
+        torch.cuda.synchronize()
+        check(torch, A, B, C, 0.5, 0.0)
+    assert fastgemm._C.set_reserved_sms(0) == 0
+
+
 # Outputs with few columns: auto runs the transposed problem C^T = B^T A^T on a split-K decode
 # kernel (C written column-major). Rows past the tile, K off the tile, every operand layout and
 # both C orders; the shapes of at most 16 columns and many rows must take that path.

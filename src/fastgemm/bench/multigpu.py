@@ -30,11 +30,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-DEFAULT_SHAPES = {"float16": [(16384, 16384, 16384), (8192, 8192, 8192)], "float32": [(8192, 8192, 8192)]}
+from .tables import multigpu_tables
+
+DEFAULT_SHAPES = {
+    "float16": [(16384, 16384, 16384), (8192, 8192, 8192), (8192, 28672, 8192)],
+    "bfloat16": [(16384, 16384, 16384)],
+    "float32": [(8192, 8192, 8192), (2048, 2048, 65536)],
+}
 # The tensor-parallel pair: an MLP of a 70B-class model (hidden 8192, intermediate 28672) on
 # 8192 tokens, the intermediate dimension split over the ranks.
 TP_TOKENS, TP_HIDDEN, TP_INTER = 8192, 8192, 28672
-ROUNDS = 5
+ROUNDS = 7
 TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 4e-2}
 
 
@@ -49,12 +55,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m fastgemm.bench --multi-gpu", description=__doc__.split("\n\n")[0]
     )
-    p.add_argument("--dtype", default="float16,float32", help="comma list (default float16,float32)")
+    p.add_argument("--dtype", default="float16,bfloat16,float32", help="comma list (default: all three)")
     p.add_argument(
         "--shapes", type=lambda s: [_shape(x) for x in s.split(",")], help="MxNxK list (default per dtype)"
     )
-    p.add_argument("--rounds", type=int, default=ROUNDS)
-    p.add_argument("--calls", type=int, default=5, help="back-to-back calls per round")
+    p.add_argument("--rounds", type=int, default=ROUNDS, help=f"interleaved rounds (default {ROUNDS})")
+    p.add_argument("--calls", type=int, default=5, help="back-to-back calls per round (default 5)")
     p.add_argument(
         "--tp-ranks", type=int, default=0, help="GPUs (ranks) for the tensor-parallel pair (default: all)"
     )
@@ -343,35 +349,19 @@ def launch_tp(ranks: int, args: Sequence[str], timeout: float = 600) -> subproce
 # --- the command -------------------------------------------------------------------------------
 
 
-def _table(single: list[dict], tp: list[dict], gpu: str) -> str:
-    lines = [
-        f"One process, operands and result on GPU 0 ({gpu}); end to end, median of rounds of back-to-back calls:",
-        "",
-        "| dtype | M x N x K | GPUs | way | 1 GPU auto (ms) | torch.matmul 1 GPU (ms) | spread (ms) | TFLOPS | speedup | efficiency |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in single:
-        lines.append(
-            f"| {r['dtype']} | {'x'.join(map(str, r['shape']))} | {r['gpus']} | {r['strategy']} | "
-            f"{r['one_gpu_ms']:.2f} | {r['torch_one_gpu_ms']:.2f} | {r['spread_ms']:.2f} | "
-            f"{r['spread_tflops']:.0f} | {r['speedup']:.2f}x | {r['efficiency']:.0%} |"
-        )
-    if tp:
-        lines += [
-            "",
-            "Tensor-parallel pair, one process per GPU, slowest rank, end to end (ms):",
-            "",
-            "| dtype | ranks | tokens x hidden x intermediate | all_gather + matmul | all_gather_gemm | matmul + reduce_scatter | gemm_reduce_scatter | pair speedup |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        for r in tp:
-            t = r["times_ms"]
-            lines.append(
-                f"| {r['dtype']} | {r['ranks']} | {r['tokens']}x{r['hidden']}x{r['intermediate']} | "
-                f"{t['all_gather + torch.matmul']:.3f} | {t['all_gather_gemm']:.3f} | "
-                f"{t['torch.matmul + reduce_scatter']:.3f} | {t['gemm_reduce_scatter']:.3f} | {r['pair_speedup']:.3f}x |"
-            )
-    return "\n".join(lines)
+def _run_meta(argv: Sequence[str]) -> dict:
+    """Date, command line and commit, as the other results files say them."""
+    import datetime
+    import shlex
+
+    from .report import git_clean, git_commit
+
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": shlex.join(["python", "-m", "fastgemm.bench", "--multi-gpu", *argv]),
+        "git_commit": git_commit(),
+        "git_clean": git_clean(),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -434,21 +424,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .device import gpu_slug
 
     data = {
-        "mode": "multigpu",
         "meta": {
+            "mode": "multigpu",
             "gpu": gpu,
             "gpus": n,
             "torch": torch.__version__,
             "nccl": ".".join(map(str, torch.cuda.nccl.version())),
+            **_run_meta(list(sys.argv[1:] if argv is None else argv)),
         },
-        "single_process": single,
-        "tensor_parallel": tp,
+        "results": [{"part": "one-process", **r} for r in single]
+        + [{"part": "tensor-parallel", **r} for r in tp],
     }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"multigpu-{gpu_slug(gpu)}.json"
     path.write_text(json.dumps(data, indent=1))
-    print(_table(single, tp, gpu))
+    print(multigpu_tables(data))
     print(f"wrote {path}")
     bad = [r for r in single if not r["correct"]]
     return 1 if bad else 0

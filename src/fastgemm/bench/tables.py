@@ -460,3 +460,71 @@ def suite_caption(meta: dict, markdown: bool = False) -> str:
     if meta.get("torch_skipped"):
         lines.append(f"torch.matmul: not measured ({meta['torch_skipped']})")
     return "\n".join(lines)
+
+
+# --- the multi-GPU benchmark (python -m fastgemm.bench --multi-gpu) ---------------------------
+
+MULTIGPU_TIMING = (
+    "Timing: end to end, the median over rounds of back-to-back calls from Python, until every "
+    "GPU is done (host cost included)."
+)
+
+
+def multigpu_tables(data: dict) -> str:
+    """The one-process table (one GEMM over the host's GPUs against one GPU) and the
+    tensor-parallel table (the overlapped pair against the unoverlapped baseline, slowest rank),
+    in Markdown, captioned with the GPU, the commit and the timing."""
+    meta = data["meta"]
+    single = [r for r in data["results"] if r.get("part") == "one-process"]
+    tp = [r for r in data["results"] if r.get("part") == "tensor-parallel"]
+    commit = meta.get("git_commit") or "unknown"
+    lines = [
+        (
+            f"{meta.get('gpus', '?')} x {md_escape(meta.get('gpu', '?'))}, NCCL {meta.get('nccl', '?')}, "
+            f"commit `{commit}`{'' if meta.get('git_clean', True) else ' (with local changes)'}, "
+            f"{meta.get('date', '')}. {MULTIGPU_TIMING}"
+        ),
+    ]
+    if single:
+        lines += [
+            "",
+            (
+                "One process, A, B and C on GPU 0 (`fastgemm.distributed.gemm`), against one GPU's `auto` "
+                "and `torch.matmul` on one GPU:"
+            ),
+            "",
+            (
+                "| dtype | M x N x K | GPUs | way | 1 GPU auto (ms) | torch.matmul, 1 GPU (ms) | spread (ms) | TFLOPS "
+                "| speedup | efficiency |"
+            ),
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in single:
+            lines.append(
+                f"| {r['dtype']} | {shape_label(*r['shape'])} | {r['gpus']} | {r['strategy']} | "
+                f"{r['one_gpu_ms']:.2f} | {r['torch_one_gpu_ms']:.2f} | {r['spread_ms']:.2f} | "
+                f"{r['spread_tflops']:.0f} | {r['speedup']:.2f}x | {r['efficiency']:.0%} |"
+            )
+    if tp:
+        lines += [
+            "",
+            (
+                "Tensor-parallel pair, one process per GPU (`all_gather_gemm`, `gemm_reduce_scatter`), "
+                "the slowest rank, against NCCL's collective and `torch.matmul` one after the other (ms):"
+            ),
+            "",
+            (
+                "| dtype | ranks | tokens x hidden x intermediate | all_gather + matmul | all_gather_gemm "
+                "| matmul + reduce_scatter | gemm_reduce_scatter | pair speedup |"
+            ),
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in tp:
+            t = r["times_ms"]
+            lines.append(
+                f"| {r['dtype']} | {r['ranks']} | {r['tokens']} x {r['hidden']} x {r['intermediate']} | "
+                f"{t['all_gather + torch.matmul']:.3f} | {t['all_gather_gemm']:.3f} | "
+                f"{t['torch.matmul + reduce_scatter']:.3f} | {t['gemm_reduce_scatter']:.3f} | "
+                f"{r['pair_speedup']:.3f}x |"
+            )
+    return "\n".join(lines)
