@@ -352,13 +352,17 @@ void execute(const Job& job, Ops& work) {
     };
     pa = aligned(pa, M, K);
     pb = aligned(pb, K, N);
-    if (alignment(pc, size) < k.alignment) {
-      // beta = 0 never reads C: the work buffer then needs no copy of it.
-      const Mat work = job.beta != 0.0f ? copied(pc.ptr, M, N, pc.ld, 1) : ops->alloc(M, N);
-      run(pa, pb, work);
-      ops->copy(work.ptr, M, N, work.ld, 1, pc);
-      return;
-    }
+  }
+  // A TMA store bounds its writes at whole 16-byte units of a row: where C's rows end inside one
+  // (a padded view, e.g. 100 fp16 columns of a 128-wide array), it would write the elements past
+  // the view's edge. Such a C, like an under-aligned one, goes through an aligned work buffer.
+  const bool row_edge = std::string_view(k.epilogue) == "tma_store" && (N * size) % 16 != 0;
+  if (row_edge || (job.pad && alignment(pc, size) < k.alignment)) {
+    // beta = 0 never reads C: the work buffer then needs no copy of it.
+    const Mat work = job.beta != 0.0f ? copied(pc.ptr, M, N, pc.ld, 1) : ops->alloc(M, N);
+    run(pa, pb, work);
+    ops->copy(work.ptr, M, N, work.ld, 1, pc);
+    return;
   }
   run(pa, pb, pc);
 }
@@ -575,9 +579,9 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   const bool swap = c_layout->col_major;
   const int align_a = a_layout ? alignment(pa, size) : 16;
   const int align_b = b_layout ? alignment(pb, size) : 16;
-  const int align_c = alignment(pc, size);
   // After the swap: (M, N) exchanged, A' = B^T, B' = A^T.
   const int64_t Mk = swap ? N : M, Nk = swap ? M : N;
+  const int align_c = alignment(pc, size);
   const int align_ak = swap ? align_b : align_a, align_bk = swap ? align_a : align_b;
   const bool a_col_k = swap ? !pb.col : pa.col, b_col_k = swap ? !pa.col : pb.col;
 

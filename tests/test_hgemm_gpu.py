@@ -366,6 +366,34 @@ def test_split_k_shapes(torch, name, dtype, layout):
         assert fastgemm.select(1, 4096, 8192, dtype).kernel.name == name  # auto's choice for decode
 
 
+# A padded view of C whose rows end inside a 16-byte unit (100 fp16 columns of a wider array, or
+# rows of a taller column-major one): nothing outside the view is written, by any rung. (A TMA
+# store bounds its writes at 16-byte units; such a C goes through an aligned work buffer.)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("c_order", ["C", "F"])
+def test_padded_c_view_edges_untouched(torch, dtype, c_order):
+    names = ["auto"] + [k.name for k in fastgemm.kernels(dtype) if k.epilogue == "tma_store"]
+    for name in names:
+        if name != "auto" and fastgemm.dispatch.check_runnable(
+            _info(name, dtype), fastgemm._device_cc(None), 16
+        ):
+            continue
+        for M, N, K in ((328, 100, 96), (100, 328, 96), (200, 37, 256), (1000, 1100 + 4, 512)):
+            A, B = _random(torch, M, K, dtype), _random(torch, K, N, dtype)
+            if c_order == "C":
+                X = torch.full((M, N + 12), 7.0, device="cuda", dtype=_dtype(torch, dtype))
+                C, outside = X[:, :N], X[:, N:]
+            else:
+                X = torch.full((N, M + 12), 7.0, device="cuda", dtype=_dtype(torch, dtype))
+                C, outside = X[:, :M].t(), X[:, M:]
+            C0 = _random(torch, M, N, dtype)
+            C.copy_(C0)
+            fastgemm.hgemm(A, B, C, 0.5, -0.25, kernel=name)
+            torch.cuda.synchronize()
+            assert bool((outside == 7.0).all()), (name, M, N, K, c_order)
+            check(torch, A, B, C, 0.5, -0.25, C0)
+
+
 # With SMs reserved (fastgemm.reserve_sms, the tensor-parallel pair's overlap), the persistent,
 # split and stream-K rungs size their grids for fewer SMs: every tile still computed once.
 @pytest.mark.parametrize("reserve", [1, 100, 1000])
@@ -383,7 +411,7 @@ def test_split_k_shapes(torch, name, dtype, layout):
 def test_reserved_sms(torch, name, reserve):
     if name != "auto":
         _skip_if_not_runnable(name, "float16")
-    for M, N, K in ((256, 1536, 4096), (384, 768, 8192), (1000, 1100, 900)):
+    for M, N, K in ((256, 1536, 4096), (384, 768, 8192), (1000, 1104, 904)):
         A, B = _random(torch, M, K, "float16"), _random(torch, K, N, "float16")
         C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
         with fastgemm.reserve_sms(reserve):

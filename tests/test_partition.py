@@ -53,7 +53,7 @@ def _check_aligned(pieces, M, N, K, itemsize):
     for p in pieces:
         assert 0 <= p.rows[0] < p.rows[1] <= M and 0 <= p.cols[0] < p.cols[1] <= N, p
         assert 0 <= p.ks[0] <= p.ks[1] <= K, p
-        for lo, hi, end in ((p.cols[0], p.cols[1], N), (p.ks[0], p.ks[1], K)):
+        for lo, hi, end in ((p.rows[0], p.rows[1], M), (p.cols[0], p.cols[1], N), (p.ks[0], p.ks[1], K)):
             assert lo % q == 0 and (hi % q == 0 or hi == end), (p, itemsize)
     assert sorted(p.device for p in pieces) == list(range(len(pieces)))  # devices 0.., once each
 

@@ -12,9 +12,9 @@ device, index 0 of the device list) is split over ``P`` devices in one of four w
 
 :func:`plan` picks the way that moves the fewest bytes between the home device and the others
 (operands to the devices that need them, results or partial sums back, C too when beta != 0),
-and :func:`bytes_moved` counts them. Column and K boundaries fall on multiples of 16 bytes, so a
-piece of a 16-byte aligned operand is 16-byte aligned too (the fast kernels need it); row
-boundaries need nothing. Pieces are never empty: fewer pieces than devices when the problem is
+and :func:`bytes_moved` counts them. Row, column and K boundaries fall on multiples of 16 bytes,
+so a piece of a 16-byte aligned operand, in either layout, is 16-byte aligned too and its rows
+end on whole 16-byte units (the fast kernels need both). Pieces are never empty: fewer pieces than devices when the problem is
 too small to give every device a boundary-aligned share.
 
 :func:`check_devices` refuses device lists that cannot be meant (duplicates, devices that do not
@@ -111,13 +111,13 @@ def _pieces(
     q = _quantum(itemsize)
     whole_m, whole_n, whole_k = (0, M), (0, N), (0, K)
     if strategy == "rows":
-        return [Piece(i, r, whole_n, whole_k) for i, r in enumerate(split_home(M, P, 1, home_share))]
+        return [Piece(i, r, whole_n, whole_k) for i, r in enumerate(split_home(M, P, q, home_share))]
     if strategy == "cols":
         return [Piece(i, whole_m, c, whole_k) for i, c in enumerate(split_home(N, P, q, home_share))]
     if strategy == "k":
         return [Piece(i, whole_m, whole_n, k) for i, k in enumerate(split_home(K, P, q, home_share))]
     pr, pc = grid
-    blocks = [(r, c) for r in split_range(M, pr) for c in split_range(N, pc, q)]
+    blocks = [(r, c) for r in split_range(M, pr, q) for c in split_range(N, pc, q)]
     return [Piece(i, r, c, whole_k) for i, (r, c) in enumerate(blocks)]
 
 
