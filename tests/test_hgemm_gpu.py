@@ -381,11 +381,12 @@ def test_padded_c_view_edges_untouched(torch, dtype, c_order):
         for M, N, K in ((328, 100, 96), (100, 328, 96), (200, 37, 256), (1000, 1100 + 4, 512)):
             # B a padded view too (16-byte rows), so that every rung can run it.
             A, B = _random(torch, M, K, dtype), _random(torch, K, -(-N // 8) * 8 + 8, dtype)[:, :N]
+            # C's rows padded to a 16-byte leading dimension with at least 8 more elements.
             if c_order == "C":
-                X = torch.full((M, N + 12), 7.0, device="cuda", dtype=_dtype(torch, dtype))
+                X = torch.full((M, -(-N // 8) * 8 + 8), 7.0, device="cuda", dtype=_dtype(torch, dtype))
                 C, outside = X[:, :N], X[:, N:]
             else:
-                X = torch.full((N, M + 12), 7.0, device="cuda", dtype=_dtype(torch, dtype))
+                X = torch.full((N, -(-M // 8) * 8 + 8), 7.0, device="cuda", dtype=_dtype(torch, dtype))
                 C, outside = X[:, :M].t(), X[:, M:]
             C0 = _random(torch, M, N, dtype)
             C.copy_(C0)
