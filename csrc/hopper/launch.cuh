@@ -141,8 +141,13 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
       int device = 0;
       FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
       // Partial tiles: one per contributor warpgroup, i.e. two per tile and share but the last
-      // (split), or two per block (stream-K: a block contributes at most once).
+      // (split), or two per block of every group but the last (stream-K: a block contributes at
+      // most once, the last group never; blocks are numbered group by group, so the contributors
+      // are the first grid.x - tiles_m, and one group needs no scratch).
       size_t slots = size_t(grid.x) * 2;
+      if constexpr (Cfg::SCHEDULE == Schedule::stream_k) {
+        slots = (size_t(grid.x) - size_t(ceil_div(a.M, int64_t(BM)))) * 2;
+      }
       if constexpr (Cfg::SCHEDULE == Schedule::split_global) {
         const int split = global_split_count(grid.x, ceil_div(a.K, BLOCK_K), Cfg::SPLIT_MIN_KTILES,
                                              launch_sms(device), Cfg::MAX_SPLIT);
