@@ -383,7 +383,8 @@ def gemm(
 
     A, B and C (float32, float16 or bfloat16, one dtype) live on one GPU, home; ``devices``
     (default: every GPU, home first) lists the GPUs that may compute and must include home.
-    Layouts, ``alpha``/``beta`` semantics and ``stream`` (home's) as for :func:`fastgemm.gemm`;
+    ``alpha``/``beta`` semantics and ``stream`` (home's) as for :func:`fastgemm.gemm`; A, B and C
+    row- or column-major, padded views included (other strided views: copy them first);
     every piece runs ``kernel`` (default ``auto``) with ``precision`` (float32). The call returns
     once the work is queued: home's stream waits for every piece, as after one GPU's GEMM.
     One device, an empty problem, ``alpha == 0`` or ``K == 0``, or a problem too small to gain:
@@ -523,8 +524,12 @@ class _Run:
         with cp.cuda.Device(home), _on(cp, home):
             landing_keep: list[Any] = []
             landing = _new_block(cp, (M, N), C, landing_keep)
+            # The pool hands `landing` out in home's `arrive` order: the copy into it comes after
+            # whatever that stream queued before (the last user of this memory, if any).
+            handed_out = _record(cp, _on(cp, home).ptr)
         with cp.cuda.Device(dev):
             _wait(cp, back, computed)
+            _wait(cp, back, handed_out)
             _copy(cp, landing, part, back)
             finished = _record(cp, back)
             _wait(cp, arrive, finished)
@@ -577,8 +582,9 @@ def _tp_group(dist: Any, group: Any, comm_sms: int) -> tuple[Any, Any]:
             options = dist.ProcessGroupNCCL.Options()
             options.config.max_ctas = comm_sms
             options.config.min_ctas = 1
-        nccl = dist.new_group(ranks=ranks, backend="nccl", pg_options=options)
-        gloo = dist.new_group(ranks=ranks, backend="gloo")
+        # Only the group's ranks take part (a tensor-parallel group of a larger job).
+        nccl = dist.new_group(ranks=ranks, backend="nccl", pg_options=options, use_local_synchronization=True)
+        gloo = dist.new_group(ranks=ranks, backend="gloo", use_local_synchronization=True)
         _tp_groups[key] = (nccl, gloo)
     return _tp_groups[key]
 
@@ -618,6 +624,20 @@ def _local_problem(x: Any, w: Any, torch: Any) -> str | None:
     return None
 
 
+def _out_problem(out: Any, x: Any, n: int, torch: Any) -> str | None:
+    """What is wrong with ``out`` that this rank alone can see (its rows are checked against
+    every rank's shapes after the check's all-gather)."""
+    if out is None:
+        return None
+    if not isinstance(out, torch.Tensor) or out.dim() != 2:
+        return "out must be a 2-D torch tensor"
+    if out.dtype != x.dtype or out.device != x.device:
+        return f"out is {out.dtype} on {out.device}; expected {x.dtype} on {x.device}"
+    if out.shape[1] != n or not out.is_contiguous():
+        return f"out must be a contiguous (row-major) tensor of {n} columns; it is {tuple(out.shape)}"
+    return None
+
+
 def all_gather_gemm(
     x: Any,
     w: Any,
@@ -635,7 +655,8 @@ def all_gather_gemm(
     while the next one arrives, so the all-gather hides behind the GEMMs. ``check`` (default)
     compares shapes and dtypes across ranks first (one small all-gather on the host, over
     gloo, no GPU synchronisation): a mismatch, or a bad input on any rank, raises ValueError on every rank.
-    Without it, ranks must agree, and the bands must all have x's rows.
+    Without it, ranks must agree, and the bands must all have x's rows. ``out`` (optional) is a
+    contiguous tensor; ``group`` and ``comm_sms`` must be the same on every rank of the group.
     """
     import torch
     import torch.distributed as dist
@@ -643,18 +664,22 @@ def all_gather_gemm(
     import fastgemm
 
     size, rank = dist.get_world_size(group), dist.get_rank(group)
-    problem = _local_problem(x, w, torch)
+    problem = _local_problem(x, w, torch) or _out_problem(out, x, w.shape[1], torch)
+    out_rows = -1 if out is None else int(out.shape[0])
     local = (
-        [int(x.shape[0]), int(x.shape[1]), int(w.shape[1]), _DTYPE_CODES.get(str(x.dtype), 0)]
+        [int(x.shape[0]), int(x.shape[1]), int(w.shape[1]), _DTYPE_CODES.get(str(x.dtype), 0), out_rows]
         if problem is None
-        else [0, 0, 0, 0]
+        else [0, 0, 0, 0, 0]
     )
     pg, gloo = _tp_group(dist, group, comm_sms)
     if check:
         every = _agree(torch, dist, gloo, local, problem, "all_gather_gemm")
-        if len({tuple(r[1:]) for r in every}) != 1:
-            raise ValueError(f"all_gather_gemm: ranks disagree on (K, N, dtype): {[r[1:] for r in every]}")
+        if len({tuple(r[1:4]) for r in every}) != 1:
+            raise ValueError(f"all_gather_gemm: ranks disagree on (K, N, dtype): {[r[1:4] for r in every]}")
         heights = [r[0] for r in every]
+        bad_out = [r for r, row in enumerate(every) if row[4] not in (-1, sum(heights))]
+        if bad_out:
+            raise ValueError(f"all_gather_gemm: out on rank(s) {bad_out} does not have {sum(heights)} rows")
     elif problem is not None:
         raise ValueError(f"all_gather_gemm: {problem}")
     else:
@@ -663,10 +688,8 @@ def all_gather_gemm(
     N = w.shape[1]
     if out is None:
         out = torch.empty((sum(heights), N), dtype=x.dtype, device=x.device)
-    elif tuple(out.shape) != (sum(heights), N) or out.dtype != x.dtype:
-        raise ValueError(
-            f"all_gather_gemm: out is {tuple(out.shape)} {out.dtype}; expected {(sum(heights), N)} {x.dtype}"
-        )
+    elif out.shape[0] != sum(heights):
+        raise ValueError(f"all_gather_gemm: out has {out.shape[0]} rows; expected {sum(heights)}")
     to, frm = dist.get_global_rank(pg, (rank + 1) % size), dist.get_global_rank(pg, (rank - 1) % size)
     cur = x.contiguous()
     for step in range(size):
@@ -701,7 +724,8 @@ def gemm_reduce_scatter(
 
     Each rank computes the other ranks' bands first, sending each as soon as it is done, and its
     own band last; the received bands are added to it in rank order (the same bits every call).
-    ``check`` as for :func:`all_gather_gemm` (M, N and dtype must agree; K_r may differ).
+    ``check``, ``out``, ``group`` and ``comm_sms`` as for :func:`all_gather_gemm` (M, N and dtype
+    must agree; K_r may differ).
     """
     import torch
     import torch.distributed as dist
@@ -709,29 +733,33 @@ def gemm_reduce_scatter(
     import fastgemm
 
     size, rank = dist.get_world_size(group), dist.get_rank(group)
-    problem = _local_problem(y, w, torch)
+    problem = _local_problem(y, w, torch) or _out_problem(out, y, w.shape[1], torch)
+    out_rows = -1 if out is None else int(out.shape[0])
     local = (
-        [int(y.shape[0]), int(w.shape[1]), _DTYPE_CODES.get(str(y.dtype), 0)]
+        [int(y.shape[0]), int(w.shape[1]), _DTYPE_CODES.get(str(y.dtype), 0), out_rows]
         if problem is None
-        else [0, 0, 0]
+        else [0, 0, 0, 0]
     )
     pg, gloo = _tp_group(dist, group, comm_sms)
-    if check:
-        every = _agree(torch, dist, gloo, local, problem, "gemm_reduce_scatter")
-        if len({tuple(r) for r in every}) != 1:
-            raise ValueError(f"gemm_reduce_scatter: ranks disagree on (M, N, dtype): {every}")
-    elif problem is not None:
-        raise ValueError(f"gemm_reduce_scatter: {problem}")
     M, N = y.shape[0], w.shape[1]
     bands = partition.split_range(M, size)
     bands += [(M, M)] * (size - len(bands))
+    if check:
+        every = _agree(torch, dist, gloo, local, problem, "gemm_reduce_scatter")
+        if len({tuple(r[:3]) for r in every}) != 1:
+            raise ValueError(
+                f"gemm_reduce_scatter: ranks disagree on (M, N, dtype): {[r[:3] for r in every]}"
+            )
+        bad_out = [r for r, row in enumerate(every) if row[3] not in (-1, bands[r][1] - bands[r][0])]
+        if bad_out:
+            raise ValueError(f"gemm_reduce_scatter: out on rank(s) {bad_out} does not have its band's rows")
+    elif problem is not None:
+        raise ValueError(f"gemm_reduce_scatter: {problem}")
     mine = bands[rank]
     if out is None:
         out = torch.empty((mine[1] - mine[0], N), dtype=y.dtype, device=y.device)
-    elif tuple(out.shape) != (mine[1] - mine[0], N) or out.dtype != y.dtype:
-        raise ValueError(
-            f"gemm_reduce_scatter: out is {tuple(out.shape)} {out.dtype}; expected {(mine[1] - mine[0], N)} {y.dtype}"
-        )
+    elif out.shape[0] != mine[1] - mine[0]:
+        raise ValueError(f"gemm_reduce_scatter: out has {out.shape[0]} rows; expected {mine[1] - mine[0]}")
     received: dict[int, Any] = {}
     pending: list[Any] = []
     keep: list[Any] = []

@@ -307,21 +307,37 @@ def _tp_cases(fd, v, ag_base, rs_base, ag_out, rs_out, extra_sms) -> dict[str, C
 
 
 def _tp_error_checks(torch: Any, dist: Any, fd: Any, rank: int, size: int) -> list[str]:
-    """Bad input on one rank (another K; a wrong dtype) raises ValueError on every rank."""
+    """Bad input on one rank (another K; a wrong dtype; an out of the wrong height or layout)
+    raises ValueError on every rank, for both functions."""
     failures = []
-    for what, k, dtype in (
-        ("a different K on the last rank", 96, torch.float16),
-        ("float64 on the last rank", 64, torch.float64),
-    ):
-        last = rank == size - 1
-        x = torch.ones(8, k if last else 64, device="cuda", dtype=dtype if last else torch.float16)
+    last = rank == size - 1
+    half = torch.float16
+    cases = [
+        ("a different K on the last rank", 96, half, None),
+        ("float64 on the last rank", 64, torch.float64, None),
+        ("an out of the wrong height on the last rank", 64, half, "rows"),
+        ("a column-major out on the last rank", 64, half, "layout"),
+    ]
+    for what, k, dtype, bad_out in cases:
+        x = torch.ones(8, k if last else 64, device="cuda", dtype=dtype if last else half)
         w = torch.ones(x.shape[1], 32, device="cuda", dtype=x.dtype)
-        try:
-            fd.all_gather_gemm(x, w)
-            failures.append(f"{what}: no error")
-        except ValueError as exc:
-            if "rank" not in str(exc):
-                failures.append(f"{what}: unclear error {exc}")
+        for name, call, rows in (
+            ("all_gather_gemm", fd.all_gather_gemm, 8 * size),
+            ("gemm_reduce_scatter", fd.gemm_reduce_scatter, 8 // size if 8 % size == 0 else None),
+        ):
+            if rows is None or (bad_out is None and k != 64 and name == "gemm_reduce_scatter"):
+                continue  # (the reduce-scatter takes a different K on each rank)
+            out = None
+            if last and bad_out == "rows":
+                out = torch.empty(rows + 1, 32, device="cuda", dtype=half)
+            elif last and bad_out == "layout":
+                out = torch.empty(32, rows, device="cuda", dtype=half).t()
+            try:
+                call(x, w, out)
+                failures.append(f"{name}, {what}: no error")
+            except ValueError as exc:
+                if "rank" not in str(exc):
+                    failures.append(f"{name}, {what}: unclear error {exc}")
     return failures
 
 
