@@ -1164,3 +1164,28 @@ def test_precision_summary_reads_the_table():
     assert '`"tf32x3"` runs at 1.60–2.00x the speed of cuBLAS SGEMM, with 0.50x its error' in text
     assert '`"tf32"` runs at 0.80–0.90x the speed of cuBLAS TF32, with 3.00x its error' in text
     assert update_readme.precision_summary({"results": rows[-1:]}) == ""
+
+
+def test_multigpu_results_reach_the_readme(tmp_path):
+    # The committed multi-GPU results file renders into its README block, both tables, from the
+    # one renderer; a README without the markers is reported (exit status 1), as for --overhead.
+    [src] = sorted((ROOT / "results").glob("multigpu-*.json"))
+    data = update_readme.load(src)
+    assert data["kind"] == "multigpu"
+    text = tables.multigpu_tables(data)
+    assert "| float16 | 16384x16384x16384 | 2 | rows |" in text
+    assert "| all_gather + matmul | all_gather_gemm |" in text and tables.MULTIGPU_TIMING in text
+    readme = tmp_path / "README.md"
+    readme.write_text("x\n<!-- multigpu_results -->\n<!-- /multigpu_results -->\ny\n")
+    assert update_readme.main([str(src), "--readme", str(readme)]) == 0
+    assert text in readme.read_text()
+    readme.write_text("no markers\n")
+    assert update_readme.main([str(src), "--readme", str(readme)]) == 1
+
+
+def test_multi_gpu_flag_reaches_its_own_arguments(capsys):
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--multi-gpu", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "--tp-ranks" in out and "--no-tp" in out
