@@ -145,23 +145,9 @@ def test_argument_errors():
 
 def test_tensor_parallel_pair_in_torchrun():
     require("torch")
-    from fastgemm.bench.multigpu import launch_tp
+    from fastgemm.bench.multigpu import check_tp
 
-    proc = launch_tp(
-        fastgemm.device_count(),
-        [
-            "--tp-check",
-            "--tp-tokens",
-            "256",
-            "--tp-hidden",
-            "192",
-            "--tp-inter",
-            "320",
-            "--tp-dtype",
-            "float16,bfloat16,float32",
-        ],
-        timeout=300,
-    )
+    proc = check_tp(fastgemm.device_count(), "float16,bfloat16,float32", timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "TP-CHECK\n  OK" in proc.stdout, proc.stdout[-3000:]
 

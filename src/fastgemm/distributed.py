@@ -28,6 +28,7 @@ NVLink multicast is never used: importing this module sets ``NCCL_NVLS_ENABLE=0`
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Sequence
@@ -110,12 +111,27 @@ def _bands(r0: int, r1: int) -> list[tuple[int, int]]:
     return bands
 
 
+def _chunks(c0: int, c1: int) -> list[tuple[int, int]]:
+    """The column chunks a remote piece's first band is computed in: about CHUNK_COLS wide
+    (16-element boundaries), or one chunk for a piece of at most 2 CHUNK_COLS columns."""
+    cols = c1 - c0
+    parts = max(1, cols // CHUNK_COLS) if cols > 2 * CHUNK_COLS else 1
+    return [(c0 + lo, c0 + hi) for lo, hi in partition.split_range(cols, parts, 16)]
+
+
 def _first_chunk_bytes(rows: int, cols: int, K: int, itemsize: int) -> tuple[int, int]:
     """Bytes a remote device needs before its first GEMM, and its last result's bytes."""
-    h = min(rows, FIRST_ROWS)
-    w = min(cols, CHUNK_COLS if cols > 2 * CHUNK_COLS else cols)
-    last = min(rows, TAIL_ROWS) * cols
-    return itemsize * (h * K + K * w), itemsize * last
+    first_band = _bands(0, rows)[0][1]
+    first_chunk = _chunks(0, cols)[0][1]
+    last = (rows - _bands(0, rows)[-1][0]) * cols
+    return itemsize * (first_band * K + K * first_chunk), itemsize * last
+
+
+def _check_strategy(strategy: str | None, itemsize: int) -> None:
+    if strategy is not None and strategy not in partition.STRATEGIES:
+        raise ValueError(f"strategy {strategy!r}; expected one of {', '.join(partition.STRATEGIES)}")
+    if strategy == "k" and itemsize != 4:
+        raise ValueError("strategy 'k' sums fp32 partial products: float32 operands only")
 
 
 def plan(
@@ -129,11 +145,24 @@ def plan(
 ) -> Spread:
     """How :func:`gemm` would spread an M x N x K problem over ``devices`` GPUs (home first):
     the way that moves the fewest bytes, or ``strategy``; one device where spreading is not
-    estimated to pay (unless ``strategy`` is given)."""
-    if strategy is not None and strategy not in partition.STRATEGIES:
-        raise ValueError(f"strategy {strategy!r}; expected one of {', '.join(partition.STRATEGIES)}")
-    if strategy == "k" and itemsize != 4:
-        raise ValueError("strategy 'k' sums fp32 partial products: float32 operands only")
+    estimated to pay (unless ``strategy`` is given). Decided once per problem class (cached:
+    a repeated call costs a dictionary lookup)."""
+    _check_strategy(strategy, itemsize)
+    key = (M, N, K, devices, itemsize, bool(beta_nonzero), strategy, FIRST_ROWS, CHUNK_COLS, TAIL_ROWS)
+    return _plan(*key)
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(
+    M: int,
+    N: int,
+    K: int,
+    devices: int,
+    itemsize: int,
+    beta_nonzero: bool,
+    strategy: str | None,
+    *_chunking: int,  # the chunk sizes the estimate used (part of the cache key)
+) -> Spread:
     one = 2.0 * M * N * K / RATE[itemsize]
     strategies: Sequence[str] = partition.STRATEGIES if itemsize == 4 else ("rows", "cols", "grid")
     if strategy is not None:
@@ -394,10 +423,10 @@ def gemm(
     """
     import fastgemm
 
-    if strategy is not None and strategy not in partition.STRATEGIES:
-        raise ValueError(f"strategy {strategy!r}; expected one of {', '.join(partition.STRATEGIES)}")
+    _check_strategy(strategy, 4)  # the name first, before anything is read
     a, b, c = as_matrix(A, "A"), as_matrix(B, "B"), as_matrix(C, "C")
     home = _check_operands(a, b, c)
+    _check_strategy(strategy, a.itemsize)
     devs = _devices(devices, home, fastgemm.device_count())
     M, K = a.shape
     N = b.shape[1]
@@ -405,9 +434,9 @@ def gemm(
     def one_gpu() -> Any:
         return fastgemm.gemm(A, B, C, alpha, beta, kernel=kernel, stream=stream, precision=precision)
 
-    spread = plan(M, N, K, len(devs), a.itemsize, beta != 0, strategy)
     if len(devs) == 1 or M == 0 or N == 0 or K == 0 or alpha == 0:
         return one_gpu()
+    spread = plan(M, N, K, len(devs), a.itemsize, beta != 0, strategy)
     if len(spread.plan.pieces) < 2:
         return one_gpu()
     cp = _load_cupy()
@@ -466,8 +495,7 @@ class _Run:
         with cp.cuda.Device(dev), _on(cp, dev):
             _wait(cp, arrive, ready)
             bands = _bands(r0, r1)
-            nchunks = max(1, cols // CHUNK_COLS) if cols > 2 * CHUNK_COLS else 1
-            chunks = [(c0 + lo, c0 + hi) for lo, hi in partition.split_range(cols, nchunks, 16)]
+            chunks = _chunks(c0, c1)
             b_local = _new_block(cp, (K, cols), B.sub((0, K), (c0, c1)), keep)
             tasks = []  # (A rows, B columns, result on dev, its place in C, inputs' event)
             a_first = _new_block(cp, (bands[0][1] - r0, K), A, keep)

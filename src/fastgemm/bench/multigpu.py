@@ -362,6 +362,13 @@ def launch_tp(ranks: int, args: Sequence[str], timeout: float = 600) -> subproce
     )
 
 
+def check_tp(ranks: int, dtypes: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """The workers' correctness and error checks only, on small shapes (what the multi-GPU
+    tests run); their output says "TP-CHECK" then "OK" or the failures."""
+    small = ["--tp-tokens", "256", "--tp-hidden", "192", "--tp-inter", "320"]
+    return launch_tp(ranks, ["--tp-check", *small, "--tp-dtype", dtypes], timeout)
+
+
 # --- the command -------------------------------------------------------------------------------
 
 
@@ -389,20 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     n = torch.cuda.device_count()
     ranks = args.tp_ranks or n
     if args.tp_check:
-        proc = launch_tp(
-            ranks,
-            [
-                "--tp-check",
-                "--tp-tokens",
-                "256",
-                "--tp-hidden",
-                "192",
-                "--tp-inter",
-                "320",
-                "--tp-dtype",
-                args.tp_dtype,
-            ],
-        )
+        proc = check_tp(ranks, args.tp_dtype)
         print(proc.stdout[-4000:], proc.stderr[-4000:], sep="\n")
         return proc.returncode
     single = single_process(args)
