@@ -11,7 +11,8 @@ Families:
   --deep            deep K: M from --deep-m, N from --deep-n (outputs of at most --deep-max-mn
                     elements), K from --deep-k; the wgmma rungs and split-K kernels by name.
   --prefill         M from --pre-m on the (N, K) of model layers (--pre-nk): the persistent,
-                    split-K and stream-K wgmma rungs by name.
+                    split-K and stream-K wgmma rungs by name (fp32: v09 and the split-K tile
+                    rungs).
 
 Device time: CUDA events around back-to-back launches behind a spin, rotating over enough input
 sets that A and B are not resident in L2; median over rounds. Every candidate is checked against
@@ -67,7 +68,18 @@ UNFLIPPED = {
         "hgemm_v29_stream_k",
         "hgemm_v30_stream_k_wide",
     ],
-    "float32-deep": ["sgemm_v09_cp_async", "sgemm_v11_split_k_tile", "sgemm_v15_split_k_global"],
+    "float32-deep": [
+        "sgemm_v09_cp_async",
+        "sgemm_v11_split_k_tile",
+        "sgemm_v15_split_k_global",
+        "sgemm_v16_split_k_waves",
+    ],
+    "float32-prefill": [
+        "sgemm_v09_cp_async",
+        "sgemm_v11_split_k_tile",
+        "sgemm_v15_split_k_global",
+        "sgemm_v16_split_k_waves",
+    ],
 }
 FLIPPED = {
     "float16": ["hgemm_v22_split_k", "hgemm_v26_split_k_32rows", "hgemm_v23_split_k_wide"],

@@ -262,9 +262,17 @@ PYBIND11_MODULE(_C, m) {
         py::object min_cc = r.min_cc > 0 ? py::object(py::int_(r.min_cc)) : py::none();
         py::object min_k = r.min_k > 0 ? py::object(py::int_(r.min_k)) : py::none();
         py::object max_short = r.max_short > 0 ? py::object(py::int_(r.max_short)) : py::none();
-        rules.append(
-            py::make_tuple(r.kernel, r.why, r.min_mn, few, max_m, min_cc, min_k, max_short,
-                           r.flip, split_cost));
+        py::object rounds = py::none();
+        if (const RoundSplit* q = r.round_split) {
+          rounds = py::dict(py::arg("tile_m") = q->tile_m, py::arg("tile_n") = q->tile_n,
+                            py::arg("k_unit") = q->k_unit, py::arg("min_units") = q->min_units,
+                            py::arg("most") = q->most, py::arg("max_partials") = q->max_partials,
+                            py::arg("blocks_per_sm") = q->blocks_per_sm,
+                            py::arg("publish") = q->costs.publish, py::arg("add") = q->costs.add,
+                            py::arg("solo") = q->costs.solo);
+        }
+        rules.append(py::make_tuple(r.kernel, r.why, r.min_mn, few, max_m, min_cc, min_k,
+                                    max_short, r.flip, split_cost, rounds));
       }
       return rules;
     };
@@ -277,7 +285,7 @@ PYBIND11_MODULE(_C, m) {
     for (DType d : {DType::f32, DType::f16, DType::bf16}) out[dtype_name(d)] = as_list(auto_rules(d));
     return out;
   }, py::arg("precision") = "ieee",
-  "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n, parts) or None: at most SMs / parts such tiles, largest M or None, smallest cc or None, smallest K or None, largest min(M, N) or None, flip: run as C^T = B^T A^T with the limits read on it, split cost or None: K split over the SMs in S = min(16, K / 256, SMs / tiles) >= 2 shares of at least that many k-tiles of 64 per partial tile summed, times S - 1)], fastest first. precision 'tf32x3' / 'tf32': the float32 rules tried before the ieee ones.");
+  "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n, parts) or None: at most SMs / parts such tiles, largest M or None, smallest cc or None, smallest K or None, largest min(M, N) or None, flip: run as C^T = B^T A^T with the limits read on it, split cost or None: K split over the SMs in S = min(16, K / 256, SMs / tiles) >= 2 shares of at least that many k-tiles of 64 per partial tile summed, times S - 1, round split or None: the round model of common/split_model.h (a dict of its fields) splits K, S >= 2)], fastest first. precision 'tf32x3' / 'tf32': the float32 rules tried before the ieee ones.");
   m.attr("PAD_MIN_MACS") = kPadMinMacs;
   m.def("documented_smem_per_block", [](int cc) { return documented_target(cc).smem_per_block; },
         "Shared memory per block (bytes) that select(cc=...) assumes for an architecture.");

@@ -131,16 +131,11 @@ const std::vector<AutoRule> kSgemmRules = {
      "v11 on 64x128 or 128x64 tiles (32x128 or 128x32 up to 32 rows or columns): for outputs of "
      "at most 64 rows or columns, where v11's tile is at least half padding",
      0, 0, 0, 0, 90, 0, 64},
-    {"sgemm_v15_split_k_global",
-     "v09's 128x128 tile with K split over the SMs in up to 16 shares, the partial tiles summed "
-     "in global memory: for outputs of at most SMs/2 tiles of 128x256 (about one 128x128 tile "
-     "per SM) with K >= 2048, where v09 leaves SMs idle and v11's cluster split is capped by "
-     "the clusters a GPC holds",
-     0, 128, 256, 0, 90, 2048},
-    {"sgemm_v11_split_k_tile",
-     "v09's 128x128 tile with K split across a cluster of up to 8 blocks: for outputs of at "
-     "most SMs/2 tiles of 128x256 (about one 128x128 tile per SM), where v09 leaves SMs idle",
-     0, 128, 256, 0, 90},
+    {"sgemm_v16_split_k_waves",
+     "v09's 128x128 tile with K split over every resident block (two per SM), the partial tiles "
+     "summed in global memory, S from a model of the launch's rounds of blocks: where that model "
+     "splits K (few tiles, a long K, or a last round of whole tiles that leaves SMs idle)",
+     0, 0, 0, 0, 90, 0, 0, false, 2, 0, &kSgemmV16Split},
     {"sgemm_v09_cp_async", "fastest SGEMM rung: warp tiles, double-buffered cp.async copies", 0},
     {"sgemm_v08_warptile", "fastest SGEMM rung without cp.async (pre-sm_80 GPUs)", 0},
     {"sgemm_v05_blocktile_2d", "fastest SGEMM rung without 16-byte vector access", 0},
@@ -329,6 +324,18 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
                             " k-tiles here)");
           continue;
         }
+      }
+    }
+    if (rule.round_split != nullptr) {
+      const RoundSplit& r = *rule.round_split;
+      const int split = round_split_count(r, M, N, K, t.sm_count, r.blocks_per_sm);
+      if (split < 2) {
+        skipped.push_back(std::string(rule.kernel) +
+                          " is for outputs whose K its round model splits (" +
+                          std::to_string(r.blocks_per_sm) + " blocks per SM on " +
+                          std::to_string(t.sm_count) +
+                          " SMs; whole tiles fill the rounds here)");
+        continue;
       }
     }
     std::string problem = runnable_problem(*k, t, alignment);

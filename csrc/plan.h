@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/runtime.h"
+#include "common/split_model.h"
 #include "registry.h"
 
 namespace fastgemm {
@@ -58,6 +59,10 @@ struct AutoRule {
   // such limit; S = 1 never qualifies): a kernel whose tile owner adds S - 1 partial tiles one
   // after another pays for them only on a long share.
   int split_cost = 0;
+  // Preferred only where this round model (common/split_model.h) splits K, S > 1, on the
+  // target's SMs at the model's blocks per SM (nullptr: no such limit): a kernel that splits K by
+  // the same model, preferred where whole tiles would leave SMs idle.
+  const RoundSplit* round_split = nullptr;
 };
 const std::vector<AutoRule>& auto_rules(DType dtype);
 

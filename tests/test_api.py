@@ -293,9 +293,10 @@ def test_kernels_unknown_dtype(dtype):
 def test_select_default_alignment(cc):
     sel = fastgemm.select(1024, 1024, 1024, "float32", cc=cc)
     assert isinstance(sel, fastgemm.Selection)
-    # 1024^2 is 64 tiles of 128x128: on sm_90 (clusters) the split-K tile rung, else the ladder's top
+    # 1024^2 is 64 tiles of 128x128: on sm_90 the round model splits K four ways (v16), elsewhere
+    # the ladder's top
     expected = _first_runnable_rule("float32", cc, 1024, 1024, 1024, 16)
-    assert expected == {90: "sgemm_v11_split_k_tile", 75: "sgemm_v08_warptile"}.get(cc, "sgemm_v09_cp_async")
+    assert expected == {90: "sgemm_v16_split_k_waves", 75: "sgemm_v08_warptile"}.get(cc, "sgemm_v09_cp_async")
     assert sel.kernel.name == expected
     assert sel.kernel == next(k for k in fastgemm.kernels() if k.name == expected)
     assert isinstance(sel.reason, str) and sel.reason
@@ -377,14 +378,46 @@ def _best_mma_sync(cc: int, m: int = 4096, n: int = 4096) -> str:
 DOCUMENTED_SMS = {90: 132, 80: 108}
 
 
+def _round_split(r: dict, m: int, n: int, k_depth: int, sms: int) -> int:
+    """S of the round model (csrc/common/split_model.h), written out again from its comment."""
+    tiles = -(-m // r["tile_m"]) * -(-n // r["tile_n"])
+    units = -(-k_depth // r["k_unit"])
+    top = min(r["most"], units // r["min_units"], 1 + r["max_partials"] // max(tiles, 1))
+    slots = sms * r["blocks_per_sm"]
+
+    def time(s: int) -> float:
+        full, rest = divmod(tiles * s, slots)
+        share = -(-units // s) + (r["publish"] if s > 1 else 0)
+        lone = r["solo"] if r["blocks_per_sm"] > 1 and rest <= sms else 1
+        return full * share + (lone * share if rest else 0) + (s - 1) * r["add"]
+
+    if tiles <= 0 or sms <= 0 or top <= 1:
+        return 1
+    best = 1
+    for s in range(2, top + 1):
+        if time(s) < time(best) * (1 - 1e-9):
+            best = s
+    return best
+
+
 def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alignment: int) -> str:
     """The first AUTO_RULES candidate that is in the table, is meant for an m x n x k_depth
     problem and runs on ``cc`` with ``alignment``-byte aligned operands."""
     table = {k.name: k for k in fastgemm.kernels(dtype)}
     sms = DOCUMENTED_SMS.get(cc, 0)
-    for name, _why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost in dispatch.AUTO_RULES[
-        dtype
-    ]:
+    for (
+        name,
+        _why,
+        min_mn,
+        few,
+        max_m,
+        min_cc,
+        min_k,
+        max_short,
+        flip,
+        split_cost,
+        rounds,
+    ) in dispatch.AUTO_RULES[dtype]:
         k = table.get(name)
         rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
         if (max_m is not None and rm > max_m) or (min_cc is not None and cc < min_cc):
@@ -401,6 +434,8 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
             split = max(1, min(16, k_tiles // 4, sms // tiles))
             if split < 2 or k_tiles < split_cost * split * (split - 1):
                 continue
+        if rounds is not None and _round_split(rounds, rm, rn, k_depth, sms) < 2:
+            continue
         if k is not None and m * n >= min_mn and dispatch.check_runnable(k, cc, alignment) is None:
             return name
     raise AssertionError(f"no {dtype} rule runs on cc {cc} with {alignment}-byte alignment")
@@ -610,7 +645,7 @@ def test_auto_rules_refer_to_kernels():
     for dtype, rules in dispatch.AUTO_RULES.items():
         assert dtype in DTYPES
         assert rules, f"no rules for {dtype}"
-        for name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost in rules:
+        for name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost, rounds in rules:
             assert isinstance(min_mn, int) and min_mn >= 0, name
             assert isinstance(flip, bool), name
             if flip and (name, dtype) in table:  # only the split-K epilogue writes a column-major C
@@ -619,6 +654,12 @@ def test_auto_rules_refer_to_kernels():
             assert min_k is None or (isinstance(min_k, int) and min_k > 0), name
             assert few is None or (len(few) == 3 and min(few) > 0), name
             assert split_cost is None or (few is not None and split_cost > 0), name
+            assert rounds is None or (
+                min(rounds[f] for f in ("tile_m", "tile_n", "k_unit", "min_units", "most", "blocks_per_sm"))
+                > 0
+                and rounds["max_partials"] > 0
+                and 0 < rounds["solo"] <= 1
+            ), name
             assert max_m is None or (isinstance(max_m, int) and max_m > 0), name
             assert min_cc is None or (isinstance(min_cc, int) and min_cc >= 75), name
             if (name, dtype) not in table and str(HOPPER_CC) not in BUILT_ARCHS:
@@ -1192,6 +1233,34 @@ def test_select_narrow_fp32(m, n):
     assert wider.kernel.name != "sgemm_v12_split_k_narrow"
     assert "sgemm_v12_split_k_narrow is for outputs of at most 64 rows or columns" in wider.reason
     assert fastgemm.select(m, n, 4096, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
+
+
+@pytest.mark.parametrize(
+    "m, n, k, split",
+    [
+        (128, 6144, 4096, True),  # 48 tiles: a prefill of few rows
+        (512, 6144, 4096, True),  # 192 tiles: 1.45 rounds of whole tiles on 132 SMs x 2
+        (1024, 1024, 65536, True),  # deep K
+        (8192, 128, 8192, True),  # narrow output, 64 tiles
+        (2048, 3584, 18944, True),  # 448 tiles: a last round of 184 whole tiles
+        (2048, 2048, 2048, False),  # 256 tiles: one full round
+        (4096, 4096, 4096, False),
+        (8192, 8192, 8192, False),
+    ],
+)
+def test_select_fp32_round_model(m, n, k, split):
+    # sgemm_v16 where its round model splits K (sm_90, 132 SMs), v09 where whole tiles fill the
+    # rounds; the explanation says which, and the test's own copy of the model agrees.
+    sel = fastgemm.select(m, n, k, "float32", cc=90)
+    rule = next(r for r in dispatch.AUTO_RULES["float32"] if r[0] == "sgemm_v16_split_k_waves")
+    assert (_round_split(rule[10], m, n, k, 132) > 1) == split
+    if split:
+        assert sel.kernel.name == "sgemm_v16_split_k_waves", sel
+        assert "model" in sel.reason
+    else:
+        assert sel.kernel.name == "sgemm_v09_cp_async", sel
+        assert "sgemm_v16_split_k_waves is for outputs whose K its round model splits" in sel.reason
+    assert fastgemm.select(m, n, k, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
 
 
 @pytest.mark.parametrize(

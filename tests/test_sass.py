@@ -641,16 +641,30 @@ def test_expectations_cover_the_ladder():
         "sgemm_v11_split_k_tile",
         "sgemm_v12_split_k_narrow",
         "sgemm_v15_split_k_global",
+        "sgemm_v16_split_k_waves",
     ]
     assert [k.name for k in _of("cp_async", "float32")] == [
         "sgemm_v09_cp_async",
         "sgemm_v11_split_k_tile",
         "sgemm_v12_split_k_narrow",
         "sgemm_v15_split_k_global",
+        "sgemm_v16_split_k_waves",
     ]
     tensor_core = [13, 14] if HOPPER_CC in ARCHS else []  # tf32, tf32x3 (sm_90a only)
-    assert [k.version for k in _of("no_spills", "float32")] == [5, 6, 7, 8, 9, 10, 11, 12, *tensor_core, 15]
-    assert len(_kernels_with("fma")) == len(SGEMM) == 13 + len(tensor_core)
+    assert [k.version for k in _of("no_spills", "float32")] == [
+        5,
+        6,
+        7,
+        8,
+        9,
+        10,
+        11,
+        12,
+        *tensor_core,
+        15,
+        16,
+    ]
+    assert len(_kernels_with("fma")) == len(SGEMM) == 14 + len(tensor_core)
     assert not _of("fma", "float16") and not _of("tensor_cores", "float32")
     assert [k.version for k in _of("wgmma", "float32")] == tensor_core
     assert [k.version for k in _of("tma", "float32")] == tensor_core

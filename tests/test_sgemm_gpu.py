@@ -330,7 +330,8 @@ def test_auto_pads_with_beta_into_misaligned_c(cp):
 # tiles), sgemm_v11 on few 128x128 tiles with long K (clusters of up to 8 blocks per output
 # tile), sgemm_v12 on 64x128 (M <= N) and 128x64 (M > N) tiles, and 32x128 / 128x32 where the
 # shorter side is at most 32; rows past M, columns past N and K not a multiple of a block's share
-# covered; sgemm_v15 as v11, up to 16 blocks per tile and not a cluster.
+# covered; sgemm_v15 as v11, up to 16 blocks per tile and not a cluster; sgemm_v16 as v15, with
+# grids of more blocks than the GPU holds at once.
 SPLIT_SHAPES = {
     "sgemm_v10_split_k": [(1, 4096, 8192), (3, 1000, 4100), (16, 2056, 14336), (5, 520, 3000), (17, 64, 64)],
     "sgemm_v11_split_k_tile": [
@@ -346,6 +347,15 @@ SPLIT_SHAPES = {
         (33, 132, 20000),
         (1000, 1000, 3000),
         (129, 260, 10000),
+        (33, 132, 20),
+    ],
+    # Two blocks per SM, S from the round model: 8 (32 tiles), 16 (two tiles), 4 (64 tiles), 3 on
+    # 160 tiles (480 blocks: more than one round of resident blocks), 1.
+    "sgemm_v16_split_k_waves": [
+        (128, 4096, 4096),
+        (33, 132, 20000),
+        (1000, 1000, 3000),
+        (1200, 2000, 2048),
         (33, 132, 20),
     ],
     "sgemm_v12_split_k_narrow": [

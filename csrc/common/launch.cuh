@@ -77,6 +77,9 @@ void set_smem_once(const void* kernel, int bytes);
 // device, or its code was compiled for an architecture before sm_90). Queried once per kernel,
 // device and shape of launch, then cached (the kernel's shared-memory attribute must be set).
 int resident_split_clusters(const void* kernel, int split, int threads, int smem);
+// Blocks of `kernel` (with `threads` and `smem`) one SM holds at once on the current device (at
+// least 1), queried once per kernel, device and shape of launch like resident_split_clusters.
+int resident_blocks_per_sm(const void* kernel, int threads, int smem);
 
 template <typename Kernel>
 inline void set_smem(Kernel kernel, int bytes) {

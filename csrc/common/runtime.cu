@@ -498,11 +498,16 @@ void set_smem_once(const void* kernel, int bytes) {
   recent.add(key, true);
 }
 
-int resident_split_clusters(const void* kernel, int split, int threads, int smem) {
+namespace {
+// An occupancy answer of the current device, once per kernel, device, `what` and launch shape: a
+// thread's recent keys first, then the process-wide map under a lock, then compute(device). Each
+// query (each Compute type) keeps its own cache.
+template <typename Compute>
+int cached_occupancy(const void* kernel, int what, int threads, int smem, Compute compute) {
   int device = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   using Key = std::tuple<const void*, int, int, int, int>;
-  const Key key{kernel, device, split, threads, smem};
+  const Key key{kernel, device, what, threads, smem};
   thread_local Recent<Key, int> recent;  // split_count asks for several splits per launch
   if (const int* hit = recent.find(key)) return *hit;
   static std::mutex mutex;
@@ -515,33 +520,51 @@ int resident_split_clusters(const void* kernel, int split, int threads, int smem
       return hit->second;
     }
   }
-  // Clusters need the device's support and code compiled for sm_90 or later: a build whose
-  // newest code is older PTX (JIT-compiled for this GPU) has the one-block fallbacks of ptx.cuh.
-  int clusters = 0, cluster_launch = 0;
-  cudaFuncAttributes attr{};
-  if (cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, device) == cudaSuccess &&
-      cluster_launch && cudaFuncGetAttributes(&attr, kernel) == cudaSuccess &&
-      attr.ptxVersion >= 90) {
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(1, 1, static_cast<unsigned>(split));
-    config.blockDim = dim3(static_cast<unsigned>(threads));
-    config.dynamicSmemBytes = static_cast<size_t>(smem);
-    cudaLaunchAttribute cluster[1];
-    cluster[0].id = cudaLaunchAttributeClusterDimension;
-    cluster[0].val.clusterDim.x = 1, cluster[0].val.clusterDim.y = 1;
-    cluster[0].val.clusterDim.z = static_cast<unsigned>(split);
-    config.attrs = cluster;
-    config.numAttrs = 1;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) clusters = 0;
-  }
-  cudaGetLastError();  // a refused query means "no split", not an error of this call
-  clusters = clusters > 0 ? clusters : 0;
+  const int value = compute(device);
+  cudaGetLastError();  // a refused query answers 0, not an error of this call
   {
     std::lock_guard<std::mutex> lock(mutex);
-    known.emplace(key, clusters);
+    known.emplace(key, value);
   }
-  recent.add(key, clusters);
-  return clusters;
+  recent.add(key, value);
+  return value;
+}
+}  // namespace
+
+int resident_split_clusters(const void* kernel, int split, int threads, int smem) {
+  return cached_occupancy(kernel, split, threads, smem, [&](int device) {
+    // Clusters need the device's support and code compiled for sm_90 or later: a build whose
+    // newest code is older PTX (JIT-compiled for this GPU) has the one-block fallbacks of ptx.cuh.
+    int clusters = 0, cluster_launch = 0;
+    cudaFuncAttributes attr{};
+    if (cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, device) == cudaSuccess &&
+        cluster_launch && cudaFuncGetAttributes(&attr, kernel) == cudaSuccess &&
+        attr.ptxVersion >= 90) {
+      cudaLaunchConfig_t config = {};
+      config.gridDim = dim3(1, 1, static_cast<unsigned>(split));
+      config.blockDim = dim3(static_cast<unsigned>(threads));
+      config.dynamicSmemBytes = static_cast<size_t>(smem);
+      cudaLaunchAttribute cluster[1];
+      cluster[0].id = cudaLaunchAttributeClusterDimension;
+      cluster[0].val.clusterDim.x = 1, cluster[0].val.clusterDim.y = 1;
+      cluster[0].val.clusterDim.z = static_cast<unsigned>(split);
+      config.attrs = cluster;
+      config.numAttrs = 1;
+      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) clusters = 0;
+    }
+    return clusters > 0 ? clusters : 0;
+  });
+}
+
+int resident_blocks_per_sm(const void* kernel, int threads, int smem) {
+  return cached_occupancy(kernel, 0, threads, smem, [&](int) {
+    int blocks = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads,
+                                                      static_cast<size_t>(smem)) != cudaSuccess) {
+      blocks = 0;
+    }
+    return blocks > 0 ? blocks : 1;
+  });
 }
 
 void stream_wait(cudaStream_t producer, cudaStream_t consumer) {

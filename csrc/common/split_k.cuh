@@ -38,6 +38,7 @@
 #include "common/launch.cuh"
 #include "common/ptx.cuh"
 #include "common/runtime.h"
+#include "common/split_model.h"
 
 namespace fastgemm {
 
@@ -157,15 +158,7 @@ inline int64_t split_ldc(const GemmArgs& a) { return a.c_col_major ? -a.ldc : a.
 // that leaves each block at least `min_units` units of K work, keeps the grid within
 // blocks_per_sm blocks per SM, and lets all `tiles` clusters of S be resident at once (one wave);
 // 1 where the kernel cannot run in clusters (resident_split_clusters). FASTGEMM_DEV_SPLIT_K=<n>
-// fixes S within those limits but the residency one (read once; for fitting the rule, not for
-// users).
-inline int dev_split_override() {
-  static const int fixed = [] {
-    const char* v = std::getenv("FASTGEMM_DEV_SPLIT_K");
-    return v ? std::atoi(v) : 0;
-  }();
-  return fixed;
-}
+// (dev_split_override, common/split_model.h) fixes S within those limits but the residency one.
 inline int split_count(const void* kernel, int threads, int smem, int64_t tiles, int64_t k_units,
                        int64_t min_units, int blocks_per_sm, int sm_count) {
   const int fixed = dev_split_override();

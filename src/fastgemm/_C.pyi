@@ -35,6 +35,7 @@ Rule: TypeAlias = tuple[
     int | None,
     bool,
     int | None,
+    dict[str, float] | None,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...

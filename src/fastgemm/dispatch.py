@@ -42,14 +42,10 @@ __all__ = [
 # C^T = B^T A^T (C written column-major) and the limits before it are read on that N x M
 # problem, split cost or None: preferred only where K split over the SMs in
 # S = min(16, K // 256, SMs // tiles) >= 2 shares leaves each share at least
-# split cost * (S - 1) k-tiles of 64)], fastest first.
-AUTO_RULES: dict[str, list[Rule]] = {
-    dtype: [
-        (name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost)
-        for name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost in rules
-    ]
-    for dtype, rules in _C.auto_rules().items()
-}
+# split cost * (S - 1) k-tiles of 64, round split or None: preferred only where the round model
+# of csrc/common/split_model.h with these fields (tile_m, tile_n, k_unit, min_units, most,
+# max_partials, blocks_per_sm, publish, add, solo) splits K in S >= 2 shares)], fastest first.
+AUTO_RULES: dict[str, list[Rule]] = {dtype: list(rules) for dtype, rules in _C.auto_rules().items()}
 
 # precision ("tf32x3", "tf32") -> the float32 rules (same tuples) that auto tries for it before
 # the ieee rules of AUTO_RULES["float32"], which follow them (at least as accurate).

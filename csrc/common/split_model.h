@@ -1,0 +1,83 @@
+// split_model.h — how many ways a kernel whose partial tiles meet in global memory splits K when
+// its grid may take several rounds of resident blocks (sgemm v16): one model, read by the launch
+// (S) and by the auto rules (whether a split pays at all), so that the two cannot disagree.
+//
+// The model, in units of one block's work on one 16-deep k-tile while it shares its SM:
+//   time(S) = full * (share + cut) + (rest ? lone * (share + cut) : 0) + (S - 1) * add
+// where the tiles x S blocks fill `full` whole rounds of sms x blocks_per_sm resident blocks and
+// `rest` blocks are left for a last round; share = ceil(k_units / S), cut = publish where S > 1
+// (a partial tile stored); lone = solo where blocks_per_sm > 1 and the last round holds at most
+// one block per SM (a block alone on its SM runs faster than one of two: the loop is bound by
+// the SM's FMA pipe and latency, not by a fixed share), else 1; add is the owner's load-and-add of
+// one partial tile. The costs are fitted to sgemm v16 on an H100 (benchmarks/NOTES.md).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+
+namespace fastgemm {
+
+// FASTGEMM_DEV_SPLIT_K=<n> fixes a split kernel's S within its limits (read once; for fitting
+// the rules, not for users).
+inline int dev_split_override() {
+  static const int fixed = [] {
+    const char* v = std::getenv("FASTGEMM_DEV_SPLIT_K");
+    return v ? std::atoi(v) : 0;
+  }();
+  return fixed;
+}
+
+struct RoundCosts {
+  double publish, add, solo;
+};
+
+// A kernel's split in the model's terms: its tile, the K work of one unit, the fewest units a
+// block takes, the most shares and partial tiles, the blocks an SM holds in its usual layouts, and
+// the costs.
+struct RoundSplit {
+  int tile_m, tile_n, k_unit, min_units, most;
+  int64_t max_partials;
+  int blocks_per_sm;
+  RoundCosts costs;
+};
+// sgemm v16: 128x128 tiles, 16-deep k-tiles, at least 8 a block, up to 16 shares and 1024
+// partial tiles (64 MiB of scratch), two blocks of 256 threads per SM.
+constexpr RoundSplit kSgemmV16Split{128, 128, 16, 8, 16, 1024, 2, {1.0, 0.5, 0.55}};
+
+// The model's time for S (see above).
+inline double round_model_time(int64_t tiles, int64_t k_units, int64_t s, int sms,
+                               int blocks_per_sm, const RoundCosts& c) {
+  const int64_t slots = int64_t(sms) * blocks_per_sm, blocks = tiles * s;
+  const int64_t full = blocks / slots, rest = blocks - full * slots;
+  const double share = static_cast<double>((k_units + s - 1) / s) + (s > 1 ? c.publish : 0.0);
+  const double lone = blocks_per_sm > 1 && rest <= sms ? c.solo : 1.0;
+  return static_cast<double>(full) * share + (rest ? lone * share : 0.0) +
+         static_cast<double>(s - 1) * c.add;
+}
+
+// For C[M,N] with depth K on `sms` SMs holding blocks_per_sm blocks each: the S <= r.most with
+// the least modelled time that leaves every block at least r.min_units units of K and needs at
+// most r.max_partials partial tiles; ties go to the smaller S. The override fixes S within those
+// limits.
+inline int round_split_count(const RoundSplit& r, int64_t M, int64_t N, int64_t K, int sms,
+                             int blocks_per_sm) {
+  const int64_t tiles = ((M + r.tile_m - 1) / r.tile_m) * ((N + r.tile_n - 1) / r.tile_n);
+  const int64_t k_units = (K + r.k_unit - 1) / r.k_unit;
+  const RoundCosts& c = r.costs;
+  if (tiles <= 0 || sms <= 0 || blocks_per_sm <= 0) return 1;
+  int64_t top = std::min<int64_t>(r.most, k_units / std::max<int64_t>(r.min_units, 1));
+  top = std::min<int64_t>(top, 1 + r.max_partials / tiles);
+  if (top <= 1) return 1;
+  if (dev_split_override() > 0) {
+    return static_cast<int>(std::min<int64_t>(top, dev_split_override()));
+  }
+  int best = 1;
+  double best_time = round_model_time(tiles, k_units, 1, sms, blocks_per_sm, c);
+  for (int64_t s = 2; s <= top; ++s) {
+    const double time = round_model_time(tiles, k_units, s, sms, blocks_per_sm, c);
+    if (time < best_time * (1 - 1e-9)) best = static_cast<int>(s), best_time = time;
+  }
+  return best;
+}
+
+}  // namespace fastgemm
