@@ -131,6 +131,14 @@ const std::vector<AutoRule> kSgemmRules = {
      "v11 on 64x128 or 128x64 tiles (32x128 or 128x32 up to 32 rows or columns): for outputs of "
      "at most 64 rows or columns, where v11's tile is at least half padding",
      0, 0, 0, 0, 90, 0, 64},
+    {"sgemm_v11_split_k_tile",
+     "v09's 128x128 tile with K split across a cluster of up to 8 blocks, summed through "
+     "distributed shared memory: for outputs of at most 16 tiles of 128x128 with K <= 1024, "
+     "where the short shares make v16's reduction through global memory the larger cost",
+     0, 128, 128, 0, 90, 0, 0, false, 8.25, 0, nullptr, 1024},
+    {"sgemm_v11_split_k_tile",
+     "v11 for outputs of at most 64 tiles of 128x128 with K <= 512 (the same trade)",
+     0, 128, 128, 0, 90, 0, 0, false, 2.0625, 0, nullptr, 512},
     {"sgemm_v16_split_k_waves",
      "v09's 128x128 tile with K split over every resident block (two per SM), the partial tiles "
      "summed in global memory, S from a model of the launch's rounds of blocks: where that model "
@@ -300,6 +308,11 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
     if (rule.min_k > 0 && K < rule.min_k) {
       skipped.push_back(std::string(rule.kernel) + " is for K of at least " +
                         std::to_string(rule.min_k));
+      continue;
+    }
+    if (rule.max_k > 0 && K > rule.max_k) {
+      skipped.push_back(std::string(rule.kernel) + " is for K of at most " +
+                        std::to_string(rule.max_k));
       continue;
     }
     if (rule.few_m > 0) {

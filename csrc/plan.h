@@ -63,6 +63,9 @@ struct AutoRule {
   // target's SMs at the model's blocks per SM (nullptr: no such limit): a kernel that splits K by
   // the same model, preferred where whole tiles would leave SMs idle.
   const RoundSplit* round_split = nullptr;
+  // Preferred only for K of at most this (0: any): a split whose reduction pays only on short
+  // shares against another's.
+  int64_t max_k = 0;
 };
 const std::vector<AutoRule>& auto_rules(DType dtype);
 

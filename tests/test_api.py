@@ -417,6 +417,7 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
         flip,
         split_cost,
         rounds,
+        max_k,
     ) in dispatch.AUTO_RULES[dtype]:
         k = table.get(name)
         rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
@@ -425,6 +426,8 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
         if max_short is not None and min(rm, rn) > max_short:
             continue
         if min_k is not None and k_depth < min_k:
+            continue
+        if max_k is not None and k_depth > max_k:
             continue
         tiles = (-(-rm // few[0])) * (-(-rn // few[1])) if few is not None else 0
         if few is not None and few[2] * tiles > sms:
@@ -645,13 +648,14 @@ def test_auto_rules_refer_to_kernels():
     for dtype, rules in dispatch.AUTO_RULES.items():
         assert dtype in DTYPES
         assert rules, f"no rules for {dtype}"
-        for name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost, rounds in rules:
+        for name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost, rounds, max_k in rules:
             assert isinstance(min_mn, int) and min_mn >= 0, name
             assert isinstance(flip, bool), name
             if flip and (name, dtype) in table:  # only the split-K epilogue writes a column-major C
                 assert table[(name, dtype)].epilogue == "split_k", name
             assert max_short is None or (isinstance(max_short, int) and max_short > 0), name
             assert min_k is None or (isinstance(min_k, int) and min_k > 0), name
+            assert max_k is None or (isinstance(max_k, int) and max_k > 0 and (min_k or 0) <= max_k), name
             assert few is None or (len(few) == 3 and min(few) > 0), name
             assert split_cost is None or (few is not None and split_cost > 0), name
             assert rounds is None or (
@@ -1261,6 +1265,23 @@ def test_select_fp32_round_model(m, n, k, split):
         assert sel.kernel.name == "sgemm_v09_cp_async", sel
         assert "sgemm_v16_split_k_waves is for outputs whose K its round model splits" in sel.reason
     assert fastgemm.select(m, n, k, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
+
+
+@pytest.mark.parametrize(
+    "m, n, k, name",
+    [
+        (512, 512, 512, "sgemm_v11_split_k_tile"),  # 16 tiles, short K: the cluster's reduction
+        (256, 1024, 1024, "sgemm_v11_split_k_tile"),
+        (1024, 1024, 512, "sgemm_v11_split_k_tile"),  # 64 tiles, K <= 512
+        (1024, 1024, 1024, "sgemm_v16_split_k_waves"),
+        (512, 512, 2048, "sgemm_v16_split_k_waves"),  # longer shares: v16's split pays
+        (256, 2048, 1024, "sgemm_v16_split_k_waves"),  # 32 tiles
+    ],
+)
+def test_select_fp32_small_outputs(m, n, k, name):
+    sel = fastgemm.select(m, n, k, "float32", cc=90)
+    assert sel.kernel.name == name, sel
+    assert _first_runnable_rule("float32", 90, m, n, k, 16) == name
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,7 @@ Rule: TypeAlias = tuple[
     bool,
     int | None,
     dict[str, float] | None,
+    int | None,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...

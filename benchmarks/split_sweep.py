@@ -1,0 +1,80 @@
+"""Device time of one split-K kernel at a fixed split, over a list of shapes: the data the split
+models are fitted to (csrc/common/split_model.h). FASTGEMM_DEV_SPLIT_K fixes S for the whole
+process (it is read once), so run one process per S and one without it (the model's own S):
+
+    SH=128x6144x4096,512x6144x4096,1024x1024x65536
+    for S in 1 2 3 4 5 6 8 11 16; do
+      FASTGEMM_DEV_SPLIT_K=$S python benchmarks/split_sweep.py sgemm_v16_split_k_waves $SH >> splits.jsonl
+    done
+    python benchmarks/split_sweep.py sgemm_v16_split_k_waves $SH >> splits.jsonl
+
+One JSON line per shape: kernel, S ("auto" without the variable), shape, median microseconds per
+launch (CUDA events around back-to-back launches behind a spin, rotating over enough input sets
+that A and B are not resident in L2) and the largest error against float64 relative to the
+largest output. results/sweeps/sgemm_v16_splits-*.jsonl is such a run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+
+import cupy as cp
+
+import fastgemm
+from fastgemm.bench.timing import Prefill, warmup_gpu
+
+
+def main() -> int:
+    kernel = sys.argv[1]
+    shapes = [tuple(int(x) for x in s.split("x")) for s in sys.argv[2].split(",")]
+    split = os.environ.get("FASTGEMM_DEV_SPLIT_K", "auto")
+    prefill = Prefill(cp, True)
+    warmup_gpu(cp, 0.5)
+    rng = cp.random.default_rng(1)
+    l2 = cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]
+    for M, N, K in shapes:
+        nsets = max(2, min(8, -(-3 * l2 // ((M * K + K * N + M * N) * 4))))
+        sets = [
+            (
+                rng.standard_normal((M, K), dtype=cp.float32),
+                rng.standard_normal((K, N), dtype=cp.float32),
+                cp.empty((M, N), cp.float32),
+            )
+            for _ in range(nsets)
+        ]
+        A, B, C = sets[0]
+        fastgemm.sgemm(A, B, C, kernel=kernel)
+        ref = A.astype(cp.float64) @ B.astype(cp.float64)
+        err = float(cp.abs(C - ref).max() / cp.abs(ref).max())
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fastgemm.sgemm(A, B, C, kernel=kernel)
+        end.record()
+        end.synchronize()
+        reps = int(max(2, min(100, 4.0 / max(cp.cuda.get_elapsed_time(start, end), 1e-3))))
+        times = []
+        for _ in range(3):
+            prefill(min(0.2, 20e-6 * reps + 50e-6))
+            start.record()
+            for i in range(reps):
+                a, b, c = sets[i % nsets]
+                fastgemm.sgemm(a, b, c, kernel=kernel)
+            end.record()
+            end.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, end) * 1e3 / reps)
+        line = {
+            "kernel": kernel,
+            "S": split,
+            "shape": f"{M}x{N}x{K}",
+            "us": round(statistics.median(times), 2),
+            "err": err,
+        }
+        print(json.dumps(line), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
