@@ -437,7 +437,11 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
             split = max(1, min(16, k_tiles // 4, sms // tiles))
             if split < 2 or k_tiles < split_cost * split * (split - 1):
                 continue
-        if rounds is not None and _round_split(rounds, rm, rn, k_depth, sms) < 2:
+        if (
+            rounds is not None
+            and _round_split(rounds, rm, rn, k_depth, sms) < 2
+            and k_depth % rounds["k_unit"] == 0
+        ):
             continue
         if k is not None and m * n >= min_mn and dispatch.check_runnable(k, cc, alignment) is None:
             return name
@@ -1264,6 +1268,8 @@ def test_select_fp32_round_model(m, n, k, split):
     else:
         assert sel.kernel.name == "sgemm_v09_cp_async", sel
         assert "sgemm_v16_split_k_waves is for outputs whose K its round model splits" in sel.reason
+        ragged = fastgemm.select(m, n, k + 4, "float32", cc=90)  # K not a multiple of 16
+        assert ragged.kernel.name == "sgemm_v16_split_k_waves", ragged
     assert fastgemm.select(m, n, k, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
 
 

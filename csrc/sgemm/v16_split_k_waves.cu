@@ -7,11 +7,16 @@
 // GPU holds at once, each block for ceil(K / S) of the K work plus a partial tile stored or
 // added, and a last round of at most one block per SM runs faster per block. S may make the grid
 // larger than one round: a tile's owner (its last share, z = S - 1) waits only for blocks of
-// lower index, which the GPU has dispatched before it. auto runs it where that model splits.
+// lower index, which the GPU has dispatched before it. A ragged K (not a multiple of 16) no
+// longer sends a block to the bounds-checked loop: its last k-tile goes first, read as the whole
+// k-tile that ends at K with the rows before it zeroed (double_buffer.cuh: RAGGED_FIRST).
+// auto runs it where the model splits, and for any ragged K.
 // Why it pays: v15 ran one block per SM (8 warps to hide the loop's latency, where v09 has 16) and
 // split only outputs that fit one round; v09 runs whole tiles, so an output of 1.45 rounds of
 // tiles (512x6144: 192 tiles on 264 slots) idles a quarter of the GPU in its last round. Here a
-// prefill of 128 rows splits 5 ways on all 264 slots and 192 tiles split 4 ways in 2.9 rounds.
+// prefill of 128 rows splits 8 ways on all 264 slots and 192 tiles split 4 ways in 2.9 rounds.
+// v09 runs every k-tile of a ragged K through the checked copies, about a fifth more
+// instructions per FMA.
 // What limits it: every split block stores a 64 KiB partial tile and the owner reads S - 1 of them
 // one after another (the model's publish and add costs); the scratch (up to 64 MiB) stays
 // allocated per stream; a tile's blocks are far apart in the grid, so its A and B panels are read
@@ -41,7 +46,8 @@ __global__ void __launch_bounds__(wt::THREADS, FASTGEMM_V16_MIN_BLOCKS(A_COL_MAJ
     sgemm_v16_split_k_waves_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C, int64_t ldc,
                                    float alpha, float beta, float* partials, int* flags) {
   extern __shared__ __align__(16) float smem[];
-  skt::run_global<wt, A_COL_MAJOR, B_COL_MAJOR>(smem, A, B, C, ldc, alpha, beta, partials, flags);
+  skt::run_global<wt, A_COL_MAJOR, B_COL_MAJOR, true>(smem, A, B, C, ldc, alpha, beta, partials,
+                                                      flags);
 }
 
 }  // namespace
