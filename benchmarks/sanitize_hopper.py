@@ -43,7 +43,7 @@ if "--small" not in sys.argv or "--multi" in sys.argv:
 split_shapes = {
     "sgemm_v11_split_k_tile": [(8, 264, 1032)],
     "sgemm_v15_split_k_global": [(8, 264, 1032)],
-    "sgemm_v16_split_k_waves": [(8, 264, 1032)],
+    "sgemm_v16_split_k_waves": [(8, 264, 1032), (256, 256, 1000)],
     "sgemm_v12_split_k_narrow": [(8, 264, 520), (264, 8, 520), (40, 264, 520), (264, 40, 520)],
 }
 

@@ -350,13 +350,19 @@ SPLIT_SHAPES = {
         (33, 132, 20),
     ],
     # Two blocks per SM, S from the round model: 8 (32 tiles), 16 (two tiles), 4 (64 tiles), 3 on
-    # 160 tiles (480 blocks: more than one round of resident blocks), 1.
+    # 160 tiles (480 blocks: more than one round of resident blocks), 1; a ragged K (not a
+    # multiple of 16; 16-byte aligned rows need a multiple of 4) in interior blocks, split and not,
+    # down to one whole k-tile and four rows past it.
     "sgemm_v16_split_k_waves": [
         (128, 4096, 4096),
         (33, 132, 20000),
         (1000, 1000, 3000),
         (1200, 2000, 2048),
         (33, 132, 20),
+        (256, 256, 1000),
+        (2048, 2048, 1004),
+        (128, 128, 20),
+        (512, 384, 4100),
     ],
     "sgemm_v12_split_k_narrow": [
         (64, 4096, 4096),
