@@ -142,8 +142,7 @@ const std::vector<AutoRule> kSgemmRules = {
     {"sgemm_v16_split_k_waves",
      "v09's 128x128 tile with K split over every resident block (two per SM), the partial tiles "
      "summed in global memory, S from a model of the launch's rounds of blocks: where that model "
-     "splits K (few tiles, a long K, or a last round of whole tiles that leaves SMs idle), or K "
-     "is not a multiple of 16 (v09 then copies every k-tile with bounds checks, v16 only one)",
+     "splits K (few tiles, a long K, or a last round of whole tiles that leaves SMs idle)",
      0, 0, 0, 0, 90, 0, 0, false, 2, 0, &kSgemmV16Split},
     {"sgemm_v09_cp_async", "fastest SGEMM rung: warp tiles, double-buffered cp.async copies", 0},
     {"sgemm_v08_warptile", "fastest SGEMM rung without cp.async (pre-sm_80 GPUs)", 0},
@@ -343,10 +342,9 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
     if (rule.round_split != nullptr) {
       const RoundSplit& r = *rule.round_split;
       const int split = round_split_count(r, M, N, K, t.sm_count, r.blocks_per_sm);
-      if (split < 2 && K % r.k_unit == 0) {
+      if (split < 2) {
         skipped.push_back(std::string(rule.kernel) +
-                          " is for outputs whose K its round model splits or that is not a "
-                          "multiple of " + std::to_string(r.k_unit) + " (" +
+                          " is for outputs whose K its round model splits (" +
                           std::to_string(r.blocks_per_sm) + " blocks per SM on " +
                           std::to_string(t.sm_count) +
                           " SMs; whole tiles fill the rounds here)");

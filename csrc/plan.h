@@ -60,9 +60,8 @@ struct AutoRule {
   // after another pays for them only on a long share.
   int split_cost = 0;
   // Preferred only where this round model (common/split_model.h) splits K, S > 1, on the
-  // target's SMs at the model's blocks per SM, or where K is not a multiple of the model's k_unit
-  // (nullptr: no such limit): a kernel that splits K by the same model, preferred where whole
-  // tiles would leave SMs idle, and whose loop takes a ragged K without bounds checks.
+  // target's SMs at the model's blocks per SM (nullptr: no such limit): a kernel that splits K by
+  // the same model, preferred where whole tiles would leave SMs idle.
   const RoundSplit* round_split = nullptr;
   // Preferred only for K of at most this (0: any): a split whose reduction pays only on short
   // shares against another's.

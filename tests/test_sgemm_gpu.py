@@ -151,7 +151,9 @@ def test_views_padded_strided_misaligned(cp, kernel):
 
 
 def test_auto_misaligned_and_odd(cp):
-    for M, N, K in [(301, 403, 259), (4095, 4097, 131)]:
+    # (1000, 1000, 1004): aligned, K a multiple of 4 but not of 16 (v16 split, its ragged k-tile
+    # first); (1000, 1000, 1001): padded, K odd (v16's checked loop).
+    for M, N, K in [(301, 403, 259), (4095, 4097, 131), (1000, 1000, 1004), (1000, 1000, 1001)]:
         A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
         C = _poisoned(cp, M, N)
         fastgemm.sgemm(A, B, C)

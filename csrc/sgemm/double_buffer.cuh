@@ -52,9 +52,9 @@ struct StagedCopy {
 // in the hot loop.
 // RAGGED_FIRST (v16): the last k-tile may be ragged (K not a multiple of BLOCK_K) even where
 // UNCHECKED, because it goes first, as the prologue's copy, so that every k-tile of the loop
-// itself is whole: UNCHECKED reads it as the whole k-tile that ends at K and zeroes its first
-// rows (the loop's last tile covers them) in A's copy; a checked copy reads it where it is,
-// zero-filled past K. Then only a block's rows and columns decide UNCHECKED, for any K.
+// itself is whole: UNCHECKED reads it as the whole k-tile that ends at K (16-byte aligned: K must
+// be a multiple of 4) and zeroes its first rows (the loop's last tile covers them) in A's copy; a
+// checked copy reads it where it is, zero-filled past K.
 template <typename WT, bool UNCHECKED, bool RAGGED_FIRST, typename CopyA, typename CopyB>
 __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, int64_t m0,
                                           int64_t n0, int64_t k0, int tiles, CopyA& copy_a,
@@ -109,8 +109,9 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
 // The block's tile product over k in [k0, k_end) (k0 a multiple of BLOCK_K), handed to
 // finish(pos, acc): the two copies (cp.async for the operand whose KMN view is MN-contiguous), the
 // accumulators, and the loop without bounds checks when every tile of the block lies inside A and
-// B (with RAGGED_FIRST, see main_loop: when its rows and columns do and its share of K is at
-// least one whole k-tile).
+// B (with RAGGED_FIRST, see main_loop: when its rows and columns do and its share of K is at least
+// one whole k-tile; the launch instantiates it only for a K that is a multiple of 4, so that the
+// k-tile ending at K starts on 16 bytes).
 template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool RAGGED_FIRST = false,
           typename Finish>
 __device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B, int64_t m0,

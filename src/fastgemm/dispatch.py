@@ -44,8 +44,7 @@ __all__ = [
 # S = min(16, K // 256, SMs // tiles) >= 2 shares leaves each share at least
 # split cost * (S - 1) k-tiles of 64, round split or None: preferred only where the round model
 # of csrc/common/split_model.h with these fields (tile_m, tile_n, k_unit, min_units, most,
-# max_partials, blocks_per_sm, publish, add, solo) splits K in S >= 2 shares or K is not a
-# multiple of k_unit, largest K or None:
+# max_partials, blocks_per_sm, publish, add, solo) splits K in S >= 2 shares, largest K or None:
 # preferred only for K of at most that)], fastest first.
 AUTO_RULES: dict[str, list[Rule]] = {dtype: list(rules) for dtype, rules in _C.auto_rules().items()}
 
