@@ -151,8 +151,8 @@ def test_views_padded_strided_misaligned(cp, kernel):
 
 
 def test_auto_misaligned_and_odd(cp):
-    # (1000, 1000, 1004): aligned, K a multiple of 4 but not of 16 (v16 split, its ragged k-tile
-    # first); (1000, 1000, 1001): padded, K odd (v16's checked loop).
+    # (1000, 1000, 1004): aligned, K a multiple of 4 but not of 16 (v16 split, bounds-checked
+    # copies); (1000, 1000, 1001): padded, K odd.
     for M, N, K in [(301, 403, 259), (4095, 4097, 131), (1000, 1000, 1004), (1000, 1000, 1001)]:
         A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
         C = _poisoned(cp, M, N)
@@ -353,8 +353,8 @@ SPLIT_SHAPES = {
     ],
     # Two blocks per SM, S from the round model: 8 (32 tiles), 16 (two tiles), 4 (64 tiles), 3 on
     # 160 tiles (480 blocks: more than one round of resident blocks), 1; a ragged K (not a
-    # multiple of 16; 16-byte aligned rows need a multiple of 4) in interior blocks, split and not,
-    # down to one whole k-tile and four rows past it.
+    # multiple of 16; 16-byte aligned rows need a multiple of 4), split and not, down to one whole
+    # k-tile and four rows past it.
     "sgemm_v16_split_k_waves": [
         (128, 4096, 4096),
         (33, 132, 20000),

@@ -47,42 +47,23 @@ struct StagedCopy {
   }
 };
 
-// The K loop over `tiles` double-buffered k-tiles from k0. UNCHECKED (every tile of this block
-// lies inside A and B) drops all bounds checks from the copies: fewer instructions and registers
-// in the hot loop.
-// RAGGED_FIRST (v16): the last k-tile may be ragged (K not a multiple of BLOCK_K) even where
-// UNCHECKED, because it goes first, as the prologue's copy, so that every k-tile of the loop
-// itself is whole: UNCHECKED reads it as the whole k-tile that ends at K (16-byte aligned: K must
-// be a multiple of 4) and zeroes its first rows (the loop's last tile covers them) in A's copy; a
-// checked copy reads it where it is, zero-filled past K.
-template <typename WT, bool UNCHECKED, bool RAGGED_FIRST, typename CopyA, typename CopyB>
+// The K loop over double-buffered tiles. UNCHECKED (every tile of this block lies inside A and
+// B) drops all bounds checks from the copies: fewer instructions and registers in the hot loop.
+template <typename WT, bool UNCHECKED, typename CopyA, typename CopyB>
 __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, int64_t m0,
                                           int64_t n0, int64_t k0, int tiles, CopyA& copy_a,
                                           CopyB& copy_b, float* As, float* Bs,
                                           const typename WT::LanePos& pos,
                                           float (&acc)[WT::THREAD_M][WT::THREAD_N]) {
   constexpr int STAGE_A = WT::BLOCK_K * WT::LDS_A, STAGE_B = WT::BLOCK_K * WT::LDS_B;
-  const int64_t last = k0 + (tiles - 1) * int64_t(WT::BLOCK_K);
-  const int past = RAGGED_FIRST ? static_cast<int>(last + WT::BLOCK_K - A.K) : 0;  // rows past K
-  const bool ragged = past > 0;
-  // Tile t >= 1 starts at k_rest + (t - 1) * BLOCK_K: after a ragged first tile the whole ones
-  // from k0, else k0 + BLOCK_K on.
-  const int64_t k_rest = ragged ? k0 : k0 + WT::BLOCK_K;
-  const int64_t k_first = !ragged ? k0 : UNCHECKED ? A.K - WT::BLOCK_K : last;
-  // Prologue: tile 0 (a ragged one, if any) into buffer 0.
-  copy_a.template start<UNCHECKED>(A, k_first, m0, As);
-  copy_b.template start<UNCHECKED>(B, k_first, n0, Bs);
+  // Prologue: tile 0 into buffer 0.
+  copy_a.template start<UNCHECKED>(A, k0, m0, As);
+  copy_b.template start<UNCHECKED>(B, k0, n0, Bs);
   fastgemm::ptx::cp_async_commit();
   copy_a.finish(As);
   copy_b.finish(Bs);
   fastgemm::ptx::cp_async_wait<0>();
   __syncthreads();
-  if (UNCHECKED && ragged) {  // rows [A.K - BLOCK_K, last) belong to the loop's last tile
-    for (int i = threadIdx.x; i < past * WT::BLOCK_M; i += WT::THREADS) {
-      As[(i / WT::BLOCK_M) * WT::LDS_A + i % WT::BLOCK_M] = 0.0f;
-    }
-    __syncthreads();
-  }
 
   for (int t = 0; t < tiles; ++t) {
     const int cur = t & 1, nxt = cur ^ 1;
@@ -90,10 +71,10 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
     // Buffer `nxt` was last read in step t-1, which every thread finished before the barrier
     // that ended that step: it is free to refill while `cur` is multiplied.
     if (more) {
-      const int64_t k = RAGGED_FIRST ? k_rest + t * int64_t(WT::BLOCK_K)
-                                     : k0 + (t + 1) * int64_t(WT::BLOCK_K);
-      copy_a.template start<UNCHECKED>(A, k, m0, As + nxt * STAGE_A);
-      copy_b.template start<UNCHECKED>(B, k, n0, Bs + nxt * STAGE_B);
+      copy_a.template start<UNCHECKED>(A, k0 + (t + 1) * int64_t(WT::BLOCK_K), m0,
+                                       As + nxt * STAGE_A);
+      copy_b.template start<UNCHECKED>(B, k0 + (t + 1) * int64_t(WT::BLOCK_K), n0,
+                                       Bs + nxt * STAGE_B);
     }
     fastgemm::ptx::cp_async_commit();
     WT::multiply(As + cur * STAGE_A, Bs + cur * STAGE_B, pos, acc);
@@ -109,11 +90,8 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
 // The block's tile product over k in [k0, k_end) (k0 a multiple of BLOCK_K), handed to
 // finish(pos, acc): the two copies (cp.async for the operand whose KMN view is MN-contiguous), the
 // accumulators, and the loop without bounds checks when every tile of the block lies inside A and
-// B (with RAGGED_FIRST, see main_loop: when its rows and columns do and its share of K is at least
-// one whole k-tile; the launch instantiates it only for a K that is a multiple of 4, so that the
-// k-tile ending at K starts on 16 bytes).
-template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool RAGGED_FIRST = false,
-          typename Finish>
+// B.
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, typename Finish>
 __device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B, int64_t m0,
                                               int64_t n0, int64_t k0, int64_t k_end,
                                               float* As, float* Bs, Finish&& finish) {
@@ -122,13 +100,12 @@ __device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B
   const typename WT::LanePos pos;
   float acc[WT::THREAD_M][WT::THREAD_N] = {};
   const bool interior = m0 + WT::BLOCK_M <= A.MN && n0 + WT::BLOCK_N <= B.MN &&
-                        (RAGGED_FIRST ? (k_end < A.K ? k_end : A.K) - k0 >= WT::BLOCK_K
-                                      : A.K % WT::BLOCK_K == 0);
+                        A.K % WT::BLOCK_K == 0;
   const int tiles = static_cast<int>(ceil_div(k_end - k0, WT::BLOCK_K));
   if (interior) {
-    main_loop<WT, true, RAGGED_FIRST>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
+    main_loop<WT, true>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
   } else {
-    main_loop<WT, false, RAGGED_FIRST>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
+    main_loop<WT, false>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
   }
   finish(pos, acc);
 }

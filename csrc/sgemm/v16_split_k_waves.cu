@@ -7,16 +7,11 @@
 // GPU holds at once, each block for ceil(K / S) of the K work plus a partial tile stored or
 // added, and a last round of at most one block per SM runs faster per block. S may make the grid
 // larger than one round: a tile's owner (its last share, z = S - 1) waits only for blocks of
-// lower index, which the GPU has dispatched before it. A ragged K (a multiple of 4, not of 16)
-// no longer sends a block to the bounds-checked loop: its last k-tile goes first, read as the
-// whole k-tile that ends at K with the rows before it zeroed (double_buffer.cuh: RAGGED_FIRST).
-// auto runs it where the model splits.
+// lower index, which the GPU has dispatched before it. auto runs it where that model splits.
 // Why it pays: v15 ran one block per SM (8 warps to hide the loop's latency, where v09 has 16) and
 // split only outputs that fit one round; v09 runs whole tiles, so an output of 1.45 rounds of
 // tiles (512x6144: 192 tiles on 264 slots) idles a quarter of the GPU in its last round. Here a
-// prefill of 128 rows splits 8 ways on all 264 slots and 192 tiles split 4 ways in 2.9 rounds.
-// v09 and v15 run every k-tile of a ragged K through the checked copies (v09 at 4096x4096x4100:
-// a tenth slower than at K = 4096).
+// prefill of 128 rows (48 tiles) splits 8 ways and 192 tiles split 4 ways in 2.9 rounds.
 // What limits it: every split block stores a 64 KiB partial tile and the owner reads S - 1 of them
 // one after another (the model's publish and add costs); the scratch (up to 64 MiB) stays
 // allocated per stream; a tile's blocks are far apart in the grid, so its A and B panels are read
@@ -41,15 +36,12 @@ namespace skt = sgemm::split_k_tile;
 #define FASTGEMM_V16_MIN_BLOCKS(a_col, b_col) 1
 #endif
 
-// RAGGED_FIRST (a ragged last k-tile first, no bounds checks in the loop) for a K that is a
-// multiple of 4; any other K runs v15's loop (bounds-checked where K is not a multiple of 16).
-template <bool A_COL_MAJOR, bool B_COL_MAJOR, bool RAGGED_FIRST>
+template <bool A_COL_MAJOR, bool B_COL_MAJOR>
 __global__ void __launch_bounds__(wt::THREADS, FASTGEMM_V16_MIN_BLOCKS(A_COL_MAJOR, B_COL_MAJOR))
     sgemm_v16_split_k_waves_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C, int64_t ldc,
                                    float alpha, float beta, float* partials, int* flags) {
   extern __shared__ __align__(16) float smem[];
-  skt::run_global<wt, A_COL_MAJOR, B_COL_MAJOR, RAGGED_FIRST>(smem, A, B, C, ldc, alpha, beta,
-                                                              partials, flags);
+  skt::run_global<wt, A_COL_MAJOR, B_COL_MAJOR>(smem, A, B, C, ldc, alpha, beta, partials, flags);
 }
 
 }  // namespace
@@ -59,13 +51,10 @@ void sgemm_v16_split_k_waves(const GemmArgs& a) {
                     kSgemmV16Split.k_unit == wt::BLOCK_K &&
                     kSgemmV16Split.min_units == skt::MIN_KTILES,
                 "the split model describes this kernel");
-  const bool ragged_first = a.K % 4 == 0;
   skt::launch_global<wt, true>(
       a, "sgemm_v16_split_k_waves",
-      [ragged_first](auto a_col, auto b_col) {
-        constexpr bool A_COL = decltype(a_col)::value, B_COL = decltype(b_col)::value;
-        return ragged_first ? sgemm_v16_split_k_waves_kernel<A_COL, B_COL, true>
-                            : sgemm_v16_split_k_waves_kernel<A_COL, B_COL, false>;
+      [](auto a_col, auto b_col) {
+        return sgemm_v16_split_k_waves_kernel<decltype(a_col)::value, decltype(b_col)::value>;
       },
       &kSgemmV16Split);
 }
