@@ -138,38 +138,38 @@ constexpr int loop_smem_bytes() {
   return 4 * 2 * WT::BLOCK_K * (WT::LDS_A + WT::LDS_B);
 }
 
-// The launch of v15 and v16 (run_global kernels of tiling WT): S from global_split_count (v15: at
-// most 16 shares of at least MIN_KTILES k-tiles, the grid within one block per SM) or, with
-// WAVES (v16), from the round model `split_model` (common/split_model.h, WT's tile) at the blocks
-// the kernel holds per SM in this layout (the grid may take several rounds: an owner waits only
-// for blocks dispatched before it); the stream's scratch for the partial tiles and their flags
-// (held until the launch is queued), a dependent launch from sm_90 on.
-template <typename WT, bool WAVES, typename KernelFor>
+// The launch of v15 and v16 (run_global kernels of tiling WT). v15 (rounds == nullptr): S from
+// global_split_count (at most 16 shares of at least MIN_KTILES k-tiles, the grid within one block
+// per SM), smem_bytes of shared memory. v16: S from the round model `rounds` (common/split_model.h,
+// WT's tile) at the blocks the kernel holds per SM in this layout (the grid may take several
+// rounds: an owner waits only for blocks dispatched before it), loop_smem_bytes. Both: the
+// stream's scratch for the partial tiles and their flags (held until the launch is queued), a
+// dependent launch from sm_90 on.
+template <typename WT, typename KernelFor>
 void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for,
-                   const RoundSplit* split_model = nullptr) {
-  constexpr int SMEM = WAVES ? loop_smem_bytes<WT>() : smem_bytes<WT>();
+                   const RoundSplit* rounds = nullptr) {
+  const int smem = rounds != nullptr ? loop_smem_bytes<WT>() : smem_bytes<WT>();
   if (a.c_col_major) throw std::logic_error(std::string(name) + ": C is stored row-major");
-  dim3 grid = split_grid(a.M, a.N, WT::BLOCK_M, WT::BLOCK_N, name);
+  const dim3 grid = split_grid(a.M, a.N, WT::BLOCK_M, WT::BLOCK_N, name);
   int device = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   const DeviceProps& props = device_props(device);
   with_layouts(a, [&](auto a_col, auto b_col) {
     auto kernel = kernel_for(a_col, b_col);
-    set_smem(kernel, SMEM);
+    set_smem(kernel, smem);
     int split;
-    if constexpr (WAVES) {
+    if (rounds != nullptr) {
       const int per_sm =
-          resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), WT::THREADS, SMEM);
-      split = round_split_count(*split_model, a.M, a.N, a.K, launch_sms(device), per_sm);
+          resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), WT::THREADS, smem);
+      split = round_split_count(*rounds, a.M, a.N, a.K, launch_sms(device), per_sm);
     } else {
       split = global_split_count(grid.x, ceil_div(a.K, WT::BLOCK_K), MIN_KTILES,
                                  launch_sms(device), 16);
     }
-    const dim3 split_grid_dims(grid.x, 1, static_cast<unsigned>(split));
     const size_t slots = size_t(grid.x) * (split - 1);
     const Scratch scratch = stream_scratch(device, a.stream, slots * sizeof(int),
                                            slots * WT::BLOCK_M * WT::BLOCK_N * sizeof(float));
-    Launch l{split_grid_dims, dim3(WT::THREADS), SMEM, a.stream};
+    Launch l{dim3(grid.x, 1, static_cast<unsigned>(split)), dim3(WT::THREADS), smem, a.stream};
     l.pdl = props.cc >= 90;
     fastgemm::launch(kernel, l, name, kmn_a(a), kmn_b(a), static_cast<float*>(a.C), a.ldc,
                      a.alpha, a.beta, static_cast<float*>(scratch.data),

@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(wt::THREADS, 1)
 int sgemm_v15_split_k_global_smem() { return skt::smem_bytes<wt>(); }
 
 void sgemm_v15_split_k_global(const GemmArgs& a) {
-  skt::launch_global<wt, false>(a, "sgemm_v15_split_k_global", [](auto a_col, auto b_col) {
+  skt::launch_global<wt>(a, "sgemm_v15_split_k_global", [](auto a_col, auto b_col) {
     return sgemm_v15_split_k_global_kernel<decltype(a_col)::value, decltype(b_col)::value>;
   });
 }

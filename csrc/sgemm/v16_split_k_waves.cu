@@ -51,7 +51,7 @@ void sgemm_v16_split_k_waves(const GemmArgs& a) {
                     kSgemmV16Split.k_unit == wt::BLOCK_K &&
                     kSgemmV16Split.min_units == skt::MIN_KTILES,
                 "the split model describes this kernel");
-  skt::launch_global<wt, true>(
+  skt::launch_global<wt>(
       a, "sgemm_v16_split_k_waves",
       [](auto a_col, auto b_col) {
         return sgemm_v16_split_k_waves_kernel<decltype(a_col)::value, decltype(b_col)::value>;
