@@ -41,11 +41,21 @@ if "--small" not in sys.argv or "--multi" in sys.argv:
 # shorter K: sgemm_v11 1032 (still split 8 ways), sgemm_v12 520 (4 ways) in each of its tilings
 # (32x128 / 64x128 for M <= N, 128x32 / 128x64 otherwise); sgemm_v16 two tiles split 2 ways with a
 # ragged K.
+# The fp32 rungs that take 4-byte aligned operands in place also run a shape with odd extents
+# (leading dimensions not a multiple of 4: their 4-byte copies and stores).
 split_shapes = {
-    "sgemm_v11_split_k_tile": [(8, 264, 1032)],
+    "sgemm_v10_split_k": [(8, 264, 4104), (9, 263, 4103)],
+    "sgemm_v11_split_k_tile": [(8, 264, 1032), (9, 263, 1031)],
     "sgemm_v15_split_k_global": [(8, 264, 1032)],
-    "sgemm_v16_split_k_waves": [(256, 128, 264)],
-    "sgemm_v12_split_k_narrow": [(8, 264, 520), (264, 8, 520), (40, 264, 520), (264, 40, 520)],
+    "sgemm_v16_split_k_waves": [(256, 128, 264), (255, 129, 263)],
+    "sgemm_v12_split_k_narrow": [
+        (8, 264, 520),
+        (264, 8, 520),
+        (40, 264, 520),
+        (264, 40, 520),
+        (9, 263, 519),
+        (263, 41, 519),
+    ],
 }
 
 

@@ -312,23 +312,33 @@ def test_select_sm75_says_why_not_cp_async():
 
 @pytest.mark.parametrize("cc", CCS)
 def test_select_alignment_4(cc):
-    # Below PAD_MIN_MACS: the rung that takes any alignment runs on the operands as they are.
+    # Below PAD_MIN_MACS: the first rule whose rung takes 4-byte operands runs on them as they are:
+    # from sm_80 the cp.async rungs (4-byte copies), on sm_75 v05.
     sel = fastgemm.select(256, 256, 256, "float32", cc=cc, alignment=4)
     assert 256**3 < dispatch.PAD_MIN_MACS
-    assert sel.kernel.name == "sgemm_v05_blocktile_2d"
+    expected = _first_runnable_rule("float32", cc, 256, 256, 256, 4)
+    assert expected == (
+        "sgemm_v05_blocktile_2d" if cc < 80 else _first_runnable_rule("float32", cc, 256, 256, 256, 16)
+    )
+    assert sel.kernel.name == expected and sel.kernel.alignment == 4
     assert not sel.pad
-    assert "4-byte" in sel.reason
-    assert "16-byte" in sel.reason  # why the vectorized rungs were passed over
+    assert "with 4-byte alignment" in sel.reason
+    if cc < 80:
+        assert "16-byte" in sel.reason  # why the vectorized rungs were passed over
 
 
 @pytest.mark.parametrize("cc", CCS)
-def test_select_alignment_4_large_pads(cc):
-    # At or above PAD_MIN_MACS: the fastest rung for the GPU, on padded 16-byte aligned copies.
+def test_select_alignment_4_large(cc):
+    # At or above PAD_MIN_MACS: the fastest rung for the GPU; on padded 16-byte aligned copies
+    # only where it needs them (sm_75: v08), in place where it takes 4-byte operands.
     sel = fastgemm.select(1024, 1024, 1024, "float32", cc=cc, alignment=4)
     assert 1024**3 >= dispatch.PAD_MIN_MACS
     assert sel.kernel.name == _first_runnable_rule("float32", cc, 1024, 1024, 1024, 16)
-    assert sel.pad
-    assert "4-byte" in sel.reason and "16-byte aligned temporaries" in sel.reason
+    assert sel.pad == (sel.kernel.alignment == 16) == (cc < 80)
+    if sel.pad:
+        assert "4-byte" in sel.reason and "16-byte aligned temporaries" in sel.reason
+    else:
+        assert "with 4-byte alignment" in sel.reason and "temporaries" not in sel.reason
 
 
 @pytest.mark.parametrize("cc", CCS)
@@ -336,16 +346,18 @@ def test_select_alignment_4_large_pads(cc):
 def test_select_unaligned_shapes(cc, shape):
     m, n, k = shape
     sel = fastgemm.select(m, n, k, "float32", cc=cc)
-    assert sel.kernel.name == "sgemm_v05_blocktile_2d"
-    assert sel.kernel.alignment == 4
+    assert sel.kernel.name == _first_runnable_rule("float32", cc, m, n, k, 4)
+    assert sel.kernel.alignment == 4 and not sel.pad
     assert re.search(r"\b[48]-byte alignment", sel.reason), sel.reason
-    assert "16-byte aligned" in sel.reason
+    if cc < 80:
+        assert sel.kernel.name == "sgemm_v05_blocktile_2d"
+        assert "16-byte aligned" in sel.reason
 
 
 @pytest.mark.parametrize("cc", CCS)
 def test_select_m_does_not_matter_for_alignment(cc):
     # M sets no leading dimension of row-major A (ld = K), B (N) or C (N).
-    assert fastgemm.select(127, 128, 128, "float32", cc=cc).kernel.alignment == 16
+    assert "with 16-byte alignment" in fastgemm.select(127, 128, 128, "float32", cc=cc).reason
 
 
 def test_select_alignment_larger_than_needed():
@@ -593,17 +605,22 @@ def test_select_pad_threshold():
     # pad applies from PAD_MIN_MACS multiply-adds on, for every dtype.
     n = round(dispatch.PAD_MIN_MACS ** (1 / 3))
     assert n**3 == dispatch.PAD_MIN_MACS
-    for dtype, align in (("float32", 4), ("float16", 2), ("bfloat16", 2)):
-        assert fastgemm.select(n, n, n, dtype, cc=80, alignment=align).pad, dtype
-        assert not fastgemm.select(n, n, n - 1, dtype, cc=80, alignment=align).pad, dtype
+    # (fp32 from sm_80 runs its cp.async rungs on 4-byte operands in place: sm_75 pads for v08)
+    for dtype, cc, align in (("float32", 75, 4), ("float16", 80, 2), ("bfloat16", 80, 2)):
+        assert fastgemm.select(n, n, n, dtype, cc=cc, alignment=align).pad, dtype
+        assert not fastgemm.select(n, n, n - 1, dtype, cc=cc, alignment=align).pad, dtype
 
 
-def test_select_float32_pads_too():
+def test_select_float32_unaligned_in_place():
+    # The cp.async rungs and v10 take 4-byte operands: no padded copies at any size on sm_90.
     big = fastgemm.select(4096, 4096, 4096, "float32", cc=90, alignment=4)
-    assert big.kernel.name == "sgemm_v09_cp_async" and big.pad is True
-    assert "aligned temporaries" in big.reason
+    assert big.kernel.name == "sgemm_v09_cp_async" and big.pad is False
+    assert "with 4-byte alignment" in big.reason and "temporaries" not in big.reason
     small = fastgemm.select(64, 64, 64, "float32", cc=90, alignment=4)
-    assert small.kernel.name == "sgemm_v05_blocktile_2d" and small.pad is False
+    assert small.kernel.alignment == 4 and small.pad is False
+    # So does the decode rung (v10), whose B is the large operand.
+    decode = fastgemm.select(8, 4097, 4099, "float32", cc=90)
+    assert decode.kernel.name == "sgemm_v10_split_k" and decode.pad is False
 
 
 def test_selection_pad_defaults_false():

@@ -151,9 +151,11 @@ def _padded_shape(dtype: str) -> tuple[int, int, int]:
 def test_torch_graph_capture_padded_path(torch, dtype, beta):
     # The padded path inside torch.cuda.graph: its temporaries are stream-ordered allocations,
     # which the capture turns into the graph's own memory nodes (allocated and freed on each
-    # replay), so replays read the operands as they are at replay time.
+    # replay), so replays read the operands as they are at replay time. (fp32: the tensor-core
+    # 3xTF32 rungs need 16 bytes; the ieee rungs take 4-byte operands in place.)
     M, N, K = _padded_shape(dtype)
-    sel = fastgemm.select(M, N, K, dtype, alignment=2 if dtype != "float32" else 4)
+    precision = {"precision": "tf32x3"} if dtype == "float32" else {}
+    sel = fastgemm.select(M, N, K, dtype, alignment=2 if dtype != "float32" else 4, **precision)
     assert sel.pad, sel
     tdt = getattr(torch, dtype)
     A = torch.randn(M, K, device="cuda").to(tdt)
@@ -161,12 +163,12 @@ def test_torch_graph_capture_padded_path(torch, dtype, beta):
     C0 = torch.randn(M, N, device="cuda").to(tdt)
     C = C0.clone()
     fn = fastgemm.sgemm if dtype == "float32" else fastgemm.hgemm
-    fn(A, B, C, 1.0, beta)  # warm-up outside the capture
+    fn(A, B, C, 1.0, beta, **precision)  # warm-up outside the capture
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph, stream=s):
-        fn(A, B, C, 2.0, beta)
+        fn(A, B, C, 2.0, beta, **precision)
     for _ in range(2):  # new inputs each replay
         A.copy_(torch.randn(M, K, device="cuda").to(tdt))
         C.copy_(C0)

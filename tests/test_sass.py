@@ -273,6 +273,11 @@ def _uses_cp_async(k: fastgemm.KernelInfo) -> bool:
     return k.copy == "cp_async"
 
 
+def _takes_4_byte_operands(k: fastgemm.KernelInfo) -> bool:
+    """The vectorized SGEMM rungs compiled twice per layout: 16-byte and 4-byte accesses."""
+    return k.dtype == "float32" and k.version >= 6 and k.family == "simt" and k.alignment == 4
+
+
 EXPECTATIONS = {
     # technique: (which kernels it applies to, what their SASS must show)
     "fma": (lambda k: k.dtype == "float32", "every instantiation has FFMA"),
@@ -281,8 +286,10 @@ EXPECTATIONS = {
         "every instantiation has HMMA (mma.sync) and LDSM (ldmatrix)",
     ),
     "vector_loads": (
-        lambda k: k.alignment == 16 and not _is_hopper(k),
-        "every instantiation issues 128-bit global loads (LDG.*.128, or LDGSTS.*.128 for cp.async)",
+        lambda k: (k.alignment == 16 and not _is_hopper(k)) or _takes_4_byte_operands(k),
+        "every instantiation for 16-byte aligned operands issues 128-bit global loads (LDG.*.128, "
+        + "or LDGSTS.*.128 for cp.async); the SGEMM rungs that take 4-byte aligned operands have "
+        + "one such instantiation and one for 4-byte operands (last template flag) per layout",
     ),
     "cp_async": (
         _uses_cp_async,
@@ -553,11 +560,23 @@ def test_ffma(cubin, kernel):
     assert not without, f"{cubin}: no FFMA in {without}"
 
 
+def _vec_flag(fn: str, name: str) -> bool:
+    """The last template flag of an instantiation: 16-byte accesses (true) or 4-byte ones."""
+    flags = re.findall(r"Lb([01])E", _template_args(fn, name) or "")
+    assert flags, f"{fn}: no template flags"
+    return flags[-1] == "1"
+
+
 @pytest.mark.parametrize("cubin, kernel", _cases("vector_loads"))
 def test_vector_loads(cubin, kernel):
+    fns = _functions_of(cubin, kernel)
+    if _takes_4_byte_operands(kernel):
+        vec = [fn for fn in fns if _vec_flag(fn, kernel.name)]
+        assert vec and 2 * len(vec) == len(fns), f"{cubin}: {kernel.name}: {sorted(fns)}"
+        fns = {fn: fns[fn] for fn in vec}
     bad = {
         _short(fn, kernel.name): _global_loads(ops)
-        for fn, ops in _functions_of(cubin, kernel).items()
+        for fn, ops in fns.items()
         if not any(_is_load_128(op) for op in ops)
     }
     assert not bad, f"{cubin}: no 128-bit global loads in {kernel.name}; global loads found: {bad}"

@@ -314,18 +314,19 @@ def test_copy_rows_any_alignment(cp, dtype):
             assert bool((dst[:dst_off] == -1).all())
 
 
-def test_auto_pads_with_beta_into_misaligned_c(cp):
-    # All three operands under-aligned and C read (beta != 0): A and B and C copied in, C copied
-    # back out into the caller's odd-strided view.
-    M, N, K = 1023, 1025, 1027
-    assert fastgemm.select(M, N, K, "float32", alignment=4).pad
-    A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
-    base = random_matrix(cp, M, N + 2, "float32")
-    C = base[:, 1 : N + 1]
-    C0, edges = C.copy(), base[:, [0, N + 1]].copy()
-    fastgemm.sgemm(A, B, C, 0.75, -0.5)
-    check_gemm(cp, A, B, C, 0.75, -0.5, C0)
-    assert bool((base[:, [0, N + 1]] == edges).all())  # the copy-back stays inside the view
+def test_auto_unaligned_beta_into_misaligned_c(cp):
+    # All three operands under-aligned and C read (beta != 0), a tiled and a decode shape: auto's
+    # rungs take 4-byte operands in place (no padded copies) and write only inside C's view.
+    for M, N, K in [(1023, 1025, 1027), (9, 4097, 4099)]:
+        sel = fastgemm.select(M, N, K, "float32", alignment=4)
+        assert not sel.pad and sel.kernel.alignment == 4, sel
+        A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
+        base = random_matrix(cp, M, N + 2, "float32")
+        C = base[:, 1 : N + 1]
+        C0, edges = C.copy(), base[:, [0, N + 1]].copy()
+        fastgemm.sgemm(A, B, C, 0.75, -0.5)
+        check_gemm(cp, A, B, C, 0.75, -0.5, C0)
+        assert bool((base[:, [0, N + 1]] == edges).all())  # nothing written past the view
 
 
 # The split-K specialists on shapes they split: sgemm_v10 on decode-like shapes (4- and 16-row
@@ -404,6 +405,48 @@ def test_split_k_shapes(cp, name, layout):
         check_gemm(cp, A, B, C, -1.0, 0.25, C0)
     if name == "sgemm_v10_split_k":
         assert fastgemm.select(1, 4096, 8192, "float32").kernel.name == name  # auto, for decode
+
+
+# The rungs that run 4-byte aligned operands in place (4-byte copies and stores, no padded path):
+# odd extents (leading dimensions not a multiple of 4), base addresses one element past 16-byte
+# alignment, every layout, beta = 0 over NaN and beta != 0; split and unsplit shapes, tails in
+# every dimension.
+UNALIGNED_SHAPES = {
+    "sgemm_v09_cp_async": [(301, 403, 259), (1001, 999, 1003), (5, 7, 3)],
+    "sgemm_v10_split_k": [(1, 4097, 8195), (3, 1001, 4101), (16, 2057, 14337), (5, 521, 3001)],
+    "sgemm_v11_split_k_tile": [(129, 261, 10001), (33, 133, 21)],
+    "sgemm_v12_split_k_narrow": [(33, 1001, 3001), (1001, 37, 2005), (17, 1001, 3001), (1001, 21, 2005)],
+    "sgemm_v16_split_k_waves": [(127, 1029, 2053), (1001, 999, 1003), (33, 135, 20001), (255, 129, 263)],
+}
+
+
+def _offset_view(cp, rows, cols, order):
+    """A rows x cols view one element past a 16-byte aligned base (odd leading dimension)."""
+    if order == "F":
+        return random_matrix(cp, cols, rows + 1, "float32").T[1:]
+    return random_matrix(cp, rows, cols + 1, "float32")[:, 1:]
+
+
+@pytest.mark.parametrize("layout", ["CC", "CF", "FC", "FF"])
+@pytest.mark.parametrize("name", sorted(UNALIGNED_SHAPES))
+def test_unaligned_in_place(cp, name, layout):
+    if not _runnable(cp, name):
+        pytest.skip(f"{name} does not run on this GPU")
+    assert next(k for k in fastgemm.kernels("float32") if k.name == name).alignment == 4
+    for M, N, K in UNALIGNED_SHAPES[name]:
+        A = random_matrix(cp, M, K, "float32", layout[0])
+        B = random_matrix(cp, K, N, "float32", layout[1])
+        C = _poisoned(cp, M, N)
+        fastgemm.sgemm(A, B, C, 0.5, 0.0, kernel=name)
+        check_gemm(cp, A, B, C, 0.5, 0.0)
+        # Base addresses 4 bytes past alignment, C too; beta != 0 reads it.
+        A2, B2 = _offset_view(cp, M, K, layout[0]), _offset_view(cp, K, N, layout[1])
+        base = random_matrix(cp, M, N + 2, "float32")
+        C2 = base[:, 1 : N + 1]
+        C0, edges = C2.copy(), base[:, [0, N + 1]].copy()
+        fastgemm.sgemm(A2, B2, C2, -1.0, 0.25, kernel=name)
+        check_gemm(cp, A2, B2, C2, -1.0, 0.25, C0)
+        assert bool((base[:, [0, N + 1]] == edges).all())  # nothing written past the view
 
 
 # Outputs with few columns: auto runs the transposed problem C^T = B^T A^T on the split-K decode

@@ -36,12 +36,14 @@ __device__ __forceinline__ void store_pair(T* p, float v0, float v1, float beta,
 // p[0..3] = alpha * v + beta * p[0..3] in fp32 (C read only when beta != 0), for the first
 // min(cols_left, 4) of 4 consecutive columns: one 16-byte (fp32: p 16-byte aligned) or two 4-byte
 // (fp16/bf16: p 4-byte aligned) stores when all 4 are inside, element stores at the right edge.
-template <typename T>
+// !VEC (fp32 only: p aligned to its element): element stores throughout.
+template <typename T, bool VEC = true>
 __device__ __forceinline__ void store_quad(T* p, float4 v, float alpha, float beta,
                                           int64_t cols_left) {
+  static_assert(VEC || std::is_same_v<T, float>, "element-aligned stores are for fp32");
   v.x *= alpha, v.y *= alpha, v.z *= alpha, v.w *= alpha;
   if constexpr (std::is_same_v<T, float>) {
-    if (cols_left >= 4) {
+    if (VEC && cols_left >= 4) {
       float4* p4 = reinterpret_cast<float4*>(p);
       if (beta != 0.0f) {
         const float4 c = *p4;

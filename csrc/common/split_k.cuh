@@ -59,7 +59,7 @@ __device__ __forceinline__ void split_share(int64_t total, int64_t& first, int64
 // Steps 1-3 of the contract, by THREADS threads of the block (threads FIRST .. FIRST + THREADS - 1;
 // any others only meet the two cluster barriers, ptx::cluster_sync twice) whose partial tile is
 // `red`.
-template <int BM, int BN, int LD, int THREADS, int FIRST = 0, typename T>
+template <int BM, int BN, int LD, int THREADS, int FIRST = 0, bool VEC = true, typename T>
 __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int64_t ldc,
                                                      int64_t M, int64_t N, int64_t m0,
                                                      int64_t n0, float alpha, float beta) {
@@ -79,7 +79,7 @@ __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int
         sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
       }
       const int64_t c = n0 + col;
-      if (c < N) store_quad(C + (m0 + row) * ldc + c, sum, alpha, beta, N - c);
+      if (c < N) store_quad<T, VEC>(C + (m0 + row) * ldc + c, sum, alpha, beta, N - c);
     }
   } else {  // column-major C: C(i, j) at C[j * -ldc + i]
     // A 4x4 block per thread: four 16-byte loads per rank (as the row-major path), transposed
@@ -103,15 +103,15 @@ __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int
       }
       T* const out = C + (n0 + col) * -ldc + m0 + row;
       const int64_t left = rows - row;
-      store_quad(out, make_float4(e[0].x, e[1].x, e[2].x, e[3].x), alpha, beta, left);
+      store_quad<T, VEC>(out, make_float4(e[0].x, e[1].x, e[2].x, e[3].x), alpha, beta, left);
       if (col + 1 < cols) {
-        store_quad(out - ldc, make_float4(e[0].y, e[1].y, e[2].y, e[3].y), alpha, beta, left);
+        store_quad<T, VEC>(out - ldc, make_float4(e[0].y, e[1].y, e[2].y, e[3].y), alpha, beta, left);
       }
       if (col + 2 < cols) {
-        store_quad(out - 2 * ldc, make_float4(e[0].z, e[1].z, e[2].z, e[3].z), alpha, beta, left);
+        store_quad<T, VEC>(out - 2 * ldc, make_float4(e[0].z, e[1].z, e[2].z, e[3].z), alpha, beta, left);
       }
       if (col + 3 < cols) {
-        store_quad(out - 3 * ldc, make_float4(e[0].w, e[1].w, e[2].w, e[3].w), alpha, beta, left);
+        store_quad<T, VEC>(out - 3 * ldc, make_float4(e[0].w, e[1].w, e[2].w, e[3].w), alpha, beta, left);
       }
     }
   }

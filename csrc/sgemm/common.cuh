@@ -44,11 +44,13 @@ __device__ __forceinline__ void store_c(float* C, int64_t ldc, int64_t i, int64_
 }
 
 // Four consecutive outputs of one row; one float4 store when they are all in bounds and C's rows
-// are 16-byte aligned (the vectorized rungs declare that alignment), scalars at the right edge.
+// are 16-byte aligned (VEC, which the vectorized rungs require unless they take 4-byte aligned
+// operands), scalars at the right edge or everywhere when !VEC.
+template <bool VEC = true>
 __device__ __forceinline__ void store_c4(float* C, int64_t ldc, int64_t M, int64_t N, int64_t i,
                                          int64_t j, float4 acc, float alpha, float beta) {
   if (i >= M) return;
-  store_quad(C + i * ldc + j, acc, alpha, beta, N - j);
+  store_quad<float, VEC>(C + i * ldc + j, acc, alpha, beta, N - j);
 }
 
 // --- KMN views and float4 tile loaders (vectorized rungs) ---------------------------------------
@@ -63,16 +65,27 @@ inline KmnView kmn_a(const GemmArgs& a) {
 }
 inline KmnView kmn_b(const GemmArgs& a) { return {static_cast<const float*>(a.B), a.ldb, a.K, a.N}; }
 
+// Four consecutive floats at src: one 16-byte load (VEC: src 16-byte aligned) or four 4-byte ones.
+template <bool VEC>
+__device__ __forceinline__ float4 ld4(const float* src) {
+  if constexpr (VEC) {
+    return *reinterpret_cast<const float4*>(src);
+  } else {
+    return make_float4(src[0], src[1], src[2], src[3]);
+  }
+}
+
 // A float4 of the view along its contiguous dimension: `strided` indexes the other dimension and
 // `contig` the first of four contiguous elements. Out-of-range elements read as zero, so tails need
-// no special case in the math. Requires p and ld to be 16-byte aligned (4 floats).
+// no special case in the math. VEC: p and ld are 16-byte aligned (4 floats); otherwise only 4-byte.
+template <bool VEC = true>
 __device__ __forceinline__ float4 load4(const float* p, int64_t ld, int64_t strided,
                                         int64_t strided_extent, int64_t contig,
                                         int64_t contig_extent) {
   float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
   if (strided >= strided_extent) return v;
   const float* src = p + strided * ld + contig;
-  if (contig + 4 <= contig_extent) return *reinterpret_cast<const float4*>(src);
+  if (contig + 4 <= contig_extent) return ld4<VEC>(src);
   if (contig + 0 < contig_extent) v.x = src[0];
   if (contig + 1 < contig_extent) v.y = src[1];
   if (contig + 2 < contig_extent) v.z = src[2];
@@ -82,7 +95,11 @@ __device__ __forceinline__ float4 load4(const float* p, int64_t ld, int64_t stri
 
 // A BK x BMN tile of the KMN view (origin k0, x0), split into float4 "chunks" along the contiguous
 // dimension and dealt round-robin to THREADS threads: each thread owns CHUNKS of them.
-template <int BK, int BMN, int THREADS, bool MN_CONTIG>
+// VEC: the view's base and ld are 16-byte aligned and a chunk moves as one 16-byte access. !VEC
+// (an operand aligned only to its 4-byte elements, e.g. rows of 1003 floats): the same chunks,
+// each moved as four 4-byte accesses at the same fixed offsets (one more address register at
+// most); the tile's sectors are the same, the load instructions four times as many.
+template <int BK, int BMN, int THREADS, bool MN_CONTIG, bool VEC = true>
 struct TileLoader {
   static constexpr int CHUNKS = BK * BMN / 4 / THREADS;
   static_assert(BK * BMN % (4 * THREADS) == 0, "tile must split evenly into float4 chunks per thread");
@@ -140,15 +157,15 @@ struct TileLoader {
                                        float4 (&regs)[CHUNKS]) const {
     if (UNCHECKED || inside(v, k0, x0)) {
 #pragma unroll
-      for (int r = 0; r < CHUNKS; ++r) regs[r] = *reinterpret_cast<const float4*>(chunk(v, k0, r));
+      for (int r = 0; r < CHUNKS; ++r) regs[r] = ld4<VEC>(chunk(v, k0, r));
       return;
     }
 #pragma unroll
     for (int r = 0; r < CHUNKS; ++r) {
       int k, x;
       chunk_origin(threadIdx.x + r * THREADS, k, x);
-      regs[r] = MN_CONTIG ? load4(v.p, v.ld, k0 + k, v.K, x0 + x, v.MN)
-                          : load4(v.p, v.ld, x0 + x, v.MN, k0 + k, v.K);
+      regs[r] = MN_CONTIG ? load4<VEC>(v.p, v.ld, k0 + k, v.K, x0 + x, v.MN)
+                          : load4<VEC>(v.p, v.ld, x0 + x, v.MN, k0 + k, v.K);
     }
   }
 
@@ -173,7 +190,8 @@ struct TileLoader {
 
   // Global -> shared without registers (cp.async, sm_80+); only for MN-contiguous views, where a
   // 16-byte global chunk is also 16 contiguous bytes of the shared tile. Out-of-range bytes are
-  // zero-filled by the copy itself.
+  // zero-filled by the copy itself. !VEC: four 4-byte copies per chunk (cp.async.ca), each
+  // zero-filled on its own.
   template <int LD, bool UNCHECKED = false>
   __device__ __forceinline__ void copy_async(const KmnView& v, int64_t k0, int64_t x0,
                                              float* s) const {
@@ -184,11 +202,25 @@ struct TileLoader {
       int k, x;
       chunk_origin(threadIdx.x + r * THREADS, k, x);
       if (full) {
-        ptx::cp_async_16(&s[k * LD + x], chunk(v, k0, r), 16);
+        if constexpr (VEC) {
+          ptx::cp_async_16(&s[k * LD + x], chunk(v, k0, r), 16);
+        } else {
+          const float* src = chunk(v, k0, r);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) ptx::cp_async_4(&s[k * LD + x + e], src + e, 4);
+        }
         continue;
       }
       const int64_t gk = k0 + k, gx = x0 + x;
       const int64_t valid = (gk < v.K) ? (v.MN - gx < 4 ? v.MN - gx : 4) : 0;
+      if constexpr (!VEC) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const bool in = e < valid;  // any valid address when nothing is read
+          ptx::cp_async_4(&s[k * LD + x + e], in ? v.p + gk * v.ld + gx + e : v.p, in ? 4 : 0);
+        }
+        continue;
+      }
       const int bytes = valid > 0 ? static_cast<int>(valid) * 4 : 0;
       const float* src = bytes ? v.p + gk * v.ld + gx : v.p;  // any valid address when nothing is read
       ptx::cp_async_16(&s[k * LD + x], src, bytes);
@@ -196,14 +228,44 @@ struct TileLoader {
   }
 };
 
-// Host side of the vectorized rungs: one kernel instantiation per operand layout, picked by
-// `kernel_for(a_col, b_col)`, on a grid of BLOCK_M x BLOCK_N output tiles.
+// True when A, B and C (base addresses and leading dimensions) are all 16-byte aligned: the
+// vectorized rungs' float4 accesses are then legal.
+inline bool vec4_aligned(const GemmArgs& a) {
+  const uint64_t bits = uint64_t(reinterpret_cast<uintptr_t>(a.A)) |
+                        uint64_t(reinterpret_cast<uintptr_t>(a.B)) |
+                        uint64_t(reinterpret_cast<uintptr_t>(a.C)) |
+                        uint64_t(a.lda | a.ldb | a.ldc) * sizeof(float);
+  return bits % 16 == 0;
+}
+
+// with_layouts for rungs whose kernel_for also takes the alignment: f(a_col, b_col, vec) with vec
+// = std::bool_constant<vec4_aligned(a)> (16-byte accesses, or 4-byte ones for operands aligned
+// only to their elements). Rungs whose kernel_for takes the layouts only are 16-byte aligned
+// (their registration says so, and under-aligned operands reach them padded).
+template <typename KernelFor, typename F>
+void with_kernel(const GemmArgs& a, KernelFor&& kernel_for, F&& f) {
+  with_layouts(a, [&](auto a_col, auto b_col) {
+    if constexpr (std::is_invocable_v<KernelFor, decltype(a_col), decltype(b_col),
+                                      std::true_type>) {
+      if (vec4_aligned(a)) {
+        f(kernel_for(a_col, b_col, std::true_type{}));
+      } else {
+        f(kernel_for(a_col, b_col, std::false_type{}));
+      }
+    } else {
+      f(kernel_for(a_col, b_col));
+    }
+  });
+}
+
+// Host side of the vectorized rungs: one kernel instantiation per operand layout (and alignment,
+// see with_kernel), picked by `kernel_for`, on a grid of BLOCK_M x BLOCK_N output tiles.
 template <int BLOCK_M, int BLOCK_N, int THREADS, typename KernelFor>
 void launch_kmn(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   const dim3 grid = tile_grid(a, BLOCK_M, BLOCK_N, name);
-  with_layouts(a, [&](auto a_col, auto b_col) {
-    fastgemm::launch(kernel_for(a_col, b_col), Launch{grid, dim3(THREADS), 0, a.stream}, name,
-                     kmn_a(a), kmn_b(a), static_cast<float*>(a.C), a.ldc, a.alpha, a.beta);
+  with_kernel(a, kernel_for, [&](auto kernel) {
+    fastgemm::launch(kernel, Launch{grid, dim3(THREADS), 0, a.stream}, name, kmn_a(a), kmn_b(a),
+                     static_cast<float*>(a.C), a.ldc, a.alpha, a.beta);
   });
 }
 

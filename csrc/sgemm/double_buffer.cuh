@@ -26,9 +26,9 @@ namespace fastgemm::sgemm::double_buffer {
 // Copies one operand's BLOCK_K x BMN tile into a shared buffer: start() issues the global reads
 // (cp.async straight to shared memory, or loads into registers), finish() completes them (stores
 // the registers, transposing). Between the two the block does a tile's worth of math.
-template <typename WT, int BMN, int LDS, bool MN_CONTIG>
+template <typename WT, int BMN, int LDS, bool MN_CONTIG, bool VEC>
 struct StagedCopy {
-  using Loader = TileLoader<WT::BLOCK_K, BMN, WT::THREADS, MN_CONTIG>;
+  using Loader = TileLoader<WT::BLOCK_K, BMN, WT::THREADS, MN_CONTIG, VEC>;
   const Loader loader;
   float4 regs[MN_CONTIG ? 1 : Loader::CHUNKS];
 
@@ -90,13 +90,13 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
 // The block's tile product over k in [k0, k_end) (k0 a multiple of BLOCK_K), handed to
 // finish(pos, acc): the two copies (cp.async for the operand whose KMN view is MN-contiguous), the
 // accumulators, and the loop without bounds checks when every tile of the block lies inside A and
-// B.
-template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, typename Finish>
+// B. VEC: 16-byte copies (A and B 16-byte aligned); otherwise 4-byte ones (TileLoader).
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true, typename Finish>
 __device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B, int64_t m0,
                                               int64_t n0, int64_t k0, int64_t k_end,
                                               float* As, float* Bs, Finish&& finish) {
-  StagedCopy<WT, WT::BLOCK_M, WT::LDS_A, A_COL_MAJOR> copy_a(A, m0);
-  StagedCopy<WT, WT::BLOCK_N, WT::LDS_B, !B_COL_MAJOR> copy_b(B, n0);
+  StagedCopy<WT, WT::BLOCK_M, WT::LDS_A, A_COL_MAJOR, VEC> copy_a(A, m0);
+  StagedCopy<WT, WT::BLOCK_N, WT::LDS_B, !B_COL_MAJOR, VEC> copy_b(B, n0);
   const typename WT::LanePos pos;
   float acc[WT::THREAD_M][WT::THREAD_N] = {};
   const bool interior = m0 + WT::BLOCK_M <= A.MN && n0 + WT::BLOCK_N <= B.MN &&

@@ -27,7 +27,7 @@ constexpr int smem_bytes() {
   return 4 * (loop > red ? loop : red);
 }
 
-template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR>
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true>
 __device__ __forceinline__ void run(float* smem, const KmnView& A, const KmnView& B, float* C,
                                     int64_t ldc, float alpha, float beta) {
   constexpr int RED_LD = red_ld<WT>();
@@ -37,7 +37,7 @@ __device__ __forceinline__ void run(float* smem, const KmnView& A, const KmnView
   split_tile(A.MN, WT::BLOCK_M, WT::BLOCK_N, m0, n0);
   int64_t first, count;  // this block's share of the k-tiles
   split_share((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
-  double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR>(
+  double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(
       A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K, As, Bs,
       [&](const typename WT::LanePos& pos, const float (&acc)[WT::THREAD_M][WT::THREAD_N]) {
         // The loop ended at a block barrier: its buffers become this block's partial tile. A
@@ -54,15 +54,15 @@ __device__ __forceinline__ void run(float* smem, const KmnView& A, const KmnView
                 make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
           }
       });
-  cluster_reduce_store<WT::BLOCK_M, WT::BLOCK_N, RED_LD, WT::THREADS>(smem, C, ldc, A.MN, B.MN,
-                                                                     m0, n0, alpha, beta);
+  cluster_reduce_store<WT::BLOCK_M, WT::BLOCK_N, RED_LD, WT::THREADS, 0, VEC>(
+      smem, C, ldc, A.MN, B.MN, m0, n0, alpha, beta);
 }
 
 // The same share of K with the partial tiles meeting in global memory (v15; common/split_k.cuh:
 // publish_partial / add_partial): blocks z < S-1 hand their accumulators to the tile's owner,
 // block S-1, which adds them in order and stores C from registers (v09's epilogue; C row-major).
 // The whole block is the group: __syncthreads is its barrier.
-template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR>
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true>
 __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const KmnView& B,
                                            float* C, int64_t ldc, float alpha, float beta,
                                            float* partials, int* flags) {
@@ -75,7 +75,7 @@ __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const 
   split_tile(A.MN, WT::BLOCK_M, WT::BLOCK_N, m0, n0);
   int64_t first, count;  // this block's share of the k-tiles (no cluster: any architecture)
   split_share<false>((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
-  double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR>(
+  double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(
       A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K, As, Bs,
       [&](const typename WT::LanePos& pos, const float (&part)[WT::THREAD_M][WT::THREAD_N]) {
         const int split = static_cast<int>(gridDim.z), z = static_cast<int>(blockIdx.z);
@@ -108,11 +108,12 @@ __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const 
               },
               sync);
         }
-        WT::epilogue(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta);
+        WT::template epilogue<VEC>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta);
       });
 }
 
-// kernel_for(a_col, b_col) is the rung's kernel of tiling WT for that layout.
+// kernel_for(a_col, b_col[, vec]) is the rung's kernel of tiling WT for that layout (and
+// alignment: with_kernel).
 template <typename WT, typename KernelFor>
 void launch(const GemmArgs& a, const char* name, int blocks_per_sm, KernelFor kernel_for) {
   constexpr int SMEM = smem_bytes<WT>();
@@ -120,8 +121,7 @@ void launch(const GemmArgs& a, const char* name, int blocks_per_sm, KernelFor ke
   int device = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   const DeviceProps& props = device_props(device);
-  with_layouts(a, [&](auto a_col, auto b_col) {
-    auto kernel = kernel_for(a_col, b_col);
+  with_kernel(a, kernel_for, [&](auto kernel) {
     set_smem(kernel, SMEM);
     const int split = split_count(reinterpret_cast<const void*>(kernel), WT::THREADS, SMEM,
                                   grid.x, ceil_div(a.K, WT::BLOCK_K), MIN_KTILES, blocks_per_sm,
@@ -154,8 +154,7 @@ void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for,
   int device = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   const DeviceProps& props = device_props(device);
-  with_layouts(a, [&](auto a_col, auto b_col) {
-    auto kernel = kernel_for(a_col, b_col);
+  with_kernel(a, kernel_for, [&](auto kernel) {
     set_smem(kernel, smem);
     int split;
     if (rounds != nullptr) {

@@ -10,7 +10,10 @@
 // staged copy for the matching operand.
 // What limits it: the FMA pipe itself (64 FFMA per 4 LDS.128 per k) and register-bank conflicts
 // the compiler cannot always avoid; a row-major A still goes through registers to be transposed.
-// Shapes: any M, N, K >= 1 (zero-filled tails); 16-byte aligned operands; both layouts.
+// Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; any operands aligned to their 4-byte
+// elements: where A, B or C is not 16-byte aligned (a leading dimension not a multiple of 4),
+// the same kernel is compiled with 4-byte copies and stores (sgemm/common.cuh, TileLoader) and
+// runs on the operands in place, with no padded copies.
 #include "registry.h"
 #include "sgemm/double_buffer.cuh"
 
@@ -20,7 +23,7 @@ namespace {
 using wt = sgemm::warptile::Square;
 using sgemm::double_buffer::multiply_tile;
 
-template <bool A_COL_MAJOR, bool B_COL_MAJOR>
+template <bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC>
 __global__ void __launch_bounds__(wt::THREADS,
                                   FASTGEMM_DOUBLE_BUFFER_MIN_BLOCKS(A_COL_MAJOR, B_COL_MAJOR))
     sgemm_v09_cp_async_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C, int64_t ldc,
@@ -28,24 +31,24 @@ __global__ void __launch_bounds__(wt::THREADS,
   __shared__ __align__(16) float As[2 * wt::BLOCK_K * wt::LDS_A];
   __shared__ __align__(16) float Bs[2 * wt::BLOCK_K * wt::LDS_B];
   const int64_t m0 = blockIdx.y * int64_t(wt::BLOCK_M), n0 = blockIdx.x * int64_t(wt::BLOCK_N);
-  multiply_tile<wt, A_COL_MAJOR, B_COL_MAJOR>(A, B, m0, n0, 0, A.K, As, Bs,
-                                              [&](const auto& pos, const auto& acc) {
-                                                wt::epilogue(C, ldc, A.MN, B.MN, m0, n0, pos,
-                                                             acc, alpha, beta);
-                                              });
+  multiply_tile<wt, A_COL_MAJOR, B_COL_MAJOR, VEC>(
+      A, B, m0, n0, 0, A.K, As, Bs, [&](const auto& pos, const auto& acc) {
+        wt::epilogue<VEC>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta);
+      });
 }
 
 }  // namespace
 
 void sgemm_v09_cp_async(const GemmArgs& a) {
-  wt::launch(a, "sgemm_v09_cp_async", [](auto a_col, auto b_col) {
-    return sgemm_v09_cp_async_kernel<decltype(a_col)::value, decltype(b_col)::value>;
+  wt::launch(a, "sgemm_v09_cp_async", [](auto a_col, auto b_col, auto vec) {
+    return sgemm_v09_cp_async_kernel<decltype(a_col)::value, decltype(b_col)::value,
+                                     decltype(vec)::value>;
   });
 }
 
 }  // namespace fastgemm
 
-FASTGEMM_REGISTER_SGEMM(sgemm_v09_cp_async, {9, 80, 0, 16, "simt", "cp_async", "registers",
+FASTGEMM_REGISTER_SGEMM(sgemm_v09_cp_async, {9, 80, 0, 4, "simt", "cp_async", "registers",
     "sgemm_v08_warptile", false,
     "double-buffered shared memory: cp.async for the layout-matching operand, registers "
     "for the transposed one"})

@@ -25,7 +25,9 @@
 // bound by FMA issue, not HBM, once ROWS = 16 on a GPU with more bandwidth per FMA; the split
 // needs clusters (sm_90+), older GPUs run one block per tile.
 // Shapes: any M, N, K >= 1 (auto sends it M <= 16: past 16 rows, several 16-row tiles read each
-// column panel of B, and v12's 64-row tile is faster); sm_80+ (as v09), 16-byte aligned operands.
+// column panel of B, and v12's 64-row tile is faster); sm_80+ (as v09); any operands aligned to
+// their 4-byte elements (A is copied 4 bytes at a time anyway; where B or C is not 16-byte aligned,
+// the kernel compiled for 4-byte loads and stores runs on them in place).
 #include <type_traits>
 
 #include "common/split_k.cuh"
@@ -39,12 +41,17 @@ constexpr int THREADS = 128, BN = 64, KC = 256;  // block threads, tile columns,
 constexpr int RED_LD = BN + 4;                   // floats per partial-tile row
 
 // Four consecutive elements of B along its contiguous dimension as a float4: B(k, n..n+3) when B
-// is row-major, B(k..k+3, n) when it is column-major; zeros past K and N.
-template <bool B_COL>
+// is row-major, B(k..k+3, n) when it is column-major; zeros past K and N. One 16-byte load (VEC)
+// or four 4-byte ones.
+template <bool B_COL, bool VEC>
 __device__ __forceinline__ float4 load_b4(const float* B, int64_t ldb, int64_t K, int64_t N,
                                           int64_t k, int64_t n, bool inside) {
   const int64_t offset = B_COL ? n * ldb + k : k * ldb + n;
-  if (inside) return __ldg(reinterpret_cast<const float4*>(B + offset));
+  if (inside) {
+    if constexpr (VEC) return __ldg(reinterpret_cast<const float4*>(B + offset));
+    const float* p = B + offset;
+    return make_float4(__ldg(p), __ldg(p + 1), __ldg(p + 2), __ldg(p + 3));
+  }
   float e[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -83,12 +90,13 @@ struct RowB {
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) acc[r] = make_float4(0.f, 0.f, 0.f, 0.f);
   }
+  template <bool VEC>
   __device__ __forceinline__ void load(const float* B, int64_t ldb, int64_t K, int64_t N,
                                        int64_t n0, int64_t k0, int batch, float4 (&b)[NB]) const {
     const bool inside = k0 + KC <= K && n + 4 <= N;
 #pragma unroll
     for (int u = 0; u < NB; ++u) {
-      b[u] = load_b4<false>(B, ldb, K, N, k0 + 8 * (batch * NB + u) + slice, n, inside);
+      b[u] = load_b4<false, VEC>(B, ldb, K, N, k0 + 8 * (batch * NB + u) + slice, n, inside);
     }
   }
   __device__ __forceinline__ void compute(const float* as, int batch, const float4 (&b)[NB]) {
@@ -136,13 +144,14 @@ struct ColB {
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.f;
   }
+  template <bool VEC>
   __device__ __forceinline__ void load(const float* B, int64_t ldb, int64_t K, int64_t N,
                                        int64_t n0, int64_t k0, int batch, float4 (&b)[NB]) const {
     const bool inside = k0 + KC <= K && n0 + BN <= N;
     const int64_t n = n0 + 16 * (threadIdx.x / 32) + g;
 #pragma unroll
     for (int j = 0; j < NB; ++j) {
-      b[j] = load_b4<true>(B, ldb, K, N, k0 + 32 * batch + 4 * q, n + 4 * j, inside);
+      b[j] = load_b4<true, VEC>(B, ldb, K, N, k0 + 32 * batch + 4 * q, n + 4 * j, inside);
     }
   }
   __device__ __forceinline__ void compute(const float* as, int batch, const float4 (&b)[NB]) {
@@ -195,7 +204,7 @@ __device__ __forceinline__ void stage_a(const sgemm::View& A, int64_t M, int64_t
   }
 }
 
-template <int ROWS, bool A_COL, bool B_COL>
+template <int ROWS, bool A_COL, bool B_COL, bool VEC>
 __global__ void __launch_bounds__(THREADS)
     sgemm_v10_split_k_kernel(sgemm::View A, const float* B, int64_t ldb, float* C, int64_t ldc,
                              int64_t M, int64_t N, int64_t K, float alpha, float beta) {
@@ -227,7 +236,8 @@ __global__ void __launch_bounds__(THREADS)
     }
     if (t + 1 < total) {
       const int64_t nc = (t + 1) / BATCHES;
-      path.load(B, ldb, K, N, n0, (chunk0 + nc) * KC, static_cast<int>((t + 1) % BATCHES), next);
+      path.template load<VEC>(B, ldb, K, N, n0, (chunk0 + nc) * KC,
+                              static_cast<int>((t + 1) % BATCHES), next);
     }
     path.compute(smem + (c % 2) * A_FLOATS, batch, cur);
     if (batch == BATCHES - 1) __syncthreads();  // chunk c's buffer may be refilled
@@ -236,7 +246,7 @@ __global__ void __launch_bounds__(THREADS)
     stage_a<ROWS, A_COL, Path::A_KR>(A, M, K, m0, chunk0 * KC, smem);
     ptx::cp_async_commit();
     float4 b0[NB], b1[NB];
-    path.load(B, ldb, K, N, n0, chunk0 * KC, 0, b0);
+    path.template load<VEC>(B, ldb, K, N, n0, chunk0 * KC, 0, b0);
     for (int64_t t = 0; t < total; t += 2) {
       step(t, b0, b1);
       if (t + 1 < total) step(t + 1, b1, b0);
@@ -245,7 +255,8 @@ __global__ void __launch_bounds__(THREADS)
   ptx::cp_async_wait<0>();
   __syncthreads();  // the chunks' space becomes the partial tiles
   path.finish(smem);
-  cluster_reduce_store<ROWS, BN, RED_LD, THREADS>(smem, C, ldc, M, N, m0, n0, alpha, beta);
+  cluster_reduce_store<ROWS, BN, RED_LD, THREADS, 0, VEC>(smem, C, ldc, M, N, m0, n0, alpha,
+                                                          beta);
 }
 
 template <int ROWS>
@@ -254,9 +265,13 @@ void launch_rows(const GemmArgs& a) {
   int device = 0;
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   const DeviceProps& props = device_props(device);
+  // B and C decide the loads and stores (A is copied 4 bytes at a time in either kernel).
+  const bool vec = (reinterpret_cast<uintptr_t>(a.B) | reinterpret_cast<uintptr_t>(a.C) |
+                    uintptr_t(a.ldb | a.ldc) * sizeof(float)) % 16 == 0;
   with_layouts(a, [&](auto a_col, auto b_col) {
     constexpr bool BC = decltype(b_col)::value;
-    auto kernel = sgemm_v10_split_k_kernel<ROWS, decltype(a_col)::value, BC>;
+    auto kernel = vec ? sgemm_v10_split_k_kernel<ROWS, decltype(a_col)::value, BC, true>
+                      : sgemm_v10_split_k_kernel<ROWS, decltype(a_col)::value, BC, false>;
     constexpr int smem = int(sizeof(Smem<ROWS, BC>));
     set_smem(kernel, smem);
     // Three blocks fit an SM (registers, shared memory); at least two K chunks per block.
@@ -282,7 +297,7 @@ void sgemm_v10_split_k(const GemmArgs& a) {
 
 }  // namespace fastgemm
 
-FASTGEMM_REGISTER_SGEMM(sgemm_v10_split_k, {10, 80, 0, 16, "simt", "ldg", "split_k",
+FASTGEMM_REGISTER_SGEMM(sgemm_v10_split_k, {10, 80, 0, 4, "simt", "ldg", "split_k",
     "sgemm_v09_cp_async", true,
     "4-, 8- or 16-row tiles, B streamed into registers once, K split across a cluster, partial "
     "tiles summed in rank order through distributed shared memory"})

@@ -17,7 +17,10 @@
 // 128 the compiler spills); the reduction adds a partial tile per block (66 KiB of shared memory,
 // read once by the cluster) and two cluster barriers; on a GPU without clusters (before sm_90) it
 // is v09 at one block per SM with a shared-memory round trip (S = 1).
-// Shapes: any M, N, K >= 1 (zero-filled tails); 16-byte aligned operands; both layouts.
+// Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; any operands aligned to their 4-byte
+// elements: where A, B or C is not 16-byte aligned (a leading dimension not a multiple of 4),
+// the same kernel is compiled with 4-byte copies and stores (sgemm/common.cuh, TileLoader) and
+// runs on the operands in place, with no padded copies.
 #include "registry.h"
 #include "sgemm/split_k_tile.cuh"
 
@@ -27,12 +30,12 @@ namespace {
 using wt = sgemm::warptile::Square;
 namespace skt = sgemm::split_k_tile;
 
-template <bool A_COL_MAJOR, bool B_COL_MAJOR>
+template <bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC>
 __global__ void __launch_bounds__(wt::THREADS, 1)
     sgemm_v11_split_k_tile_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C, int64_t ldc,
                                   float alpha, float beta) {
   extern __shared__ __align__(16) float smem[];
-  skt::run<wt, A_COL_MAJOR, B_COL_MAJOR>(smem, A, B, C, ldc, alpha, beta);
+  skt::run<wt, A_COL_MAJOR, B_COL_MAJOR, VEC>(smem, A, B, C, ldc, alpha, beta);
 }
 
 }  // namespace
@@ -40,14 +43,15 @@ __global__ void __launch_bounds__(wt::THREADS, 1)
 int sgemm_v11_split_k_tile_smem() { return skt::smem_bytes<wt>(); }
 
 void sgemm_v11_split_k_tile(const GemmArgs& a) {
-  skt::launch<wt>(a, "sgemm_v11_split_k_tile", 1, [](auto a_col, auto b_col) {
-    return sgemm_v11_split_k_tile_kernel<decltype(a_col)::value, decltype(b_col)::value>;
+  skt::launch<wt>(a, "sgemm_v11_split_k_tile", 1, [](auto a_col, auto b_col, auto vec) {
+    return sgemm_v11_split_k_tile_kernel<decltype(a_col)::value, decltype(b_col)::value,
+                                         decltype(vec)::value>;
   });
 }
 
 }  // namespace fastgemm
 
-FASTGEMM_REGISTER_SGEMM_SMEM(sgemm_v11_split_k_tile, {11, 80, 0, 16, "simt", "cp_async",
+FASTGEMM_REGISTER_SGEMM_SMEM(sgemm_v11_split_k_tile, {11, 80, 0, 4, "simt", "cp_async",
     "split_k", "sgemm_v09_cp_async", true,
     "v09's 128x128 tile with K split across a cluster of up to 8 blocks, partial tiles summed "
     "in rank order through distributed shared memory"})

@@ -23,7 +23,10 @@
 // memory per 32 FMAs instead of 4 per 64. On outputs that are large in both dimensions v09/v11's
 // square tile is the better one. On a GPU without clusters (before sm_90) it runs unsplit, like
 // v11.
-// Shapes: any M, N, K >= 1 (zero-filled tails); 16-byte aligned operands; both layouts.
+// Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; any operands aligned to their 4-byte
+// elements: where A, B or C is not 16-byte aligned (a leading dimension not a multiple of 4),
+// the same kernel is compiled with 4-byte copies and stores (sgemm/common.cuh, TileLoader) and
+// runs on the operands in place, with no padded copies.
 #include "registry.h"
 #include "sgemm/split_k_tile.cuh"
 
@@ -46,19 +49,22 @@ constexpr int blocks_per_sm() {
   return WT::WARP_M == 32 ? 4 : 2;
 }
 
-template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR>
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC>
 __global__ void __launch_bounds__(WT::THREADS, blocks_per_sm<WT>())
     sgemm_v12_split_k_narrow_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C, int64_t ldc,
                                     float alpha, float beta) {
   extern __shared__ __align__(16) float smem[];
-  skt::run<WT, A_COL_MAJOR, B_COL_MAJOR>(smem, A, B, C, ldc, alpha, beta);
+  skt::run<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(smem, A, B, C, ldc, alpha, beta);
 }
 
 template <typename WT>
 void launch_tiling(const GemmArgs& a) {
-  skt::launch<WT>(a, "sgemm_v12_split_k_narrow", blocks_per_sm<WT>(), [](auto a_col, auto b_col) {
-    return sgemm_v12_split_k_narrow_kernel<WT, decltype(a_col)::value, decltype(b_col)::value>;
-  });
+  skt::launch<WT>(a, "sgemm_v12_split_k_narrow", blocks_per_sm<WT>(),
+                  [](auto a_col, auto b_col, auto vec) {
+                    return sgemm_v12_split_k_narrow_kernel<WT, decltype(a_col)::value,
+                                                           decltype(b_col)::value,
+                                                           decltype(vec)::value>;
+                  });
 }
 
 }  // namespace
@@ -85,7 +91,7 @@ void sgemm_v12_split_k_narrow(const GemmArgs& a) {
 
 }  // namespace fastgemm
 
-FASTGEMM_REGISTER_SGEMM_SMEM(sgemm_v12_split_k_narrow, {12, 80, 0, 16, "simt", "cp_async",
+FASTGEMM_REGISTER_SGEMM_SMEM(sgemm_v12_split_k_narrow, {12, 80, 0, 4, "simt", "cp_async",
     "split_k", "sgemm_v09_cp_async", true,
     "v11 on 64x128 (M <= N) or 128x64 tiles of four warps, 32x128 or 128x32 where the shorter "
     "side is at most 32: outputs with few rows or columns"})

@@ -16,7 +16,10 @@
 // one after another (the model's publish and add costs); the scratch (up to 64 MiB) stays
 // allocated per stream; a tile's blocks are far apart in the grid, so its A and B panels are read
 // from HBM once per round that holds them; C row-major only.
-// Shapes: any M, N, K >= 1 (zero-filled tails); 16-byte aligned operands; both layouts.
+// Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; any operands aligned to their 4-byte
+// elements: where A, B or C is not 16-byte aligned (a leading dimension not a multiple of 4),
+// the same kernel is compiled with 4-byte copies and stores (sgemm/common.cuh, TileLoader) and
+// runs on the operands in place, with no padded copies.
 #include "registry.h"
 #include "sgemm/split_k_tile.cuh"
 
@@ -36,12 +39,12 @@ namespace skt = sgemm::split_k_tile;
 #define FASTGEMM_V16_MIN_BLOCKS(a_col, b_col) 1
 #endif
 
-template <bool A_COL_MAJOR, bool B_COL_MAJOR>
+template <bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC>
 __global__ void __launch_bounds__(wt::THREADS, FASTGEMM_V16_MIN_BLOCKS(A_COL_MAJOR, B_COL_MAJOR))
     sgemm_v16_split_k_waves_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C, int64_t ldc,
                                    float alpha, float beta, float* partials, int* flags) {
   extern __shared__ __align__(16) float smem[];
-  skt::run_global<wt, A_COL_MAJOR, B_COL_MAJOR>(smem, A, B, C, ldc, alpha, beta, partials, flags);
+  skt::run_global<wt, A_COL_MAJOR, B_COL_MAJOR, VEC>(smem, A, B, C, ldc, alpha, beta, partials, flags);
 }
 
 }  // namespace
@@ -53,15 +56,16 @@ void sgemm_v16_split_k_waves(const GemmArgs& a) {
                 "the split model describes this kernel");
   skt::launch_global<wt>(
       a, "sgemm_v16_split_k_waves",
-      [](auto a_col, auto b_col) {
-        return sgemm_v16_split_k_waves_kernel<decltype(a_col)::value, decltype(b_col)::value>;
+      [](auto a_col, auto b_col, auto vec) {
+        return sgemm_v16_split_k_waves_kernel<decltype(a_col)::value, decltype(b_col)::value,
+                                              decltype(vec)::value>;
       },
       &kSgemmV16Split);
 }
 
 }  // namespace fastgemm
 
-FASTGEMM_REGISTER_SGEMM(sgemm_v16_split_k_waves, {16, 80, 0, 16, "simt", "cp_async",
+FASTGEMM_REGISTER_SGEMM(sgemm_v16_split_k_waves, {16, 80, 0, 4, "simt", "cp_async",
     "split_k_global", "sgemm_v15_split_k_global", true,
     "v15's split through global memory at two blocks per SM, S fitted to whole rounds of "
     "resident blocks (the grid may take several)"})

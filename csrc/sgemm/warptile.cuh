@@ -61,6 +61,7 @@ __device__ __forceinline__ static void multiply(const float* As, const float* Bs
   }
 }
 
+template <bool VEC = true>
 __device__ __forceinline__ static void epilogue(float* C, int64_t ldc, int64_t M, int64_t N,
                                                 int64_t m0, int64_t n0, const LanePos& pos,
                                                 const float (&acc)[THREAD_M][THREAD_N],
@@ -71,7 +72,7 @@ __device__ __forceinline__ static void epilogue(float* C, int64_t ldc, int64_t M
     for (int q = 0; q < ITER_N; ++q) {
       const int j = q * PATCH;
       const float4 v = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
-      store_c4(C, ldc, M, N, m0 + pos.row + (i / PATCH) * SUB_M + i % PATCH,
+      store_c4<VEC>(C, ldc, M, N, m0 + pos.row + (i / PATCH) * SUB_M + i % PATCH,
                n0 + pos.col + q * SUB_N, v, alpha, beta);
     }
 }
