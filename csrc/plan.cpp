@@ -131,13 +131,19 @@ const std::vector<AutoRule> kSgemmRules = {
      "v11 on 64x128 or 128x64 tiles (32x128 or 128x32 up to 32 rows or columns): for outputs of "
      "at most 64 rows or columns, where v11's tile is at least half padding",
      0, 0, 0, 0, 90, 0, 64},
+    {"sgemm_v12_split_k_narrow",
+     "v12's four-warp 64x128 or 128x64 tiles (twice as many as 128x128 ones, two blocks per SM), "
+     "K split across a cluster: for outputs of at most 16 tiles of 128x128 with K <= 2048, where "
+     "a 128x128 block of v11 or v16 runs its share of K at half the warps per FMA",
+     0, 128, 128, 0, 90, 0, 0, false, 8.25, 0, nullptr, 2048},
+    {"sgemm_v12_split_k_narrow",
+     "v12 for outputs of at most 6 tiles of 128x128 with K <= 4096 (the same trade; past 6 "
+     "tiles, v16's split of up to 16 shares is the shorter)",
+     0, 128, 128, 0, 90, 0, 0, false, 22, 0, nullptr, 4096},
     {"sgemm_v11_split_k_tile",
      "v09's 128x128 tile with K split across a cluster of up to 8 blocks, summed through "
-     "distributed shared memory: for outputs of at most 16 tiles of 128x128 with K <= 1024, "
+     "distributed shared memory: for outputs of at most 64 tiles of 128x128 with K <= 512, "
      "where the short shares make v16's reduction through global memory the larger cost",
-     0, 128, 128, 0, 90, 0, 0, false, 8.25, 0, nullptr, 1024},
-    {"sgemm_v11_split_k_tile",
-     "v11 for outputs of at most 64 tiles of 128x128 with K <= 512 (the same trade)",
      0, 128, 128, 0, 90, 0, 0, false, 2.0625, 0, nullptr, 512},
     {"sgemm_v16_split_k_waves",
      "v09's 128x128 tile with K split over every resident block (two per SM), the partial tiles "

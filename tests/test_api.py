@@ -1255,7 +1255,8 @@ def test_select_narrow_fp32(m, n):
     assert sel.kernel.name == "sgemm_v12_split_k_narrow", sel
     assert "at most 64 rows or columns" in sel.reason
     wider = fastgemm.select(max(m, 68), max(n, 68), 4096, "float32", cc=90)
-    assert wider.kernel.name != "sgemm_v12_split_k_narrow"
+    # (68x68: one tile of 128x128, which v12 takes by its few-tile rule)
+    assert wider.kernel.name != "sgemm_v12_split_k_narrow" or "at most 6 tiles" in wider.reason
     assert "sgemm_v12_split_k_narrow is for outputs of at most 64 rows or columns" in wider.reason
     assert fastgemm.select(m, n, 4096, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
 
@@ -1291,15 +1292,20 @@ def test_select_fp32_round_model(m, n, k, split):
 @pytest.mark.parametrize(
     "m, n, k, name",
     [
-        (512, 512, 512, "sgemm_v11_split_k_tile"),  # 16 tiles, short K: the cluster's reduction
-        (256, 1024, 1024, "sgemm_v11_split_k_tile"),
+        (128, 128, 256, "sgemm_v12_split_k_narrow"),  # one tile: v12's half tiles, split 8 ways
+        (512, 512, 512, "sgemm_v12_split_k_narrow"),  # 16 tiles of 128x128, K <= 2048
+        (256, 1024, 1024, "sgemm_v12_split_k_narrow"),
+        (512, 512, 2048, "sgemm_v12_split_k_narrow"),
+        (256, 256, 4096, "sgemm_v12_split_k_narrow"),  # at most 6 tiles, K <= 4096
+        (512, 256, 4096, "sgemm_v16_split_k_waves"),  # 8 tiles: v16's split of up to 16 shares
+        (768, 768, 512, "sgemm_v11_split_k_tile"),  # 36 tiles, K <= 512
         (1024, 1024, 512, "sgemm_v11_split_k_tile"),  # 64 tiles, K <= 512
         (1024, 1024, 1024, "sgemm_v16_split_k_waves"),
-        (512, 512, 2048, "sgemm_v16_split_k_waves"),  # longer shares: v16's split pays
         (256, 2048, 1024, "sgemm_v16_split_k_waves"),  # 32 tiles
     ],
 )
 def test_select_fp32_small_outputs(m, n, k, name):
+    # Fitted to results/sweeps/small-float32-*.csv (benchmarks/sweep.py --deep over small outputs).
     sel = fastgemm.select(m, n, k, "float32", cc=90)
     assert sel.kernel.name == name, sel
     assert _first_runnable_rule("float32", 90, m, n, k, 16) == name
