@@ -38,7 +38,7 @@ if "--small" not in sys.argv or "--multi" in sys.argv:
     shapes.append((1800, 2600, 72))
 # The split shapes: decode-like, K long enough for a split of 8 at every split-K kernel's smallest
 # share. racecheck walks every shared-memory access of a SIMT loop, so the fp32 tile kernels get
-# shorter K: sgemm_v11 1032 (still split 8 ways), sgemm_v12 520 (4 ways) in each of its tilings
+# shorter K: sgemm_v11 1032 (still split 8 ways), sgemm_v12 520 (8 ways) in each of its tilings
 # (32x128 / 64x128 for M <= N, 128x32 / 128x64 otherwise); sgemm_v16 two tiles split 2 ways with a
 # ragged K.
 # The fp32 rungs that take 4-byte aligned operands in place also run a shape with odd extents

@@ -7,15 +7,21 @@
 // run(): block z of a split_grid launch takes the z-th even share of K's 16-deep k-tiles, runs
 // v09's double-buffered loop over it (sgemm/double_buffer.cuh), writes its fp32 partial tile into
 // the loop's drained buffers and joins cluster_reduce_store, which writes C. launch() sizes the
-// split S (split_count: at most 8, each share at least MIN_KTILES k-tiles, every cluster resident
-// at once at blocks_per_sm blocks per SM) and launches with launch_split.
+// split S (split_count: at most 8, each share at least CLUSTER_MIN_KTILES k-tiles, every cluster
+// resident at once at blocks_per_sm blocks per SM) and launches with launch_split.
 #pragma once
 #include "common/split_k.cuh"
 #include "sgemm/double_buffer.cuh"
 
 namespace fastgemm::sgemm::split_k_tile {
 
-constexpr int MIN_KTILES = 8;  // smallest share of K a block takes, in 16-deep k-tiles
+// Smallest share of K a block takes, in 16-deep k-tiles: of a split through global memory (v15,
+// v16), whose partial tiles cost a store and a read back from L2 each; and of a cluster's split
+// (v11, v12), whose partial tiles are summed in distributed shared memory, cheap enough that a
+// short K pays to split into shares of two k-tiles (benchmarks/NOTES.md, 2026-11-25).
+// FASTGEMM_DEV_MIN_KTILES=<n> replaces the cluster's (read once; for fitting, not for users).
+constexpr int MIN_KTILES = 8;
+constexpr int CLUSTER_MIN_KTILES = 2;
 
 template <typename WT>
 constexpr int red_ld() {
@@ -123,8 +129,13 @@ void launch(const GemmArgs& a, const char* name, int blocks_per_sm, KernelFor ke
   const DeviceProps& props = device_props(device);
   with_kernel(a, kernel_for, [&](auto kernel) {
     set_smem(kernel, SMEM);
+    static const int dev_min = [] {
+      const char* v = std::getenv("FASTGEMM_DEV_MIN_KTILES");
+      return v ? std::atoi(v) : 0;
+    }();
     const int split = split_count(reinterpret_cast<const void*>(kernel), WT::THREADS, SMEM,
-                                  grid.x, ceil_div(a.K, WT::BLOCK_K), MIN_KTILES, blocks_per_sm,
+                                  grid.x, ceil_div(a.K, WT::BLOCK_K),
+                                  dev_min > 0 ? dev_min : CLUSTER_MIN_KTILES, blocks_per_sm,
                                   launch_sms(device));
     launch_split(kernel, grid, WT::THREADS, SMEM, a.stream, split, props.cc, name, kmn_a(a),
                  kmn_b(a), static_cast<float*>(a.C), split_ldc(a), a.alpha, a.beta);

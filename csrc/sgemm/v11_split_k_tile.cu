@@ -6,8 +6,8 @@
 // z-th of S even shares of K's 16-deep k-tiles, stages its fp32 partial tile in its own (drained)
 // shared memory, and the cluster sums the S partial tiles in rank order through distributed
 // shared memory (common/split_k.cuh): the same bits on every call, no workspace, no atomics. S is
-// the largest split (at most 8) that keeps every block's share at least MIN_KTILES k-tiles and
-// all clusters resident at once (one wave).
+// the largest split (at most 8) that keeps every block's share at least CLUSTER_MIN_KTILES
+// k-tiles and all clusters resident at once (one wave).
 // Why it pays: with fewer 128x128 tiles than the GPU holds blocks (two per SM), v09 leaves SMs
 // idle and runs each tile's whole K loop on one SM; splitting K gives every SM work. Each block
 // also sums only its share of K, so a long K is added in S blocks of partial sums, which lowers
