@@ -98,7 +98,9 @@ __device__ __forceinline__ float4 load4(const float* p, int64_t ld, int64_t stri
 // VEC: the view's base and ld are 16-byte aligned and a chunk moves as one 16-byte access. !VEC
 // (an operand aligned only to its 4-byte elements, e.g. rows of 1003 floats): the same chunks,
 // each moved as four 4-byte accesses at the same fixed offsets (one more address register at
-// most); the tile's sectors are the same, the load instructions four times as many.
+// most): four times the load instructions, each touching the lines of a 16-byte one, and a row
+// segment that no longer starts on a 32-byte boundary spans one more sector (a 16-k segment of a
+// K-contiguous tile: three instead of two).
 template <int BK, int BMN, int THREADS, bool MN_CONTIG, bool VEC = true>
 struct TileLoader {
   static constexpr int CHUNKS = BK * BMN / 4 / THREADS;

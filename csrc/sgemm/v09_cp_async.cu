@@ -10,6 +10,8 @@
 // staged copy for the matching operand.
 // What limits it: the FMA pipe itself (64 FFMA per 4 LDS.128 per k) and register-bank conflicts
 // the compiler cannot always avoid; a row-major A still goes through registers to be transposed.
+// Rows that are not 16-byte aligned run the 4-byte instantiation, slower than the 16-byte one on
+// the same shape (four accesses per chunk, and one more sector per row segment).
 // Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; any operands aligned to their 4-byte
 // elements: where A, B or C is not 16-byte aligned (a leading dimension not a multiple of 4),
 // the same kernel is compiled with 4-byte copies and stores (sgemm/common.cuh, TileLoader) and
