@@ -17,11 +17,19 @@
 
 namespace fastgemm {
 
-// FASTGEMM_DEV_SPLIT_K=<n> fixes a split kernel's S within its limits (read once; for fitting
-// the rules, not for users).
+// FASTGEMM_DEV_SPLIT_K=<n> fixes a split kernel's S within its limits; FASTGEMM_DEV_MIN_KTILES=<n>
+// replaces the smallest share of a cluster's split (sgemm/split_k_tile.cuh). Read once each; for
+// fitting the rules, not for users; 0 where unset.
 inline int dev_split_override() {
   static const int fixed = [] {
     const char* v = std::getenv("FASTGEMM_DEV_SPLIT_K");
+    return v ? std::atoi(v) : 0;
+  }();
+  return fixed;
+}
+inline int dev_min_ktiles() {
+  static const int fixed = [] {
+    const char* v = std::getenv("FASTGEMM_DEV_MIN_KTILES");
     return v ? std::atoi(v) : 0;
   }();
   return fixed;

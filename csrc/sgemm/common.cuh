@@ -230,13 +230,16 @@ struct TileLoader {
   }
 };
 
-// True when A, B and C (base addresses and leading dimensions) are all 16-byte aligned: the
-// vectorized rungs' float4 accesses are then legal.
-inline bool vec4_aligned(const GemmArgs& a) {
-  const uint64_t bits = uint64_t(reinterpret_cast<uintptr_t>(a.A)) |
+// True when A (unless !with_a: a rung that reads A 4 bytes at a time anyway), B and C (base
+// addresses and leading dimensions) are 16-byte aligned: the vectorized rungs' float4 accesses
+// are then legal.
+inline bool vec4_aligned(const GemmArgs& a, bool with_a = true) {
+  const uint64_t bits = (with_a ? uint64_t(reinterpret_cast<uintptr_t>(a.A)) |
+                                      uint64_t(a.lda) * sizeof(float)
+                                : 0) |
                         uint64_t(reinterpret_cast<uintptr_t>(a.B)) |
                         uint64_t(reinterpret_cast<uintptr_t>(a.C)) |
-                        uint64_t(a.lda | a.ldb | a.ldc) * sizeof(float);
+                        uint64_t(a.ldb | a.ldc) * sizeof(float);
   return bits % 16 == 0;
 }
 

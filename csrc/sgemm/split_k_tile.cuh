@@ -19,7 +19,7 @@ namespace fastgemm::sgemm::split_k_tile {
 // v16), whose partial tiles cost a store and a read back from L2 each; and of a cluster's split
 // (v11, v12), whose partial tiles are summed in distributed shared memory, cheap enough that a
 // short K pays to split into shares of two k-tiles (benchmarks/NOTES.md, 2026-11-25).
-// FASTGEMM_DEV_MIN_KTILES=<n> replaces the cluster's (read once; for fitting, not for users).
+// FASTGEMM_DEV_MIN_KTILES=<n> replaces the cluster's (common/split_model.h; for fitting only).
 constexpr int MIN_KTILES = 8;
 constexpr int CLUSTER_MIN_KTILES = 2;
 
@@ -129,10 +129,7 @@ void launch(const GemmArgs& a, const char* name, int blocks_per_sm, KernelFor ke
   const DeviceProps& props = device_props(device);
   with_kernel(a, kernel_for, [&](auto kernel) {
     set_smem(kernel, SMEM);
-    static const int dev_min = [] {
-      const char* v = std::getenv("FASTGEMM_DEV_MIN_KTILES");
-      return v ? std::atoi(v) : 0;
-    }();
+    const int dev_min = dev_min_ktiles();
     const int split = split_count(reinterpret_cast<const void*>(kernel), WT::THREADS, SMEM,
                                   grid.x, ceil_div(a.K, WT::BLOCK_K),
                                   dev_min > 0 ? dev_min : CLUSTER_MIN_KTILES, blocks_per_sm,

@@ -266,8 +266,7 @@ void launch_rows(const GemmArgs& a) {
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
   const DeviceProps& props = device_props(device);
   // B and C decide the loads and stores (A is copied 4 bytes at a time in either kernel).
-  const bool vec = (reinterpret_cast<uintptr_t>(a.B) | reinterpret_cast<uintptr_t>(a.C) |
-                    uintptr_t(a.ldb | a.ldc) * sizeof(float)) % 16 == 0;
+  const bool vec = sgemm::vec4_aligned(a, false);
   with_layouts(a, [&](auto a_col, auto b_col) {
     constexpr bool BC = decltype(b_col)::value;
     auto kernel = vec ? sgemm_v10_split_k_kernel<ROWS, decltype(a_col)::value, BC, true>
