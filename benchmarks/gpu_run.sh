@@ -40,11 +40,12 @@ NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$NGPU" -ge 2 ] && export FASTGEMM_REQUIRE_GPUS=$NGPU
 if [ "${GPU_RUN_TESTS:-1}" = 1 ]; then
   step gpu-tests bash -o pipefail -c "timeout 420 python3 -m pytest -q -m gpu tests 2>&1 | tee '$LOGS/gpu-tests.log' | tail -15"
-  # The split-K and stream-K specialists and the tf32 rungs under compute-sanitizer (small problems and a split
+  # The split-K and stream-K specialists, v31's split last round and the tf32 rungs under
+  # compute-sanitizer (small problems and a split
   # decode shape).
   for tool in memcheck racecheck; do
     step "$tool" bash -o pipefail -c "timeout 240 compute-sanitizer --tool $tool --error-exitcode 1 \
-      python3 benchmarks/sanitize_hopper.py split_k,stream_k,tf32 --small 2>&1 | tail -2 | tee -a '$LOGS/sanitize.log'"
+      python3 benchmarks/sanitize_hopper.py split_k,stream_k,split_last,tf32 --small 2>&1 | tail -2 | tee -a '$LOGS/sanitize.log'"
   done
 fi
 [ "${GPU_RUN_OVERHEAD:-1}" = 1 ] && step overhead bash -o pipefail -c "python3 -m fastgemm.bench --overhead --out results 2>&1 | tee '$LOGS/overhead.log' | tail -30"

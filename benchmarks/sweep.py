@@ -67,6 +67,7 @@ UNFLIPPED = {
         "hgemm_v28_split_k_global_narrow",
         "hgemm_v29_stream_k",
         "hgemm_v30_stream_k_wide",
+        "hgemm_v31_split_last_round",
     ],
     "float32-deep": [
         "sgemm_v09_cp_async",
@@ -104,6 +105,7 @@ def main() -> int:
     ap.add_argument("--prefill", action="store_true", help="M from --pre-m x (N, K) from --pre-nk")
     ap.add_argument("--pre-m", default="128,256,384,512,768,1024,1536")
     ap.add_argument("--pre-nk", default="4096x4096,6144x4096,4096x14336,14336x4096,3584x18944,5120x5120")
+    ap.add_argument("--kernels", default="", help="comma list of candidates (default: the family's)")
     ap.add_argument("--deep-max-mn", type=int, default=2048 * 1024, help="largest M * N of --deep")
     args = ap.parse_args()
 
@@ -154,7 +156,7 @@ def main() -> int:
             sets.append((A, B, cp.empty((M, N), dt), cp.empty((N, M), dt)))
         ref = cp.matmul(sets[0][0].astype(cp.float32), sets[0][1].astype(cp.float32))
         cands = {"auto": lambda s: fn(s[0], s[1], s[2])}
-        for k in UNFLIPPED[family]:
+        for k in args.kernels.split(",") if args.kernels else UNFLIPPED[family]:
             cands[k] = lambda s, k=k: fn(s[0], s[1], s[2], kernel=k)
         for k in transposed:
             cands[k + " (C^T)"] = lambda s, k=k: fn(s[1].T, s[0].T, s[3], kernel=k)

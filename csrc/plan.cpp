@@ -89,6 +89,11 @@ const std::vector<AutoRule> kHgemmRules = {
      "v20 on 128x128 tiles: for outputs of at most 128 rows or columns, where v20's 128x256 "
      "tile is half padding or more (sm_90a only)",
      0, 0, 0, 0, 0, 0, 128},
+    {"hgemm_v31_split_last_round",
+     "v20 with its last round of 128x256 tiles split along K over the SMs that round leaves "
+     "idle: for outputs of more than one round of tiles whose last round holds at most SMs/2, "
+     "K >= 3072 (sm_90a only)",
+     0, 128, 256, 0, 90, 3072, 0, false, 0, 0, nullptr, 0, true},
     {"hgemm_v30_stream_k_wide",
      "v27's 128x256 wgmma tile under stream-K (equal runs of k-tiles across tiles, cut tiles "
      "summed in global memory): for outputs of more than SMs/2 and at most SMs/1.15 wide tiles "
@@ -101,11 +106,6 @@ const std::vector<AutoRule> kHgemmRules = {
      "warp-specialised wgmma + TMA, 4-stage ring, TMA-store epilogue through a borrowed stage "
      "(sm_90a only)",
      0, 128, 256, 0, 90, 0, 0, false, 1},
-    {"hgemm_v29_stream_k",
-     "v28's 128x128 wgmma tile under stream-K: for outputs of more than one and at most 1.5 "
-     "128x256 tiles per SM with K >= 4096 and at most 1536 rows, where v20's last round of tiles "
-     "leaves SMs idle (sm_90a only)",
-     0, 128, 256, 1536, 90, 4096, 0, false, 1 / 1.5},
     {"hgemm_v20_hoisted_beta",
      "fastest Hopper rung: persistent, warp-specialised wgmma + TMA, 4-stage ring, TMA-store "
      "epilogue through a borrowed stage (beta tested once), programmatic dependent launch "
@@ -321,7 +321,19 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
                         std::to_string(rule.max_k));
       continue;
     }
-    if (rule.few_m > 0) {
+    if (rule.few_m > 0 && rule.last_round) {
+      const int64_t tiles = ((M + rule.few_m - 1) / rule.few_m) * ((N + rule.few_n - 1) / rule.few_n);
+      const int64_t last = t.sm_count > 0 ? tiles % t.sm_count : 0;
+      if (t.sm_count <= 0 || tiles <= t.sm_count || last == 0 || 2 * last > t.sm_count) {
+        skipped.push_back(std::string(rule.kernel) + " is for outputs of more than one round of " +
+                          std::to_string(t.sm_count) + " tiles of " + std::to_string(rule.few_m) +
+                          "x" + std::to_string(rule.few_n) + " whose last round holds at most " +
+                          std::to_string(t.sm_count / 2) + "; this one has " +
+                          std::to_string(tiles) + " (a last round of " + std::to_string(last) +
+                          ")");
+        continue;
+      }
+    } else if (rule.few_m > 0) {
       const int64_t tiles = ((M + rule.few_m - 1) / rule.few_m) * ((N + rule.few_n - 1) / rule.few_n);
       if (t.sm_count <= 0 || rule.few_parts * tiles > t.sm_count) {
         skipped.push_back(std::string(rule.kernel) + " is for outputs of at most " +

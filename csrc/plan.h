@@ -66,6 +66,10 @@ struct AutoRule {
   // Preferred only for K of at most this (0: any): a split whose reduction pays only on short
   // shares against another's.
   int64_t max_k = 0;
+  // Preferred only where the tiles of few_m x few_n fill more than one round of sm_count and
+  // leave a last round of at most sm_count / 2 (false: no such limit; few_parts is then not
+  // read): a kernel that splits its last round of tiles along K over the SMs it leaves idle.
+  bool last_round = false;
 };
 const std::vector<AutoRule>& auto_rules(DType dtype);
 

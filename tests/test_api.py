@@ -417,20 +417,22 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
     problem and runs on ``cc`` with ``alignment``-byte aligned operands."""
     table = {k.name: k for k in fastgemm.kernels(dtype)}
     sms = DOCUMENTED_SMS.get(cc, 0)
-    for (
-        name,
-        _why,
-        min_mn,
-        few,
-        max_m,
-        min_cc,
-        min_k,
-        max_short,
-        flip,
-        split_cost,
-        rounds,
-        max_k,
-    ) in dispatch.AUTO_RULES[dtype]:
+    for rule in dispatch.AUTO_RULES[dtype]:
+        (
+            name,
+            _why,
+            min_mn,
+            few,
+            max_m,
+            min_cc,
+            min_k,
+            max_short,
+            flip,
+            split_cost,
+            rounds,
+            max_k,
+            last_round,
+        ) = rule
         k = table.get(name)
         rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
         if (max_m is not None and rm > max_m) or (min_cc is not None and cc < min_cc):
@@ -442,7 +444,10 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
         if max_k is not None and k_depth > max_k:
             continue
         tiles = (-(-rm // few[0])) * (-(-rn // few[1])) if few is not None else 0
-        if few is not None and few[2] * tiles > sms:
+        if last_round:
+            if tiles <= sms or tiles % sms == 0 or 2 * (tiles % sms) > sms:
+                continue
+        elif few is not None and few[2] * tiles > sms:
             continue
         if split_cost is not None:
             k_tiles = -(-k_depth // 64)
@@ -495,33 +500,36 @@ def test_select_split_through_global_memory(dtype):
 
 @pytest.mark.parametrize("dtype", HALF)
 def test_select_stream_k(dtype):
-    # Stream-K (results/sweeps/prefill-*): v30 where v20's one wide tile per block leaves many of
-    # the 132 SMs idle for a long K (84-112 tiles, K >= 12288); v29 where v20's last round of
-    # tiles is partial (133-198 wide tiles); v20 itself for a round of tiles that fills the SMs
-    # or a short K, and beyond 1.5 rounds.
-    if not any(k.name == "hgemm_v29_stream_k" for k in fastgemm.kernels(dtype)):
+    # Stream-K and the split last round (results/sweeps/prefill-*): v30 where v20's one wide tile
+    # per block leaves many of the 132 SMs idle for a long K (84-112 tiles, K >= 12288); v31
+    # where v20's last round of tiles holds at most half the SMs (133-198 wide tiles, 8704 rows
+    # of 512: 136, 1300 rows of 12288: 528 + 12); v20 itself for a round of tiles that fills the
+    # SMs, a short K, or a last round of more than half the SMs.
+    if not any(k.name == "hgemm_v31_split_last_round" for k in fastgemm.kernels(dtype)):
         pytest.skip("no sm_90 code in this build")
     expect = {
         (768, 4096, 14336): "hgemm_v30_stream_k_wide",  # 96 wide tiles
         (1024, 3584, 18944): "hgemm_v30_stream_k_wide",  # 112
         (1024, 4096, 14336): "hgemm_v20_hoisted_beta",  # 128: a full round
         (512, 6144, 4096): "hgemm_v20_hoisted_beta",  # 96, K short of 12288
-        (1024, 6144, 4096): "hgemm_v29_stream_k",  # 192
-        (1024, 5120, 5120): "hgemm_v29_stream_k",  # 160
+        (1024, 6144, 4096): "hgemm_v31_split_last_round",  # 192: a last round of 60
+        (1024, 5120, 5120): "hgemm_v31_split_last_round",  # 160: 28
+        (8704, 512, 8192): "hgemm_v31_split_last_round",  # 136: 4
+        (4096, 13824, 5120): "hgemm_v31_split_last_round",  # 1728: 12
         (1024, 6144, 2048): "hgemm_v20_hoisted_beta",  # 192, K short of 4096
-        (1536, 5120, 5120): "hgemm_v20_hoisted_beta",  # 240: 1.8 rounds
-        # Outputs of few columns keep v21; tall ones (fewer groups of a block per row of tiles
-        # than the SMs hold) v20.
+        (1536, 5120, 5120): "hgemm_v20_hoisted_beta",  # 240: a last round of 108
+        (2048, 6144, 4096): "hgemm_v20_hoisted_beta",  # 384: 120
+        (1536, 2816, 8192): "hgemm_v20_hoisted_beta",  # 132: whole rounds
+        # Outputs of few columns keep v21.
         (10000, 128, 16384): "hgemm_v21_narrow_tile",
-        (8704, 512, 8192): "hgemm_v20_hoisted_beta",
-        (2048, 6144, 4096): "hgemm_v20_hoisted_beta",
     }
     for (m, n, k), name in expect.items():
         sel = fastgemm.select(m, n, k, dtype, cc=HOPPER_CC)
         assert sel.kernel.name == name, ((m, n, k), sel)
     why = fastgemm.select(1536, 5120, 5120, dtype, cc=HOPPER_CC).reason
     assert (
-        "hgemm_v29_stream_k is for outputs of at most 198 tiles of 128x256 (132 SMs); this one has 240" in why
+        "hgemm_v31_split_last_round is for outputs of more than one round of 132 tiles of 128x256 "
+        "whose last round holds at most 66; this one has 240 (a last round of 108)" in why
     )
 
 
@@ -669,7 +677,10 @@ def test_auto_rules_refer_to_kernels():
     for dtype, rules in dispatch.AUTO_RULES.items():
         assert dtype in DTYPES
         assert rules, f"no rules for {dtype}"
-        for name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost, rounds, max_k in rules:
+        for rule in rules:
+            name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost, rounds, max_k, last = (
+                rule
+            )
             assert isinstance(min_mn, int) and min_mn >= 0, name
             assert isinstance(flip, bool), name
             if flip and (name, dtype) in table:  # only the split-K epilogue writes a column-major C
@@ -677,7 +688,8 @@ def test_auto_rules_refer_to_kernels():
             assert max_short is None or (isinstance(max_short, int) and max_short > 0), name
             assert min_k is None or (isinstance(min_k, int) and min_k > 0), name
             assert max_k is None or (isinstance(max_k, int) and max_k > 0 and (min_k or 0) <= max_k), name
-            assert few is None or (len(few) == 3 and min(few) > 0), name
+            assert few is None or (len(few) == 3 and min(few[:2]) > 0 and (few[2] > 0 or last)), name
+            assert not last or few is not None, name
             assert split_cost is None or (few is not None and split_cost > 0), name
             assert rounds is None or (
                 min(rounds[f] for f in ("tile_m", "tile_n", "k_unit", "min_units", "most", "blocks_per_sm"))

@@ -271,6 +271,7 @@ def test_dependent_launch_chain(torch, kernel, capture):
         "hgemm_v28_split_k_global_narrow",
         "hgemm_v29_stream_k",
         "hgemm_v30_stream_k_wide",
+        "hgemm_v31_split_last_round",
     ],
 )
 def test_dependent_launch_split_chain(torch, kernel, capture):
@@ -282,6 +283,15 @@ def test_dependent_launch_split_chain(torch, kernel, capture):
     W1, W2 = _random(torch, k, m, "float16") * 0.05, _random(torch, m, k, "float16") * 0.05
     _dependent_chain(torch, kernel, X, W1, W2, capture)
 
+
+STREAM_K_SHAPES = [
+    (512, 512, 8192),
+    (128, 1000, 4104),
+    (3, 24, 5000),
+    (1032, 1032, 3000),
+    (130, 264, 64),
+    (520, 6144, 1000),
+]
 
 # Split-K specialists on the shapes they are for: decode-like (few rows, long K) for v22, few
 # 128x128 tiles and deep K for v24. Each splits K across clusters of up to 8 blocks per output
@@ -330,17 +340,13 @@ SPLIT_SHAPES = {
     # Stream-K: runs of a few k-tiles on one tile (3 x 24: 79 blocks of one k-tile each, 78 of
     # them contributions to the last), runs that cross tiles (1032 x 1032), fewer units than SMs
     # (130 x 264 x 64: a block per tile) and many tiles; both tile widths.
-    **{
-        name: [
-            (512, 512, 8192),
-            (128, 1000, 4104),
-            (3, 24, 5000),
-            (1032, 1032, 3000),
-            (130, 264, 64),
-            (520, 6144, 1000),
-        ]
-        for name in ("hgemm_v29_stream_k", "hgemm_v30_stream_k_wide")
-    },
+    **{name: STREAM_K_SHAPES for name in ("hgemm_v29_stream_k", "hgemm_v30_stream_k_wide")},
+    # The last partial round split along K (132 SMs), on the same shapes: outputs of fewer tiles
+    # than SMs split 4 ways (4 tiles, 1 tile with a ragged K) and 2 ways (45 tiles), 1 k-tile (no
+    # split), a last round too large to split (120 tiles); and a second round of 12 tiles split 2
+    # ways (K = 11 k-tiles), a third of 42 split 3 ways, whole rounds only (132 tiles).
+    "hgemm_v31_split_last_round": STREAM_K_SHAPES
+    + [(1500, 2904, 704), (2100, 4400, 1000), (1536, 2816, 200)],
 }
 
 
@@ -407,6 +413,7 @@ def test_padded_c_view_edges_untouched(torch, dtype, c_order):
         "hgemm_v27_split_k_global",
         "hgemm_v29_stream_k",
         "hgemm_v30_stream_k_wide",
+        "hgemm_v31_split_last_round",
         "auto",
     ],
 )

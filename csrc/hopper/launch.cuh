@@ -19,7 +19,7 @@
 namespace fastgemm::hopper {
 
 enum class Mainloop { one_stage, ring };  // mainloop.cuh
-enum class Schedule { one_shot, persistent, split_k, split_global, stream_k };  // scheduler.cuh
+enum class Schedule { one_shot, persistent, split_k, split_global, stream_k, hybrid };  // scheduler.cuh
 // epilogue.cuh: store_acc / TmaStore / stage_acc + cluster_reduce_store (common/split_k.cuh)
 enum class Store { registers, tma, split_k };
 
@@ -48,8 +48,10 @@ using SchedulerOf = std::conditional_t<
     std::conditional_t<
         Cfg::SCHEDULE == Schedule::split_k || Cfg::SCHEDULE == Schedule::split_global,
         SplitK<Cfg::BM, Cfg::BN>,
-        std::conditional_t<Cfg::SCHEDULE == Schedule::stream_k, StreamK<Cfg::BM, Cfg::BN>,
-                           OneShot<Cfg::BM, Cfg::BN>>>>;
+        std::conditional_t<
+            Cfg::SCHEDULE == Schedule::stream_k, StreamK<Cfg::BM, Cfg::BN>,
+            std::conditional_t<Cfg::SCHEDULE == Schedule::hybrid,
+                               Hybrid<Cfg::BM, Cfg::BN, Cfg::GROUP_M>, OneShot<Cfg::BM, Cfg::BN>>>>>;
 
 // Host: a persistent grid of clusters capped at the clusters the GPU can hold at once (a GPC
 // whose free SMs do not divide by the cluster size leaves some idle; a cluster beyond the cap
@@ -94,7 +96,7 @@ dim3 resident_clusters(Kernel kernel, dim3 grid, int threads, int smem, const ch
 // resident, one block per SM. SplitGlobal: S from global_split_count (split_k.cuh), the scratch
 // of the stream for the partial tiles and their flags (the kernel takes both after ldc, alpha,
 // beta, and no tensor map of C). StreamK: a block per SM (scheduler.cuh), the same scratch
-// with a slot per block.
+// with a slot per block. Hybrid: the same, the kernel taking C's tensor map too (hybrid.cuh).
 template <typename Cfg, typename T, typename KernelFor>
 void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, CLUSTER = Cfg::CLUSTER;
@@ -159,6 +161,22 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
       Launch l{grid, dim3(threads), smem, a.stream};
       l.pdl = true;
       fastgemm::launch(kernel, l, name, tma_a, tma_b, static_cast<T*>(a.C), a.M, a.N, a.K,
+                       a.ldc, a.alpha, a.beta, static_cast<float*>(scratch.data),
+                       static_cast<int*>(scratch.flags));
+    } else if constexpr (Cfg::SCHEDULE == Schedule::hybrid) {
+      static_assert(Cfg::PDL && CLUSTER == 1, "a dependent launch without clusters");
+      int device = 0;
+      FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+      // A slot per consumer warpgroup of each contributing block (the shares but the last of
+      // the split tiles).
+      const int64_t tiles = ceil_div(a.M, int64_t(BM)) * ceil_div(a.N, int64_t(BN));
+      const int split = Hybrid<BM, BN, Cfg::GROUP_M>::split_of(tiles, grid.x, ceil_div(a.K, BLOCK_K));
+      const size_t slots = size_t(tiles % grid.x) * size_t(split - 1) * 2;
+      const Scratch scratch =
+          stream_scratch(device, a.stream, slots * sizeof(int), slots * 64 * BN * sizeof(float));
+      Launch l{grid, dim3(threads), smem, a.stream};
+      l.pdl = true;
+      fastgemm::launch(kernel, l, name, tma_a, tma_b, tma_c, static_cast<T*>(a.C), a.M, a.N, a.K,
                        a.ldc, a.alpha, a.beta, static_cast<float*>(scratch.data),
                        static_cast<int*>(scratch.flags));
     } else {

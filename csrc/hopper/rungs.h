@@ -9,7 +9,8 @@
 // (the same on V20's wider tile) are specialists for few tiles and long K, and V27 (V25 with the
 // partial tiles summed in global memory) frees V25's split from cluster residency, as V28 does
 // V24's; V29 and V30 (V28 and V27 with a stream-K schedule) share all the k-tiles of the problem
-// evenly among the SMs. The registry's `parent` and `branch` say the same.
+// evenly among the SMs; V31 (V20 with whole tiles plus a stream-K share of the last round)
+// evens out the rounds of V20's tiles. The registry's `parent` and `branch` say the same.
 #pragma once
 #include "hopper/launch.cuh"
 
@@ -102,6 +103,13 @@ struct V29 : V28 {  // on V28's 128x128 tile and 6-stage ring
 };
 struct V30 : V27 {  // on V27's 128x256 tile and 4-stage ring
   static constexpr Schedule SCHEDULE = Schedule::stream_k;
+};
+// V20 under the Hybrid schedule (hybrid.cuh): whole tiles, plus one stream-K share of the tiles
+// of the last partial round, cut tiles summed through global memory and stored by V20's
+// TMA-store epilogue (a branch of V20).
+struct V31 : V20 {
+  static constexpr Schedule SCHEDULE = Schedule::hybrid;
+  static constexpr bool BALANCE = false;
 };
 
 // The fp32 rungs on the tensor cores (sgemm_v13, sgemm_v14): V13's persistent 128x256 tile and

@@ -13,6 +13,9 @@
 //                 an equal run of the k-tiles of the columns of tiles, column after column: a
 //                 run starts and ends anywhere in a column, so a tile's K may be shared by the
 //                 blocks of consecutive groups (stream_k.cuh sums them).
+//   Hybrid      — a block per SM at most over Persistent's tile order: whole tiles a round of
+//                 the grid at a time, then the tiles of the last partial round split along K
+//                 (hybrid.cuh sums their shares).
 // (The launcher may shrink a persistent grid further: to the clusters the GPU holds at once, and
 // with BALANCE to as few blocks as keep the number of tile rounds; see launch.cuh.)
 #pragma once
@@ -67,7 +70,8 @@ struct SplitK {
 // row would have two groups read most of B, at different times). A group's run crosses columns
 // first .. last; segment(i) gives the i-th in the order the block computes them: a last segment
 // that stops short of its column's end (a contribution, which a later group waits for) first,
-// then the others in order. Only a run's last segment can stop short, so a block contributes at
+// the first segment (which owns its column where earlier groups cut it, and then waits for them)
+// last, the others in order between. Only a run's last segment can stop short, so a block contributes at
 // most once: its slot is its own index, slot(g) for group g on this row. The segment that ends a
 // column (its owner's) adds the contributions of groups first_group(c) .. owner - 1.
 template <int BM, int BN>
@@ -88,7 +92,8 @@ struct StreamK {
   __device__ __forceinline__ int segments() const { return static_cast<int>(last - first + 1); }
   // Segment i in compute order: its column c, tile (m0, n0), k-tiles [k0, k1) of the tile's.
   __device__ __forceinline__ void segment(int i, int64_t& c, int& m0, int& n0, int& k0, int& k1) const {
-    c = first + (!contributes ? i : i == 0 ? last - first : i - 1);
+    const int n = segments();
+    c = contributes && i == 0 ? last : i == n - 1 ? first : first + i + (contributes ? 0 : 1);
     m0 = static_cast<int>(row * BM), n0 = static_cast<int>(c * BN);
     k0 = static_cast<int>(max(lo, c * k_tiles) - c * k_tiles);
     k1 = static_cast<int>(min(hi, (c + 1) * k_tiles) - c * k_tiles);
@@ -113,6 +118,64 @@ struct StreamK {
       throw std::runtime_error(std::string(name) + ": too many units of work");
     }
     return dim3(static_cast<unsigned>(tiles_m * groups));
+  }
+};
+
+// Hybrid: P blocks (one per SM at most), T tiles in Persistent's grouped order, KT k-tiles each.
+// The first T - R tiles (R = T mod P) run whole in rounds of P, tile b + j P for block b's j-th,
+// in step as in a persistent kernel; the last R tiles (the partial round) are split S ways along
+// K (split(): as many shares as fit R x S <= P, at most MAX_SPLIT, each of at least MIN_SHARE
+// k-tiles), block b < R S taking share z = b / R of tile T - R + b mod R after its whole tiles.
+// The blocks of a share start it together and cut their tiles at the same k-tiles, so each
+// k-tile of an operand panel is read at one time. Share S - 1 (the highest-numbered blocks) owns
+// the tile and adds the shares z = 0 .. S - 2 of blocks z R + r, which are dispatched before it.
+template <int BM, int BN, int GROUP_M>
+struct Hybrid {
+  static constexpr int MAX_SPLIT = 4, MIN_SHARE = 4;
+  int tiles_m, tiles_n, k_tiles, block, blocks, whole, rest, split, items;
+
+  // The split of the last partial round of `tiles` tiles on `blocks` blocks (1: none).
+  __host__ __device__ static int split_of(int64_t tiles, int64_t blocks, int64_t k_tiles) {
+    const int64_t rest = tiles % blocks;
+    if (rest == 0) return 1;
+    const int64_t s = blocks / rest < MAX_SPLIT ? blocks / rest : MAX_SPLIT;
+    const int64_t most = k_tiles / MIN_SHARE;
+    return static_cast<int>(s < most ? s : most < 1 ? 1 : most);
+  }
+  __device__ __forceinline__ Hybrid(int64_t M, int64_t N, int64_t K)
+      : tiles_m(static_cast<int>((M + BM - 1) / BM)),
+        tiles_n(static_cast<int>((N + BN - 1) / BN)),
+        k_tiles(static_cast<int>((K + BLOCK_K - 1) / BLOCK_K)),
+        block(static_cast<int>(blockIdx.x)),
+        blocks(static_cast<int>(gridDim.x)) {
+    const int tiles = tiles_m * tiles_n;
+    rest = tiles % blocks, whole = tiles - rest;
+    split = split_of(tiles, blocks, k_tiles);
+    items = whole / blocks + (block < rest * split ? 1 : 0);
+  }
+  // Item i: tile index c, its origin (m0, n0), k-tiles [k0, k1) of the tile's; share z (the
+  // split item's, 0 for a whole tile).
+  __device__ __forceinline__ void item(int i, int& c, int& m0, int& n0, int& k0, int& k1,
+                                       int& z) const {
+    if (i < whole / blocks) {
+      c = block + i * blocks, z = 0, k0 = 0, k1 = k_tiles;
+    } else {
+      c = whole + block % rest, z = block / rest;
+      k0 = static_cast<int>(int64_t(k_tiles) * z / split);
+      k1 = static_cast<int>(int64_t(k_tiles) * (z + 1) / split);
+    }
+    grouped_tile<BM, BN, GROUP_M>(c, tiles_m, tiles_n, m0, n0);
+  }
+
+  // A block per SM (fewer where the tiles are fewer: no block without work).
+  static dim3 grid(const GemmArgs& a, const char* name) {
+    int device = 0;
+    FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+    const int64_t tiles = ceil_div(a.M, int64_t(BM)) * ceil_div(a.N, int64_t(BN));
+    if (tiles > 2147483647) throw std::runtime_error(std::string(name) + ": too many output tiles");
+    const int64_t sms = launch_sms(device);
+    if (tiles >= sms) return dim3(static_cast<unsigned>(sms));
+    return dim3(static_cast<unsigned>(tiles * split_of(tiles, sms, ceil_div(a.K, int64_t(BLOCK_K)))));
   }
 };
 

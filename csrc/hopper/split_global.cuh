@@ -24,16 +24,17 @@ namespace fastgemm::hopper {
 // A consumer warpgroup's 64 x BN fp32 accumulators (wgmma's register order) handed over through
 // slot `slot` of the scratch (64 * BN floats and a flag per slot; common/split_k.cuh's contract):
 // publish_acc writes them and raises the flag, add_acc waits for the flag, lowers it and adds the
-// slot into acc. Named barrier 2 + half is the warpgroup's.
-template <int BN>
+// slot into acc. Named barrier BAR + half is the warpgroup's (2 + half where no TMA-store
+// epilogue holds barriers 1-3).
+template <int BN, int BAR = 2>
 __device__ __forceinline__ void publish_acc(const float (&acc)[BN / 2], float* partials, int* flags,
                                             int64_t slot, int half) {
   publish_partial<BN / 8, 128>(
       partials + slot * 64 * BN, flags + slot, threadIdx.x % 128,
       [&](int i) { return make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]); },
-      [half] { ptx::named_barrier(2 + half, 128); });
+      [half] { ptx::named_barrier(BAR + half, 128); });
 }
-template <int BN>
+template <int BN, int BAR = 2>
 __device__ __forceinline__ void add_acc(float (&acc)[BN / 2], const float* partials, int* flags,
                                         int64_t slot, int half) {
   add_partial<BN / 8, 128>(
@@ -41,7 +42,7 @@ __device__ __forceinline__ void add_acc(float (&acc)[BN / 2], const float* parti
       [&](int i, float4 v) {
         acc[4 * i] += v.x, acc[4 * i + 1] += v.y, acc[4 * i + 2] += v.z, acc[4 * i + 3] += v.w;
       },
-      [half] { ptx::named_barrier(2 + half, 128); });
+      [half] { ptx::named_barrier(BAR + half, 128); });
 }
 
 template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR>

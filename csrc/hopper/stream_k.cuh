@@ -15,7 +15,8 @@
 // tile owns it: it adds the slots of the tile's blocks of earlier groups in group order (acquire,
 // lowering each flag for the next launch) to its own sum and stores alpha * sum + beta * C. The
 // order is fixed by the launch, so repeated calls give the same bits. A block computes its
-// contribution before anything else and only waits (as an owner) for lower-numbered blocks,
+// contribution before anything else and its first segment (the one it may own) after everything
+// else, and only waits (as an owner) for lower-numbered blocks,
 // which are dispatched before it; the grid is at most one block per SM where tiles are cut (one
 // group cuts none), so every block is resident on an otherwise idle GPU and each wait ends. PDL: every thread waits for the previous
 // kernel before the first copy; the producer lets the next one launch once its copies are issued.

@@ -37,6 +37,7 @@ Rule: TypeAlias = tuple[
     int | None,
     dict[str, float] | None,
     int | None,
+    bool,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...
