@@ -78,9 +78,12 @@ def run(kernel, dtype, M, N, K):
                 assert err < 0.05 * max(1.0, float(cp.abs(ref).max())), (kernel, M, N, K, oa, ob, beta, err)
 
 
-# The rung that splits its last round of tiles (a TMA-store epilogue, not a split one): 4 wide
+# The rungs that split their last round of tiles (a TMA-store epilogue, not a split one): 4
 # tiles of 16 k-tiles, each split 4 ways.
-hybrid = {"hgemm_v31_split_last_round": [(256, 512, 1024)]}
+hybrid = {
+    "hgemm_v31_split_last_round": [(256, 512, 1024)],
+    "hgemm_v32_split_last_round_192": [(256, 384, 1024)],
+}
 for name, dtype in kernels:
     # Split-K kernels also on a decode shape whose K is split across a cluster of several blocks.
     for M, N, K in shapes + (split_shapes.get(name, [(8, 264, 4104)]) if name in split_k else []):

@@ -23,6 +23,20 @@ int documented_smem_per_block(int cc) {
   }
 }
 
+}  // namespace
+
+double last_round_cost(int64_t M, int64_t N, int64_t K, int tile_m, int tile_n, int sms) {
+  if (sms <= 0) return 0;
+  const int64_t tiles = ((M + tile_m - 1) / tile_m) * ((N + tile_n - 1) / tile_n);
+  const int64_t rest = tiles % sms, k_tiles = (K + 63) / 64;
+  const int64_t split =
+      rest == 0 ? 1 : std::min<int64_t>({sms / rest, 4, std::max<int64_t>(1, k_tiles / 4)});
+  const double rounds = double(tiles / sms) + (rest == 0 ? 0.0 : 1.0 / split + (split > 1 ? 0.2 : 0.0));
+  return rounds * tile_n * (tile_n < 256 ? 1.05 : 1.0);
+}
+
+namespace {
+
 std::string fmt_cc(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
 
 // The HGEMM rules serve fp16 and bf16 alike. Fastest first; min_mn keeps large tiles off outputs
@@ -89,11 +103,6 @@ const std::vector<AutoRule> kHgemmRules = {
      "v20 on 128x128 tiles: for outputs of at most 128 rows or columns, where v20's 128x256 "
      "tile is half padding or more (sm_90a only)",
      0, 0, 0, 0, 0, 0, 128},
-    {"hgemm_v31_split_last_round",
-     "v20 with its last round of 128x256 tiles split along K over the SMs that round leaves "
-     "idle: for outputs of more than one round of tiles whose last round holds at most SMs/2, "
-     "K >= 3072 (sm_90a only)",
-     0, 128, 256, 0, 90, 3072, 0, false, 0, 0, nullptr, 0, true},
     {"hgemm_v30_stream_k_wide",
      "v27's 128x256 wgmma tile under stream-K (equal runs of k-tiles across tiles, cut tiles "
      "summed in global memory): for outputs of more than SMs/2 and at most SMs/1.15 wide tiles "
@@ -101,6 +110,15 @@ const std::vector<AutoRule> kHgemmRules = {
      "leave too few groups to balance), where v20's one tile per block leaves SMs idle for a long "
      "K (sm_90a only)",
      0, 128, 256, 1536, 90, 12288, 0, false, 1.15},
+    {"hgemm_v32_split_last_round_192",
+     "v31 on 128x192 tiles: for outputs whose 128x192 tiles fill the rounds of the SMs better "
+     "than 128x256 ones (a model of rounds and split last rounds), K >= 2048 (sm_90a only)",
+     0, 128, 192, 0, 90, 2048, 0, false, 0, 0, nullptr, 0, false, 256},
+    {"hgemm_v31_split_last_round",
+     "v20 with its last round of 128x256 tiles split along K over the SMs that round leaves "
+     "idle: for outputs of more than one round of tiles whose last round holds at most SMs/2, "
+     "K >= 3072 (sm_90a only)",
+     0, 128, 256, 0, 90, 3072, 0, false, 0, 0, nullptr, 0, true},
     {"hgemm_v20_hoisted_beta",
      "fastest Hopper rung, for outputs of at most one 128x256 tile per SM: persistent, "
      "warp-specialised wgmma + TMA, 4-stage ring, TMA-store epilogue through a borrowed stage "
@@ -355,6 +373,20 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
                             " k-tiles here)");
           continue;
         }
+      }
+    }
+    if (rule.vs_n > 0) {
+      const double mine = last_round_cost(M, N, K, rule.few_m, rule.few_n, t.sm_count);
+      const double wide = last_round_cost(M, N, K, rule.few_m, rule.vs_n, t.sm_count);
+      if (t.sm_count <= 0 || !(mine < wide)) {
+        skipped.push_back(std::string(rule.kernel) + " is for outputs whose " +
+                          std::to_string(rule.few_m) + "x" + std::to_string(rule.few_n) +
+                          " tiles fill the rounds of " + std::to_string(t.sm_count) +
+                          " SMs better than " + std::to_string(rule.few_m) + "x" +
+                          std::to_string(rule.vs_n) + " ones (last-round model: " +
+                          std::to_string(static_cast<int>(mine)) + " against " +
+                          std::to_string(static_cast<int>(wide)) + ")");
+        continue;
       }
     }
     if (rule.round_split != nullptr) {

@@ -70,7 +70,17 @@ struct AutoRule {
   // leave a last round of at most sm_count / 2 (false: no such limit; few_parts is then not
   // read): a kernel that splits its last round of tiles along K over the SMs it leaves idle.
   bool last_round = false;
+  // Preferred only where tiles of few_m x few_n take less time than tiles of few_m x vs_n by the
+  // last-round model (last_round_cost) (0: no such limit): a kernel whose narrower tile fills the
+  // SMs' rounds better than the wider tile of the kernels after it.
+  int vs_n = 0;
 };
+// The last-round model of a persistent kernel of tile_m x tile_n tiles that splits its last
+// partial round along K (hopper/scheduler.cuh: Hybrid, at most 4 ways, shares of at least 4
+// k-tiles of 64): the rounds of whole tiles, plus 1 / S of a round and 0.2 for the hand-off of a
+// split last round, times the tile's width (x 1.05 below 256 columns: less math per byte brought
+// in). Fitted to results/sweeps/prefill-tile192-*.
+double last_round_cost(int64_t M, int64_t N, int64_t K, int tile_m, int tile_n, int sms);
 const std::vector<AutoRule>& auto_rules(DType dtype);
 
 // What an fp32 call asks of the arithmetic: "ieee" (fp32 products and sums, the default),

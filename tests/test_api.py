@@ -412,6 +412,48 @@ def _round_split(r: dict, m: int, n: int, k_depth: int, sms: int) -> int:
     return best
 
 
+# The fields of one AUTO_RULES tuple (dispatch.py documents them), in order.
+RULE_FIELDS = (
+    "name",
+    "why",
+    "min_mn",
+    "few",
+    "max_m",
+    "min_cc",
+    "min_k",
+    "max_short",
+    "flip",
+    "split_cost",
+    "rounds",
+    "max_k",
+    "last_round",
+    "vs_n",
+)
+
+
+def _rule_fields(rule: tuple) -> tuple:
+    assert len(rule) == len(RULE_FIELDS), rule
+    return tuple(rule)
+
+
+def _last_round_cost(m: int, n: int, k_depth: int, tile_m: int, tile_n: int, sms: int) -> float:
+    """The last-round model of csrc/plan.h, written out again from its comment."""
+    tiles = -(-m // tile_m) * -(-n // tile_n)
+    rest, k_tiles = tiles % sms, -(-k_depth // 64)
+    split = 1 if rest == 0 else min(sms // rest, 4, max(1, k_tiles // 4))
+    rounds = tiles // sms + (0 if rest == 0 else 1 / split + (0.2 if split > 1 else 0))
+    return rounds * tile_n * (1.05 if tile_n < 256 else 1.0)
+
+
+def test_last_round_cost_matches_the_model():
+    shapes = [(512, 6144, 4096), (1536, 6144, 4096), (8704, 512, 8192), (100, 100, 100), (4096, 28672, 1024)]
+    for m, n, k_depth in shapes:
+        for tile_n in (192, 256):
+            assert fastgemm._C.last_round_cost(m, n, k_depth, 128, tile_n, 132) == pytest.approx(
+                _last_round_cost(m, n, k_depth, 128, tile_n, 132)
+            )
+
+
 def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alignment: int) -> str:
     """The first AUTO_RULES candidate that is in the table, is meant for an m x n x k_depth
     problem and runs on ``cc`` with ``alignment``-byte aligned operands."""
@@ -432,7 +474,8 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
             rounds,
             max_k,
             last_round,
-        ) = rule
+            vs_n,
+        ) = _rule_fields(rule)
         k = table.get(name)
         rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
         if (max_m is not None and rm > max_m) or (min_cc is not None and cc < min_cc):
@@ -448,6 +491,11 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
             if tiles <= sms or tiles % sms == 0 or 2 * (tiles % sms) > sms:
                 continue
         elif few is not None and few[2] * tiles > sms:
+            continue
+        if vs_n is not None and not (
+            _last_round_cost(rm, rn, k_depth, few[0], few[1], sms)
+            < _last_round_cost(rm, rn, k_depth, few[0], vs_n, sms)
+        ):
             continue
         if split_cost is not None:
             k_tiles = -(-k_depth // 64)
@@ -501,22 +549,25 @@ def test_select_split_through_global_memory(dtype):
 @pytest.mark.parametrize("dtype", HALF)
 def test_select_stream_k(dtype):
     # Stream-K and the split last round (results/sweeps/prefill-*): v30 where v20's one wide tile
-    # per block leaves many of the 132 SMs idle for a long K (84-112 tiles, K >= 12288); v31
-    # where v20's last round of tiles holds at most half the SMs (133-198 wide tiles, 8704 rows
-    # of 512: 136, 1300 rows of 12288: 528 + 12); v20 itself for a round of tiles that fills the
-    # SMs, a short K, or a last round of more than half the SMs.
-    if not any(k.name == "hgemm_v31_split_last_round" for k in fastgemm.kernels(dtype)):
+    # per block leaves many of the 132 SMs idle for a long K (84-112 tiles, K >= 12288); v32 where
+    # 128x192 tiles fill the rounds better than 128x256 ones (96 wide tiles but 128 narrow ones
+    # for 512 x 6144; 192 wide, 256 narrow for 1024 x 6144); v31 where v20's last round of wide
+    # tiles holds at most half the SMs (160 tiles for 1024 x 5120, 136 for 8704 x 512, 1728 for
+    # 4096 x 13824); v20 itself for a round of tiles that fills the SMs, a short K, or a last
+    # round of more than half the SMs.
+    if not any(k.name == "hgemm_v32_split_last_round_192" for k in fastgemm.kernels(dtype)):
         pytest.skip("no sm_90 code in this build")
     expect = {
         (768, 4096, 14336): "hgemm_v30_stream_k_wide",  # 96 wide tiles
         (1024, 3584, 18944): "hgemm_v30_stream_k_wide",  # 112
         (1024, 4096, 14336): "hgemm_v20_hoisted_beta",  # 128: a full round
-        (512, 6144, 4096): "hgemm_v20_hoisted_beta",  # 96, K short of 12288
-        (1024, 6144, 4096): "hgemm_v31_split_last_round",  # 192: a last round of 60
-        (1024, 5120, 5120): "hgemm_v31_split_last_round",  # 160: 28
+        (512, 6144, 4096): "hgemm_v32_split_last_round_192",  # 96 wide, 128 narrow
+        (1024, 6144, 4096): "hgemm_v32_split_last_round_192",  # 192 wide, 256 narrow
+        (1024, 6144, 2048): "hgemm_v32_split_last_round_192",
+        (1024, 5120, 5120): "hgemm_v31_split_last_round",  # 160 wide: a last round of 28
         (8704, 512, 8192): "hgemm_v31_split_last_round",  # 136: 4
         (4096, 13824, 5120): "hgemm_v31_split_last_round",  # 1728: 12
-        (1024, 6144, 2048): "hgemm_v20_hoisted_beta",  # 192, K short of 4096
+        (1024, 5120, 2048): "hgemm_v20_hoisted_beta",  # 160, K short of 3072
         (1536, 5120, 5120): "hgemm_v20_hoisted_beta",  # 240: a last round of 108
         (2048, 6144, 4096): "hgemm_v20_hoisted_beta",  # 384: 120
         (1536, 2816, 8192): "hgemm_v20_hoisted_beta",  # 132: whole rounds
@@ -678,9 +729,14 @@ def test_auto_rules_refer_to_kernels():
         assert dtype in DTYPES
         assert rules, f"no rules for {dtype}"
         for rule in rules:
-            name, why, min_mn, few, max_m, min_cc, min_k, max_short, flip, split_cost, rounds, max_k, last = (
-                rule
+            r = dict(zip(RULE_FIELDS, rule, strict=True))
+            name, why, min_mn, few, flip, last = (
+                r[f] for f in ("name", "why", "min_mn", "few", "flip", "last_round")
             )
+            max_m, min_cc, min_k, max_short, max_k = (
+                r[f] for f in ("max_m", "min_cc", "min_k", "max_short", "max_k")
+            )
+            split_cost, rounds, vs_n = r["split_cost"], r["rounds"], r["vs_n"]
             assert isinstance(min_mn, int) and min_mn >= 0, name
             assert isinstance(flip, bool), name
             if flip and (name, dtype) in table:  # only the split-K epilogue writes a column-major C
@@ -688,8 +744,9 @@ def test_auto_rules_refer_to_kernels():
             assert max_short is None or (isinstance(max_short, int) and max_short > 0), name
             assert min_k is None or (isinstance(min_k, int) and min_k > 0), name
             assert max_k is None or (isinstance(max_k, int) and max_k > 0 and (min_k or 0) <= max_k), name
-            assert few is None or (len(few) == 3 and min(few[:2]) > 0 and (few[2] > 0 or last)), name
+            assert few is None or (len(few) == 3 and min(few[:2]) > 0 and (few[2] > 0 or last or vs_n)), name
             assert not last or few is not None, name
+            assert vs_n is None or (few is not None and vs_n > few[1]), name
             assert split_cost is None or (few is not None and split_cost > 0), name
             assert rounds is None or (
                 min(rounds[f] for f in ("tile_m", "tile_n", "k_unit", "min_units", "most", "blocks_per_sm"))
@@ -1344,12 +1401,12 @@ def test_select_narrow_transposed(dtype, name, n):
 
 def test_select_prefill_long_k():
     # A prefill of a few hundred rows with a long K (about one 128x128 tile per SM): v24's tiles;
-    # a short K keeps v21, more tiles keep v20.
+    # a short K keeps v21, more tiles take v32's 128x192 ones (128 of them for 512 x 6144).
     sel = fastgemm.select(512, 4096, 14336, "float16", cc=90)
     assert sel.kernel.name == "hgemm_v24_wgmma_split_k", sel
     assert "K >= 4096" in sel.reason
     assert fastgemm.select(512, 4096, 2048, "float16", cc=90).kernel.name == "hgemm_v21_narrow_tile"
-    assert fastgemm.select(512, 6144, 4096, "float16", cc=90).kernel.name == "hgemm_v20_hoisted_beta"
+    assert fastgemm.select(512, 6144, 4096, "float16", cc=90).kernel.name == "hgemm_v32_split_last_round_192"
 
 
 @pytest.mark.parametrize("dtype, name", [("float16", "hgemm_v22_split_k"), ("float32", "sgemm_v10_split_k")])

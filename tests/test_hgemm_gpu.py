@@ -272,6 +272,7 @@ def test_dependent_launch_chain(torch, kernel, capture):
         "hgemm_v29_stream_k",
         "hgemm_v30_stream_k_wide",
         "hgemm_v31_split_last_round",
+        "hgemm_v32_split_last_round_192",
     ],
 )
 def test_dependent_launch_split_chain(torch, kernel, capture):
@@ -347,6 +348,10 @@ SPLIT_SHAPES = {
     # ways (K = 11 k-tiles), a third of 42 split 3 ways, whole rounds only (132 tiles).
     "hgemm_v31_split_last_round": STREAM_K_SHAPES
     + [(1500, 2904, 704), (2100, 4400, 1000), (1536, 2816, 200)],
+    # v31's schedule on 128x192 tiles: 4 tiles split 4 ways, 33 x 4 = 132 tiles (whole rounds
+    # only), 12 x 12 = 144 (a second round of 12 split 4 ways), a last column of 8 (N = 2120).
+    "hgemm_v32_split_last_round_192": STREAM_K_SHAPES
+    + [(1500, 2304, 704), (4200, 768, 1000), (1536, 2120, 800)],
 }
 
 
@@ -414,6 +419,7 @@ def test_padded_c_view_edges_untouched(torch, dtype, c_order):
         "hgemm_v29_stream_k",
         "hgemm_v30_stream_k_wide",
         "hgemm_v31_split_last_round",
+        "hgemm_v32_split_last_round_192",
         "auto",
     ],
 )

@@ -9,8 +9,9 @@
 // (the same on V20's wider tile) are specialists for few tiles and long K, and V27 (V25 with the
 // partial tiles summed in global memory) frees V25's split from cluster residency, as V28 does
 // V24's; V29 and V30 (V28 and V27 with a stream-K schedule) share all the k-tiles of the problem
-// evenly among the SMs; V31 (V20 with whole tiles plus a stream-K share of the last round)
-// evens out the rounds of V20's tiles. The registry's `parent` and `branch` say the same.
+// evenly among the SMs; V31 (V20 with the last partial round of tiles split along K) evens out
+// the rounds of V20's tiles, and V32 runs it on 128x192 tiles, whose count fits the SMs better on
+// some widths. The registry's `parent` and `branch` say the same.
 #pragma once
 #include "hopper/launch.cuh"
 
@@ -110,6 +111,12 @@ struct V30 : V27 {  // on V27's 128x256 tile and 4-stage ring
 struct V31 : V20 {
   static constexpr Schedule SCHEDULE = Schedule::hybrid;
   static constexpr bool BALANCE = false;
+};
+// V31 on 128x192 tiles (m64n192k16): a 40 KiB stage, five of them, C stored in three 64x64 boxes
+// through three slots (a branch of V31).
+struct V32 : V31 {
+  static constexpr int BN = 192, STAGES = 5;
+  static constexpr int C_PIECE = 1, C_SLOTS = 3;
 };
 
 // The fp32 rungs on the tensor cores (sgemm_v13, sgemm_v14): V13's persistent 128x256 tile and

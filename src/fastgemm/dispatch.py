@@ -46,8 +46,9 @@ __all__ = [
 # of csrc/common/split_model.h with these fields (tile_m, tile_n, k_unit, min_units, most,
 # max_partials, blocks_per_sm, publish, add, solo) splits K in S >= 2 shares, largest K or None:
 # preferred only for K of at most that, last round: preferred only where (tile_m, tile_n) tiles
-# fill more than one round of SMs and leave a last round of at most SMs / 2 (parts unused))],
-# fastest first.
+# fill more than one round of SMs and leave a last round of at most SMs / 2 (parts unused),
+# wider tile width or None: preferred only where (tile_m, tile_n) tiles cost less than
+# (tile_m, that width) ones by the last-round model (_C.last_round_cost))], fastest first.
 AUTO_RULES: dict[str, list[Rule]] = {dtype: list(rules) for dtype, rules in _C.auto_rules().items()}
 
 # precision ("tf32x3", "tf32") -> the float32 rules (same tuples) that auto tries for it before
