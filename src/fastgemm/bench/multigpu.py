@@ -12,8 +12,8 @@ GPU is done) in interleaved rounds, median of the rounds:
   the unoverlapped baseline (NCCL ``all_gather_into_tensor`` then ``torch.matmul``;
   ``torch.matmul`` then ``reduce_scatter_tensor``), the time of the slowest rank.
 
-Writes ``multigpu-<gpu>.json`` and prints a table. ``--tp-worker`` is the entry of each torchrun
-process (not for direct use); ``--tp-check`` runs the workers' correctness and error checks only
+Writes ``multigpu-<gpu>.json`` (``multigpu-<n>gpus-<gpu>.json`` on n != 2 GPUs) and prints a
+table. ``--tp-worker`` is the entry of each torchrun process (not for direct use); ``--tp-check`` runs the workers' correctness and error checks only
 (the multi-GPU tests use it).
 """
 
@@ -447,7 +447,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"multigpu-{gpu_slug(gpu)}.json"
+    # Two GPUs keep the plain name; other counts name theirs, so that runs on hosts of 2 and 4 GPUs
+    # of one kind sit side by side.
+    path = out / (f"multigpu-{gpu_slug(gpu)}.json" if n == 2 else f"multigpu-{n}gpus-{gpu_slug(gpu)}.json")
     path.write_text(json.dumps(data, indent=1))
     print(multigpu_tables(data))
     print(f"wrote {path}")
