@@ -13,8 +13,8 @@ GPU is done) in interleaved rounds, median of the rounds:
   ``torch.matmul`` then ``reduce_scatter_tensor``), the time of the slowest rank.
 
 Writes ``multigpu-<gpu>.json`` (``multigpu-<n>gpus-<gpu>.json`` on n != 2 GPUs) and prints a
-table. ``--tp-worker`` is the entry of each torchrun process (not for direct use); ``--tp-check`` runs the workers' correctness and error checks only
-(the multi-GPU tests use it).
+table. ``--tp-worker`` is the entry of each torchrun process (not for direct use);
+``--tp-check`` runs the workers' correctness and error checks only (the multi-GPU tests use it).
 """
 
 from __future__ import annotations
