@@ -143,10 +143,12 @@ def plan(
     beta_nonzero: bool = False,
     strategy: str | None = None,
 ) -> Spread:
-    """How :func:`gemm` would spread an M x N x K problem over ``devices`` GPUs (home first):
-    the way that moves the fewest bytes, or ``strategy``; one device where spreading is not
-    estimated to pay (unless ``strategy`` is given). Decided once per problem class (cached:
-    a repeated call costs a dictionary lookup)."""
+    """How :func:`gemm` would spread an M x N x K problem over up to ``devices`` GPUs (home
+    first): the way that moves the fewest bytes, or ``strategy``, on the first d of the devices
+    for the d the estimate finds fastest (every device where ``strategy`` is given: each remote
+    device's inputs leave home over its links, so past a few devices a smaller set can finish
+    sooner); one device where spreading is not estimated to pay (unless ``strategy`` is given).
+    Decided once per problem class (cached: a repeated call costs a dictionary lookup)."""
     _check_strategy(strategy, itemsize)
     key = (M, N, K, devices, itemsize, bool(beta_nonzero), strategy, FIRST_ROWS, CHUNK_COLS, TAIL_ROWS)
     return _plan(*key)
@@ -163,6 +165,18 @@ def _plan(
     strategy: str | None,
     *_chunking: int,  # the chunk sizes the estimate used (part of the cache key)
 ) -> Spread:
+    if strategy is not None:
+        return _plan_on(M, N, K, devices, itemsize, beta_nonzero, strategy)
+    options = [
+        _plan_on(M, N, K, d, itemsize, beta_nonzero, None) for d in range(min(devices, 2), devices + 1)
+    ]
+    return min(options, key=lambda s: (s.spread_s, -len(s.plan.pieces)))
+
+
+def _plan_on(
+    M: int, N: int, K: int, devices: int, itemsize: int, beta_nonzero: bool, strategy: str | None
+) -> Spread:
+    """The plan on exactly ``devices`` devices (one where spreading is not estimated to pay)."""
     one = 2.0 * M * N * K / RATE[itemsize]
     strategies: Sequence[str] = partition.STRATEGIES if itemsize == 4 else ("rows", "cols", "grid")
     if strategy is not None:
@@ -411,7 +425,9 @@ def gemm(
     """``C = alpha * A @ B + beta * C`` over several GPUs of this host, in place.
 
     A, B and C (float32, float16 or bfloat16, one dtype) live on one GPU, home; ``devices``
-    (default: every GPU, home first) lists the GPUs that may compute and must include home.
+    (default: every GPU, home first) lists the GPUs that may compute and must include home; the
+    plan may use only the first few of them, where its estimate finds that faster (every
+    remote device's inputs leave home over home's links).
     ``alpha``/``beta`` semantics and ``stream`` (home's) as for :func:`fastgemm.gemm`; A, B and C
     row- or column-major, padded views included (other strided views: copy them first);
     every piece runs ``kernel`` (default ``auto``) with ``precision`` (float32). The call returns
