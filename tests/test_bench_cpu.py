@@ -1167,20 +1167,25 @@ def test_precision_summary_reads_the_table():
 
 
 def test_multigpu_results_reach_the_readme(tmp_path):
-    # The committed multi-GPU results file renders into its README block, both tables, from the
-    # one renderer; a README without the markers is reported (exit status 1), as for --overhead.
-    [src] = sorted((ROOT / "results").glob("multigpu-*.json"))
-    data = update_readme.load(src)
-    assert data["kind"] == "multigpu"
-    text = tables.multigpu_tables(data)
-    assert "| float16 | 16384x16384x16384 | 2 | rows |" in text
-    assert "| all_gather + matmul | all_gather_gemm |" in text and tables.MULTIGPU_TIMING in text
-    readme = tmp_path / "README.md"
-    readme.write_text("x\n<!-- multigpu_results -->\n<!-- /multigpu_results -->\ny\n")
-    assert update_readme.main([str(src), "--readme", str(readme)]) == 0
-    assert text in readme.read_text()
-    readme.write_text("no markers\n")
-    assert update_readme.main([str(src), "--readme", str(readme)]) == 1
+    # Each committed multi-GPU results file (hosts of 2 GPUs, and of n: multigpu-<n>gpus-*) renders
+    # into its README block, both tables, from the one renderer; a README without the markers is
+    # reported (exit status 1), as for --overhead.
+    srcs = sorted((ROOT / "results").glob("multigpu-*.json"))
+    assert srcs
+    for src in srcs:
+        data = update_readme.load(src)
+        assert data["kind"] == "multigpu"
+        text = tables.multigpu_tables(data)
+        gpus = data["meta"]["gpus"]
+        assert (gpus == 2) == ("gpus-" not in src.name), src.name
+        assert f"| float16 | 16384x16384x16384 | {gpus} |" in text
+        assert "| all_gather + matmul | all_gather_gemm |" in text and tables.MULTIGPU_TIMING in text
+        readme = tmp_path / "README.md"
+        readme.write_text("x\n<!-- multigpu_results -->\n<!-- /multigpu_results -->\ny\n")
+        assert update_readme.main([str(src), "--readme", str(readme)]) == 0
+        assert text in readme.read_text()
+        readme.write_text("no markers\n")
+        assert update_readme.main([str(src), "--readme", str(readme)]) == 1
 
 
 def test_multi_gpu_flag_reaches_its_own_arguments(capsys):
