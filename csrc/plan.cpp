@@ -353,7 +353,8 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
       }
     } else if (rule.few_m > 0) {
       const int64_t tiles = ((M + rule.few_m - 1) / rule.few_m) * ((N + rule.few_n - 1) / rule.few_n);
-      if (t.sm_count <= 0 || rule.few_parts * tiles > t.sm_count) {
+      // few_parts 0: no limit on the tile count (a rule that weighs tiles otherwise: vs_n).
+      if (rule.few_parts > 0 && (t.sm_count <= 0 || rule.few_parts * tiles > t.sm_count)) {
         skipped.push_back(std::string(rule.kernel) + " is for outputs of at most " +
                           std::to_string(static_cast<int64_t>(t.sm_count / rule.few_parts)) +
                           " tiles of " +

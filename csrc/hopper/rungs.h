@@ -105,8 +105,8 @@ struct V29 : V28 {  // on V28's 128x128 tile and 6-stage ring
 struct V30 : V27 {  // on V27's 128x256 tile and 4-stage ring
   static constexpr Schedule SCHEDULE = Schedule::stream_k;
 };
-// V20 under the Hybrid schedule (hybrid.cuh): whole tiles, plus one stream-K share of the tiles
-// of the last partial round, cut tiles summed through global memory and stored by V20's
+// V20 under the Hybrid schedule (hybrid.cuh): whole tiles in V20's rounds, then the tiles of the
+// last partial round split along K, the shares summed through global memory and stored by V20's
 // TMA-store epilogue (a branch of V20).
 struct V31 : V20 {
   static constexpr Schedule SCHEDULE = Schedule::hybrid;

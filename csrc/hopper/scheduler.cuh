@@ -124,7 +124,7 @@ struct StreamK {
 // Hybrid: P blocks (one per SM at most), T tiles in Persistent's grouped order, KT k-tiles each.
 // The first T - R tiles (R = T mod P) run whole in rounds of P, tile b + j P for block b's j-th,
 // in step as in a persistent kernel; the last R tiles (the partial round) are split S ways along
-// K (split(): as many shares as fit R x S <= P, at most MAX_SPLIT, each of at least MIN_SHARE
+// K (split_of: as many shares as fit R x S <= P, at most MAX_SPLIT, each of at least MIN_SHARE
 // k-tiles), block b < R S taking share z = b / R of tile T - R + b mod R after its whole tiles.
 // The blocks of a share start it together and cut their tiles at the same k-tiles, so each
 // k-tile of an operand panel is read at one time. Share S - 1 (the highest-numbered blocks) owns
