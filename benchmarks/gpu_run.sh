@@ -43,8 +43,12 @@ if [ "${GPU_RUN_TESTS:-1}" = 1 ]; then
   # The split-K and stream-K specialists, v31's split last round and the tf32 rungs under
   # compute-sanitizer (small problems and a split
   # decode shape).
+  # racecheck walks every shared-memory access: it needs about twice memcheck's time (it ran past
+  # 240 s on an H100 once v31 joined the list).
   for tool in memcheck racecheck; do
-    step "$tool" bash -o pipefail -c "timeout 240 compute-sanitizer --tool $tool --error-exitcode 1 \
+    limit=240
+    [ "$tool" = racecheck ] && limit=480
+    step "$tool" bash -o pipefail -c "timeout $limit compute-sanitizer --tool $tool --error-exitcode 1 \
       python3 benchmarks/sanitize_hopper.py split_k,stream_k,split_last,tf32 --small 2>&1 | tail -2 | tee -a '$LOGS/sanitize.log'"
   done
 fi
