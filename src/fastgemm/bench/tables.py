@@ -494,14 +494,15 @@ def multigpu_tables(data: dict) -> str:
             ),
             "",
             (
-                "| dtype | M x N x K | GPUs | way | 1 GPU auto (ms) | torch.matmul, 1 GPU (ms) | spread (ms) | TFLOPS "
-                "| speedup | efficiency |"
+                "| dtype | M x N x K | GPUs | used | way | 1 GPU auto (ms) | torch.matmul, 1 GPU (ms) | spread (ms) "
+                "| TFLOPS | speedup | efficiency (speedup / used) |"
             ),
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in single:
             lines.append(
-                f"| {r['dtype']} | {shape_label(*r['shape'])} | {r['gpus']} | {r['strategy']} | "
+                f"| {r['dtype']} | {shape_label(*r['shape'])} | {r['gpus']} | {r.get('pieces', r['gpus'])} | "
+                f"{r['strategy']} | "
                 f"{r['one_gpu_ms']:.2f} | {r['torch_one_gpu_ms']:.2f} | {r['spread_ms']:.2f} | "
                 f"{r['spread_tflops']:.0f} | {r['speedup']:.2f}x | {r['efficiency']:.0%} |"
             )
