@@ -339,8 +339,9 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
                         std::to_string(rule.max_k));
       continue;
     }
+    const int64_t tiles =
+        rule.few_m > 0 ? ((M + rule.few_m - 1) / rule.few_m) * ((N + rule.few_n - 1) / rule.few_n) : 0;
     if (rule.few_m > 0 && rule.last_round) {
-      const int64_t tiles = ((M + rule.few_m - 1) / rule.few_m) * ((N + rule.few_n - 1) / rule.few_n);
       const int64_t last = t.sm_count > 0 ? tiles % t.sm_count : 0;
       if (t.sm_count <= 0 || tiles <= t.sm_count || last == 0 || 2 * last > t.sm_count) {
         skipped.push_back(std::string(rule.kernel) + " is for outputs of more than one round of " +
@@ -352,7 +353,6 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
         continue;
       }
     } else if (rule.few_m > 0) {
-      const int64_t tiles = ((M + rule.few_m - 1) / rule.few_m) * ((N + rule.few_n - 1) / rule.few_n);
       // few_parts 0: no limit on the tile count (a rule that weighs tiles otherwise: vs_n).
       if (rule.few_parts > 0 && (t.sm_count <= 0 || rule.few_parts * tiles > t.sm_count)) {
         skipped.push_back(std::string(rule.kernel) + " is for outputs of at most " +

@@ -431,11 +431,6 @@ RULE_FIELDS = (
 )
 
 
-def _rule_fields(rule: tuple) -> tuple:
-    assert len(rule) == len(RULE_FIELDS), rule
-    return tuple(rule)
-
-
 def _last_round_cost(m: int, n: int, k_depth: int, tile_m: int, tile_n: int, sms: int) -> float:
     """The last-round model of csrc/plan.h, written out again from its comment."""
     tiles = -(-m // tile_m) * -(-n // tile_n)
@@ -475,7 +470,7 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
             max_k,
             last_round,
             vs_n,
-        ) = _rule_fields(rule)
+        ) = rule  # RULE_FIELDS, in order
         k = table.get(name)
         rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
         if (max_m is not None and rm > max_m) or (min_cc is not None and cc < min_cc):
