@@ -17,9 +17,10 @@ Small problems, where the moves would cost more than they save, run on home alon
 :func:`all_gather_gemm` and :func:`gemm_reduce_scatter` — **the tensor-parallel pair, one process
 per GPU** (``torchrun``, ``mpirun``), over ``torch.distributed`` with the NCCL backend:
 ``all_gather(X) @ W`` and ``reduce_scatter(Y @ W)`` over row shards, the communication of one
-shard overlapped with the GEMM of another (a ring of NCCL sends and receives). While a transfer
-is in flight the GEMM leaves ``comm_sms`` SMs to NCCL's kernels (:func:`fastgemm.reserve_sms`),
-and NCCL's communicator for these calls is limited to as many CTAs.
+shard or chunk overlapped with the GEMM of another (NCCL broadcasts of the shards; a
+reduce-scatter per column chunk of the product). While a collective is in flight the GEMM leaves
+``comm_sms`` SMs to NCCL's kernels (:func:`fastgemm.reserve_sms`), and NCCL's communicator for
+these calls is limited to as many CTAs.
 
 NVLink multicast is never used: importing this module sets ``NCCL_NVLS_ENABLE=0``,
 ``TORCH_SYMM_MEM_DISABLE_MULTICAST=1`` and ``NVSHMEM_DISABLE_NVLS=1`` where they are unset, and
@@ -610,6 +611,9 @@ def _as_cupy(cp: Any, blk: _Block) -> Any:
 # --- the tensor-parallel pair: one process per GPU, torch.distributed with NCCL ----------------
 
 COMM_SMS = 8  # SMs left to NCCL while a transfer runs beside a GEMM (and NCCL's CTA limit)
+# gemm_reduce_scatter's column chunks: each chunk's reduce-scatter runs beside the next chunk's
+# GEMM, and the last one's after every GEMM.
+RS_CHUNK_COLS = 1024
 
 _tp_groups: dict[tuple[Any, int], tuple[Any, Any]] = {}
 
@@ -695,8 +699,9 @@ def all_gather_gemm(
     """``out = alpha * all_gather(x) @ w`` on every rank of ``group``: each rank holds a band of
     rows ``x`` (m_r x K, in rank order) and its own ``w`` (K x N); ``out`` is (sum m_r) x N.
 
-    The shards travel round a ring of NCCL sends and receives; the GEMM of the shard in hand runs
-    while the next one arrives, so the all-gather hides behind the GEMMs. ``check`` (default)
+    Every shard is broadcast from its rank (NCCL, all queued at once); the GEMM of this rank's
+    own band runs while the others arrive, and each other band's as soon as its shard is in, so
+    the all-gather hides behind the GEMMs. ``check`` (default)
     compares shapes and dtypes across ranks first (one small all-gather on the host, over
     gloo, no GPU synchronisation): a mismatch, or a bad input on any rank, raises ValueError on every rank.
     Without it, ranks must agree, and the bands must all have x's rows. ``out`` (optional) is a
@@ -734,21 +739,30 @@ def all_gather_gemm(
         out = torch.empty((sum(heights), N), dtype=x.dtype, device=x.device)
     elif out.shape[0] != sum(heights):
         raise ValueError(f"all_gather_gemm: out has {out.shape[0]} rows; expected {sum(heights)}")
-    to, frm = dist.get_global_rank(pg, (rank + 1) % size), dist.get_global_rank(pg, (rank - 1) % size)
-    cur = x.contiguous()
-    for step in range(size):
-        src = (rank - step) % size
-        pending = []
-        if step < size - 1:
-            nxt = torch.empty((heights[(src - 1) % size], x.shape[1]), dtype=x.dtype, device=x.device)
-            ops = [dist.P2POp(dist.isend, cur, to, pg), dist.P2POp(dist.irecv, nxt, frm, pg)]
-            pending = dist.batch_isend_irecv(ops)
-        with fastgemm.reserve_sms(comm_sms if pending else 0):
-            fastgemm.gemm(cur, w, out[starts[src] : starts[src] + heights[src]], alpha)
-        for req in pending:
-            req.wait()
-        if pending:
-            cur = nxt
+    mine = x.contiguous()
+    # Every shard is broadcast from its rank, in rank order on every rank (collectives must
+    # match), all queued before the first GEMM: a collective queued after a GEMM would wait for it.
+    shards: dict[int, Any] = {}
+    works: dict[int, Any] = {}
+    for src in range(size if size > 1 else 0):
+        if heights[src] == 0:
+            continue
+        buf = mine if src == rank else torch.empty((heights[src], x.shape[1]), dtype=x.dtype, device=x.device)
+        works[src] = dist.broadcast(buf, dist.get_global_rank(pg, src), group=pg, async_op=True)
+        shards[src] = buf
+    # This rank's own band first (its shard is in hand), then the others as they arrive; a GEMM
+    # leaves comm_sms SMs to NCCL while a broadcast after its shard's is still in flight.
+    own = (starts[rank], starts[rank] + heights[rank])
+    with fastgemm.reserve_sms(comm_sms if works else 0):
+        fastgemm.gemm(mine, w, out[own[0] : own[1]], alpha)
+    for src in sorted(works):
+        if src == rank:
+            continue
+        works[src].wait()
+        with fastgemm.reserve_sms(comm_sms if max(works) > src else 0):
+            fastgemm.gemm(shards[src], w, out[starts[src] : starts[src] + heights[src]], alpha)
+    if rank in works:
+        works[rank].wait()  # the caller may overwrite x once the call returns
     return out
 
 
@@ -766,8 +780,9 @@ def gemm_reduce_scatter(
     slice of the inner dimension) and ``w`` (K_r x N); rank r receives rows
     ``partition.split_range(M, size)[r]`` of the sum over ranks, (m_r x N).
 
-    Each rank computes the other ranks' bands first, sending each as soon as it is done, and its
-    own band last; the received bands are added to it in rank order (the same bits every call).
+    The product is computed in column chunks of about ``RS_CHUNK_COLS``; each chunk is
+    reduce-scattered by NCCL (summed in the operands' dtype, as ``reduce_scatter_tensor`` does,
+    in NCCL's fixed order: the same bits every call) while the next chunk's GEMM runs.
     ``check``, ``out``, ``group`` and ``comm_sms`` as for :func:`all_gather_gemm` (M, N and dtype
     must agree; K_r may differ).
     """
@@ -804,32 +819,28 @@ def gemm_reduce_scatter(
         out = torch.empty((mine[1] - mine[0], N), dtype=y.dtype, device=y.device)
     elif out.shape[0] != mine[1] - mine[0]:
         raise ValueError(f"gemm_reduce_scatter: out has {out.shape[0]} rows; expected {mine[1] - mine[0]}")
-    received: dict[int, Any] = {}
-    pending: list[Any] = []
-    keep: list[Any] = []
-    for step in range(size - 1):
-        dst, src = (rank + 1 + step) % size, (rank - 1 - step) % size
-        band = bands[dst]
-        part = torch.empty((band[1] - band[0], N), dtype=y.dtype, device=y.device)
-        with fastgemm.reserve_sms(comm_sms if pending else 0):
-            fastgemm.gemm(y[band[0] : band[1]], w, part, alpha)
-        received[src] = torch.empty_like(out)
-        keep.append(part)
-        pending += dist.batch_isend_irecv(
-            [
-                dist.P2POp(dist.isend, part, dist.get_global_rank(pg, dst), pg),
-                dist.P2POp(dist.irecv, received[src], dist.get_global_rank(pg, src), pg),
-            ]
-        )
-    with fastgemm.reserve_sms(comm_sms if pending else 0):
-        fastgemm.gemm(y[mine[0] : mine[1]], w, out, alpha)
-    for req in pending:
-        req.wait()
-    if size == 2:
-        out.add_(received[(rank + 1) % 2])
-    elif size > 2:
-        acc = out.float()
-        for src in sorted(received):
-            acc += received[src].float()
-        out.copy_(acc)
+    if size == 1:
+        fastgemm.gemm(y, w, out, alpha)
+        return out
+    # Column chunks: chunk j's partial product (all M rows, its columns) is reduce-scattered by
+    # NCCL while chunk j + 1's GEMM runs. Bands of unequal height are padded to the tallest in
+    # the chunk's buffer (the padding rows are summed and dropped).
+    tall = max(b[1] - b[0] for b in bands)
+    even = all(b[1] - b[0] == tall for b in bands)
+    pending: list[tuple[Any, Any, tuple[int, int]]] = []
+    for j, (c0, c1) in enumerate(partition.split_range(N, max(1, N // RS_CHUNK_COLS), 16)):
+        part = torch.empty((size * tall, c1 - c0), dtype=y.dtype, device=y.device)
+        with fastgemm.reserve_sms(comm_sms if j > 0 else 0):
+            if even:
+                fastgemm.gemm(y, w[:, c0:c1], part, alpha)
+            else:
+                for r, (r0, r1) in enumerate(bands):
+                    if r1 > r0:
+                        fastgemm.gemm(y[r0:r1], w[:, c0:c1], part[r * tall : r * tall + r1 - r0], alpha)
+        mine_part = torch.empty((tall, c1 - c0), dtype=y.dtype, device=y.device)
+        work = dist.reduce_scatter_tensor(mine_part, part, group=pg, async_op=True)
+        pending.append((work, mine_part, (c0, c1)))
+    for work, mine_part, (c0, c1) in pending:
+        work.wait()
+        out[:, c0:c1].copy_(mine_part[: out.shape[0]])
     return out

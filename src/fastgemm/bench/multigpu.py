@@ -273,6 +273,7 @@ def tp_worker(args: argparse.Namespace) -> int:
                 "rs_rel_err": e_rs,
             }
         )
+    failures += _tp_odd_checks(torch, dist, fd, rank, size)
     failures += _tp_error_checks(torch, dist, fd, rank, size)
     everyone: list[Any] = [None] * size
     dist.all_gather_object(everyone, failures)
@@ -304,6 +305,43 @@ def _tp_cases(fd, v, ag_base, rs_base, ag_out, rs_out, extra_sms) -> dict[str, C
             y, w2, rs_out, check=False, comm_sms=sms
         )
     return cases
+
+
+def _tp_odd_checks(torch: Any, dist: Any, fd: Any, rank: int, size: int) -> list[str]:
+    """Shards of different heights (all_gather_gemm), an M that the ranks do not divide and
+    several column chunks (gemm_reduce_scatter), against float64 references."""
+    from fastgemm import partition
+
+    failures = []
+    g = torch.Generator(device="cuda").manual_seed(99 + rank)
+    heights = [5 + 3 * r for r in range(size)]
+    x = torch.randn(heights[rank], 40, device="cuda", dtype=torch.float16, generator=g)
+    w = torch.randn(40, 24, device="cuda", dtype=torch.float16, generator=g)
+    padded = torch.zeros(max(heights), 40, device="cuda", dtype=torch.float16)
+    padded[: heights[rank]] = x
+    every = torch.empty(size * max(heights), 40, device="cuda", dtype=torch.float16)
+    dist.all_gather_into_tensor(every, padded)
+    full = torch.cat([every[r * max(heights) : r * max(heights) + h] for r, h in enumerate(heights)])
+    got = fd.all_gather_gemm(x, w, alpha=0.5)
+    if _rel_err(torch, got, 0.5 * full.double() @ w.double()) > TOLERANCE["float16"]:
+        failures.append("all_gather_gemm with shards of different heights: wrong result")
+    M, N = 4 * size + 3, 40
+    y = torch.randn(M, 16 + 8 * rank, device="cuda", dtype=torch.float16, generator=g)
+    w2 = torch.randn(y.shape[1], N, device="cuda", dtype=torch.float16, generator=g)
+    ref = y.double() @ w2.double()
+    dist.all_reduce(ref)
+    lo, hi = partition.split_range(M, size)[rank]
+    chunk_cols, fd.RS_CHUNK_COLS = fd.RS_CHUNK_COLS, 16
+    try:
+        got = fd.gemm_reduce_scatter(y, w2)
+        again = fd.gemm_reduce_scatter(y, w2)
+    finally:
+        fd.RS_CHUNK_COLS = chunk_cols
+    if got.shape != (hi - lo, N) or _rel_err(torch, got, ref[lo:hi]) > TOLERANCE["float16"]:
+        failures.append(f"gemm_reduce_scatter with M = {M}, column chunks: wrong result")
+    if not torch.equal(got, again):
+        failures.append("gemm_reduce_scatter: repeated calls differ")
+    return failures
 
 
 def _tp_error_checks(torch: Any, dist: Any, fd: Any, rank: int, size: int) -> list[str]:
