@@ -17,10 +17,13 @@ Small problems, where the moves would cost more than they save, run on home alon
 :func:`all_gather_gemm` and :func:`gemm_reduce_scatter` — **the tensor-parallel pair, one process
 per GPU** (``torchrun``, ``mpirun``), over ``torch.distributed`` with the NCCL backend:
 ``all_gather(X) @ W`` and ``reduce_scatter(Y @ W)`` over row shards, the communication of one
-shard or chunk overlapped with the GEMM of another (NCCL broadcasts of the shards; a
-reduce-scatter per column chunk of the product). While a collective is in flight the GEMM leaves
-``comm_sms`` SMs to NCCL's kernels (:func:`fastgemm.reserve_sms`), and NCCL's communicator for
-these calls is limited to as many CTAs.
+shard overlapped with the GEMM of another. The shards move between PyTorch's symmetric memory
+buffers (``torch.distributed._symmetric_memory``, the peer buffers of PyTorch's asynchronous
+tensor parallelism) on the copy engines, which take no SM from the GEMMs; where that is not
+available on every rank, over NCCL collectives (broadcasts of the shards; a reduce-scatter per
+column chunk of the product), whose kernels do take SMs: while one is in flight the GEMM leaves
+``comm_sms`` SMs to it (:func:`fastgemm.reserve_sms`), and NCCL's communicator for these calls
+is limited to as many CTAs. ``transport=`` chooses (``"auto"``, ``"symm_mem"``, ``"nccl"``).
 
 NVLink multicast is never used: importing this module sets ``NCCL_NVLS_ENABLE=0``,
 ``TORCH_SYMM_MEM_DISABLE_MULTICAST=1`` and ``NVSHMEM_DISABLE_NVLS=1`` where they are unset, and
@@ -32,6 +35,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +45,7 @@ from ._arrays import Matrix, as_matrix, layout, overlaps
 
 __all__ = [
     "COMM_SMS",
+    "TRANSPORTS",
     "all_gather_gemm",
     "gemm",
     "gemm_reduce_scatter",
@@ -637,6 +642,85 @@ def _tp_group(dist: Any, group: Any, comm_sms: int) -> tuple[Any, Any]:
     return _tp_groups[key]
 
 
+TRANSPORTS = ("auto", "symm_mem", "nccl")
+
+
+class _PeerSpace:
+    """A buffer in PyTorch's symmetric memory (``torch.distributed._symmetric_memory``) on every
+    rank of a group: each rank maps its peers' buffers, and a copy out of a peer's buffer goes over
+    NVLink on a copy engine, taking no SM from the GEMMs beside it. Two halves, used by
+    alternate calls: a rank writes a half again only two calls later, after every peer has been
+    through a barrier or sent a signal that comes after its last read of it (each call ends with
+    the caller's stream waiting for its reads)."""
+
+    def __init__(self, torch: Any, group: Any, half_bytes: int) -> None:
+        import torch.distributed._symmetric_memory as symm_mem
+
+        self.half = -(-half_bytes // 512) * 512
+        device = torch.device("cuda", torch.cuda.current_device())
+        with warnings.catch_warnings():  # needed by older PyTorch releases, deprecated by newer
+            warnings.simplefilter("ignore")
+            if hasattr(symm_mem, "enable_symm_mem_for_group"):
+                symm_mem.enable_symm_mem_for_group(group.group_name)
+        self.buf = symm_mem.empty(2 * self.half, dtype=torch.uint8, device=device)
+        self.hdl = symm_mem.rendezvous(self.buf, group)
+        self.side = torch.cuda.Stream(device=device)
+        self.calls = 0
+
+    def next_half(self) -> int:
+        self.calls += 1
+        return self.calls % 2
+
+    def view(self, rank: int, half: int, offset: int, shape: tuple[int, ...], dtype: Any) -> Any:
+        """``shape`` elements of ``dtype`` at byte ``offset`` of ``half`` of ``rank``'s buffer."""
+        item = dtype.itemsize
+        return self.hdl.get_buffer(rank, shape, dtype, (half * self.half + offset) // item)
+
+
+# group -> its peer space (None: symmetric memory is unavailable on some rank of the group)
+_peer_spaces: dict[Any, _PeerSpace | None] = {}
+_retired: list[_PeerSpace] = []  # outgrown spaces: a peer may still be reading them
+
+
+def _symm_mem_works(torch: Any) -> bool:
+    """Whether this rank can map its peers' memory: PyTorch's symmetric memory is there and the
+    CUDA device is of compute capability 8.0 or newer (NVLink peers)."""
+    try:
+        import torch.distributed._symmetric_memory as symm_mem
+    except ImportError:
+        return False
+    return hasattr(symm_mem, "rendezvous") and torch.cuda.get_device_capability()[0] >= 8
+
+
+def _peer_space(
+    torch: Any, dist: Any, pg: Any, gloo: Any, transport: str, half_bytes: int
+) -> _PeerSpace | None:
+    """The group's peer space, grown (collectively) to ``half_bytes`` a half; ``None`` for the
+    NCCL transport. Every rank decides alike: availability is agreed once over gloo, and the
+    sizes come from shapes that every rank knows."""
+    if transport not in TRANSPORTS:
+        raise ValueError(f"transport {transport!r}; expected one of {', '.join(TRANSPORTS)}")
+    if transport == "nccl":
+        return None
+    if pg not in _peer_spaces:
+        ok = torch.tensor([1 if _symm_mem_works(torch) else 0], dtype=torch.int64)
+        every = [torch.empty_like(ok) for _ in range(dist.get_world_size(gloo))]
+        dist.all_gather(every, ok, group=gloo)
+        _peer_spaces[pg] = _PeerSpace(torch, pg, half_bytes) if all(int(t) for t in every) else None
+    space = _peer_spaces[pg]
+    if space is None:
+        if transport == "symm_mem":
+            raise RuntimeError(
+                "transport 'symm_mem': PyTorch's symmetric memory is not available on every rank"
+            )
+        return None
+    if space.half < half_bytes:
+        _retired.append(space)
+        space = _peer_spaces[pg] = _PeerSpace(torch, pg, max(half_bytes, 2 * space.half))
+        space.calls = _retired[-1].calls
+    return space
+
+
 _DTYPE_CODES = {"torch.float32": 1, "torch.float16": 2, "torch.bfloat16": 3}
 
 
@@ -695,17 +779,22 @@ def all_gather_gemm(
     alpha: float = 1.0,
     check: bool = True,
     comm_sms: int = COMM_SMS,
+    transport: str = "auto",
 ) -> Any:
     """``out = alpha * all_gather(x) @ w`` on every rank of ``group``: each rank holds a band of
     rows ``x`` (m_r x K, in rank order) and its own ``w`` (K x N); ``out`` is (sum m_r) x N.
 
-    Every shard is broadcast from its rank (NCCL, all queued at once); the GEMM of this rank's
-    own band runs while the others arrive, and each other band's as soon as its shard is in, so
-    the all-gather hides behind the GEMMs. ``check`` (default)
+    The GEMM of this rank's own band runs while the other shards arrive, and each other band's
+    as soon as its shard is in, so the all-gather hides behind the GEMMs. ``transport``:
+    ``"symm_mem"`` copies every shard out of its owner's symmetric-memory buffer on the copy
+    engines; ``"nccl"`` broadcasts every shard from its rank (all queued at once; the GEMMs
+    leave ``comm_sms`` SMs to NCCL while one is in flight); ``"auto"`` (default) takes the first
+    where every rank of the group supports it. ``check`` (default)
     compares shapes and dtypes across ranks first (one small all-gather on the host, over
     gloo, no GPU synchronisation): a mismatch, or a bad input on any rank, raises ValueError on every rank.
     Without it, ranks must agree, and the bands must all have x's rows. ``out`` (optional) is a
-    contiguous tensor; ``group`` and ``comm_sms`` must be the same on every rank of the group.
+    contiguous tensor; ``group``, ``comm_sms`` and ``transport`` must be the same on every rank
+    of the group.
     """
     import torch
     import torch.distributed as dist
@@ -740,6 +829,10 @@ def all_gather_gemm(
     elif out.shape[0] != sum(heights):
         raise ValueError(f"all_gather_gemm: out has {out.shape[0]} rows; expected {sum(heights)}")
     mine = x.contiguous()
+    space = _peer_space(torch, dist, pg, gloo, transport, _slot(max(heights), x.shape[1], x.element_size()))
+    if space is not None and size > 1:
+        _all_gather_gemm_peer(torch, fastgemm, space, mine, w, out, heights, starts, alpha)
+        return out
     # Every shard is broadcast from its rank, in rank order on every rank (collectives must
     # match), all queued before the first GEMM: a collective queued after a GEMM would wait for it.
     shards: dict[int, Any] = {}
@@ -775,14 +868,19 @@ def gemm_reduce_scatter(
     alpha: float = 1.0,
     check: bool = True,
     comm_sms: int = COMM_SMS,
+    transport: str = "auto",
 ) -> Any:
     """``out = reduce_scatter(alpha * y @ w)`` over ``group``: every rank holds ``y`` (M x K_r, its
     slice of the inner dimension) and ``w`` (K_r x N); rank r receives rows
     ``partition.split_range(M, size)[r]`` of the sum over ranks, (m_r x N).
 
-    The product is computed in column chunks of about ``RS_CHUNK_COLS``; each chunk is
-    reduce-scattered by NCCL (summed in the operands' dtype, as ``reduce_scatter_tensor`` does,
-    in NCCL's fixed order: the same bits every call) while the next chunk's GEMM runs.
+    ``transport`` as for :func:`all_gather_gemm`. ``"symm_mem"``: each rank computes the other
+    ranks' bands first, each into its symmetric-memory buffer, and its owner copies it out on
+    the copy engines while the next GEMMs run; the owner's band comes last, and the partial
+    products are summed in one reduction with fp32 accumulation, in rank order (the same bits
+    every call). ``"nccl"``: the product is computed in column chunks of about
+    ``RS_CHUNK_COLS``, each reduce-scattered by NCCL (summed in the operands' dtype, as
+    ``reduce_scatter_tensor`` does, in NCCL's fixed order) while the next chunk's GEMM runs.
     ``check``, ``out``, ``group`` and ``comm_sms`` as for :func:`all_gather_gemm` (M, N and dtype
     must agree; K_r may differ).
     """
@@ -822,10 +920,14 @@ def gemm_reduce_scatter(
     if size == 1:
         fastgemm.gemm(y, w, out, alpha)
         return out
+    tall = max(b[1] - b[0] for b in bands)
+    space = _peer_space(torch, dist, pg, gloo, transport, size * _slot(tall, N, y.element_size()))
+    if space is not None:
+        _gemm_reduce_scatter_peer(torch, fastgemm, space, y, w, out, bands, alpha)
+        return out
     # Column chunks: chunk j's partial product (all M rows, its columns) is reduce-scattered by
     # NCCL while chunk j + 1's GEMM runs. Bands of unequal height are padded to the tallest in
     # the chunk's buffer (the padding rows are summed and dropped).
-    tall = max(b[1] - b[0] for b in bands)
     even = all(b[1] - b[0] == tall for b in bands)
     pending: list[tuple[Any, Any, tuple[int, int]]] = []
     for j, (c0, c1) in enumerate(partition.split_range(N, max(1, N // RS_CHUNK_COLS), 16)):
@@ -844,3 +946,77 @@ def gemm_reduce_scatter(
         work.wait()
         out[:, c0:c1].copy_(mine_part[: out.shape[0]])
     return out
+
+
+def _slot(rows: int, cols: int, itemsize: int) -> int:
+    """Bytes of a rows x cols block in a peer space, rounded up to 512."""
+    return -(-rows * cols * itemsize // 512) * 512
+
+
+def _all_gather_gemm_peer(torch, fastgemm, space, x, w, out, heights, starts, alpha) -> None:
+    """all_gather_gemm over peer memory: this rank's shard is copied into its half of the space,
+    a barrier, and every other shard is copied out of its owner's space on the copy engines
+    (on ``space.side``), while this rank's own band's GEMM runs; each other band's GEMM waits
+    for its copy only. The GEMMs leave one SM to the barrier's kernel."""
+    size, rank, K = len(heights), space.hdl.rank, x.shape[1]
+    half = space.next_half()
+    cur, side = torch.cuda.current_stream(), space.side
+    side.wait_stream(cur)
+    arrived = []
+    with torch.cuda.stream(side):
+        if heights[rank]:
+            space.view(rank, half, 0, (heights[rank], K), x.dtype).copy_(x)
+        space.hdl.barrier(channel=0)
+        for step in range(1, size):
+            src = (rank + step) % size
+            if heights[src] == 0:
+                continue
+            shard = torch.empty((heights[src], K), dtype=x.dtype, device=x.device)
+            shard.copy_(space.view(src, half, 0, (heights[src], K), x.dtype))
+            done = torch.cuda.Event()
+            done.record(side)
+            arrived.append((src, shard, done))
+    with fastgemm.reserve_sms(1):
+        fastgemm.gemm(x, w, out[starts[rank] : starts[rank] + heights[rank]], alpha)
+    for src, shard, done in arrived:
+        cur.wait_event(done)
+        fastgemm.gemm(shard, w, out[starts[src] : starts[src] + heights[src]], alpha)
+        shard.record_stream(cur)
+    cur.wait_stream(side)
+
+
+def _gemm_reduce_scatter_peer(torch, fastgemm, space, y, w, out, bands, alpha) -> None:
+    """gemm_reduce_scatter over peer memory: this rank computes the other ranks' bands first,
+    each into its slot of this rank's half of the space, and signals that band's owner; the
+    owner copies it out on the copy engines (on ``space.side``) while the next GEMMs run, and
+    its own band's product last. The partial products are summed in one reduction (fp32
+    accumulation, the same order every call) into ``out``. The GEMMs leave one SM to the
+    signal kernels."""
+    size, rank = len(bands), space.hdl.rank
+    N, tall = w.shape[1], max(b[1] - b[0] for b in bands)
+    slot = _slot(tall, N, y.element_size())
+    half = space.next_half()
+    cur, side = torch.cuda.current_stream(), space.side
+    parts = torch.empty((size, tall, N), dtype=y.dtype, device=y.device)
+    mine = bands[rank][1] - bands[rank][0]
+    side.wait_stream(cur)
+    with torch.cuda.stream(side):
+        for step in range(size - 1):
+            src = (rank - 1 - step) % size  # the rank computing this rank's band at this step
+            space.hdl.wait_signal(src, channel=1)
+            if mine:
+                parts[src, :mine].copy_(space.view(src, half, rank * slot, (mine, N), y.dtype))
+    for step in range(size - 1):
+        dst = (rank + 1 + step) % size
+        lo, hi = bands[dst]
+        if hi > lo:
+            with fastgemm.reserve_sms(1):
+                fastgemm.gemm(y[lo:hi], w, space.view(rank, half, dst * slot, (hi - lo, N), y.dtype), alpha)
+        space.hdl.put_signal(dst, channel=1)
+    lo, hi = bands[rank]
+    if mine:
+        with fastgemm.reserve_sms(1):
+            fastgemm.gemm(y[lo:hi], w, parts[rank, :mine], alpha)
+    cur.wait_stream(side)
+    if mine:
+        torch.sum(parts[:, :mine], dim=0, out=out)

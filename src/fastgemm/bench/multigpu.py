@@ -297,12 +297,13 @@ def _tp_cases(fd, v, ag_base, rs_base, ag_out, rs_out, extra_sms) -> dict[str, C
         "gemm_reduce_scatter": lambda: fd.gemm_reduce_scatter(y, w2, rs_out, check=False),
         "gemm_reduce_scatter (checked)": lambda: fd.gemm_reduce_scatter(y, w2, rs_out),
     }
-    for sms in extra_sms:
-        cases[f"all_gather_gemm (comm_sms={sms})"] = lambda sms=sms: fd.all_gather_gemm(
-            x, w1, ag_out, check=False, comm_sms=sms
+    for sms in [fd.COMM_SMS, *extra_sms]:
+        # NCCL's collectives beside the GEMMs, leaving them `sms` SMs
+        cases[f"all_gather_gemm (nccl, comm_sms={sms})"] = lambda sms=sms: fd.all_gather_gemm(
+            x, w1, ag_out, check=False, comm_sms=sms, transport="nccl"
         )
-        cases[f"gemm_reduce_scatter (comm_sms={sms})"] = lambda sms=sms: fd.gemm_reduce_scatter(
-            y, w2, rs_out, check=False, comm_sms=sms
+        cases[f"gemm_reduce_scatter (nccl, comm_sms={sms})"] = lambda sms=sms: fd.gemm_reduce_scatter(
+            y, w2, rs_out, check=False, comm_sms=sms, transport="nccl"
         )
     return cases
 
@@ -322,9 +323,10 @@ def _tp_odd_checks(torch: Any, dist: Any, fd: Any, rank: int, size: int) -> list
     every = torch.empty(size * max(heights), 40, device="cuda", dtype=torch.float16)
     dist.all_gather_into_tensor(every, padded)
     full = torch.cat([every[r * max(heights) : r * max(heights) + h] for r, h in enumerate(heights)])
-    got = fd.all_gather_gemm(x, w, alpha=0.5)
-    if _rel_err(torch, got, 0.5 * full.double() @ w.double()) > TOLERANCE["float16"]:
-        failures.append("all_gather_gemm with shards of different heights: wrong result")
+    for transport in ("auto", "nccl"):
+        got = fd.all_gather_gemm(x, w, alpha=0.5, transport=transport)
+        if _rel_err(torch, got, 0.5 * full.double() @ w.double()) > TOLERANCE["float16"]:
+            failures.append(f"all_gather_gemm ({transport}) with shards of different heights: wrong result")
     M, N = 4 * size + 3, 40
     y = torch.randn(M, 16 + 8 * rank, device="cuda", dtype=torch.float16, generator=g)
     w2 = torch.randn(y.shape[1], N, device="cuda", dtype=torch.float16, generator=g)
@@ -333,14 +335,15 @@ def _tp_odd_checks(torch: Any, dist: Any, fd: Any, rank: int, size: int) -> list
     lo, hi = partition.split_range(M, size)[rank]
     chunk_cols, fd.RS_CHUNK_COLS = fd.RS_CHUNK_COLS, 16
     try:
-        got = fd.gemm_reduce_scatter(y, w2)
-        again = fd.gemm_reduce_scatter(y, w2)
+        for transport in ("auto", "nccl"):
+            got = fd.gemm_reduce_scatter(y, w2, transport=transport)
+            again = fd.gemm_reduce_scatter(y, w2, transport=transport)
+            if got.shape != (hi - lo, N) or _rel_err(torch, got, ref[lo:hi]) > TOLERANCE["float16"]:
+                failures.append(f"gemm_reduce_scatter ({transport}) with M = {M}: wrong result")
+            if not torch.equal(got, again):
+                failures.append(f"gemm_reduce_scatter ({transport}): repeated calls differ")
     finally:
         fd.RS_CHUNK_COLS = chunk_cols
-    if got.shape != (hi - lo, N) or _rel_err(torch, got, ref[lo:hi]) > TOLERANCE["float16"]:
-        failures.append(f"gemm_reduce_scatter with M = {M}, column chunks: wrong result")
-    if not torch.equal(got, again):
-        failures.append("gemm_reduce_scatter: repeated calls differ")
     return failures
 
 
