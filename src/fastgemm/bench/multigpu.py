@@ -261,6 +261,7 @@ def tp_worker(args: argparse.Namespace) -> int:
             {
                 "dtype": dname,
                 "ranks": size,
+                "transport": "symm_mem" if any(fd._peer_spaces.values()) else "nccl",
                 "tokens": args.tp_tokens,
                 "hidden": args.tp_hidden,
                 "intermediate": args.tp_inter,
