@@ -643,6 +643,9 @@ def _tp_group(dist: Any, group: Any, comm_sms: int) -> tuple[Any, Any]:
 
 
 TRANSPORTS = ("auto", "symm_mem", "nccl")
+# How long a peer-memory barrier or signal waits for a peer before its kernel traps (a rank that
+# failed, instead of a hang).
+PEER_WAIT_MS = 60_000
 
 
 class _PeerSpace:
@@ -966,7 +969,7 @@ def _all_gather_gemm_peer(torch, fastgemm, space, x, w, out, heights, starts, al
     with torch.cuda.stream(side):
         if heights[rank]:
             space.view(rank, half, 0, (heights[rank], K), x.dtype).copy_(x)
-        space.hdl.barrier(channel=0)
+        space.hdl.barrier(channel=0, timeout_ms=PEER_WAIT_MS)
         for step in range(1, size):
             src = (rank + step) % size
             if heights[src] == 0:
@@ -987,11 +990,15 @@ def _all_gather_gemm_peer(torch, fastgemm, space, x, w, out, heights, starts, al
 
 def _gemm_reduce_scatter_peer(torch, fastgemm, space, y, w, out, bands, alpha) -> None:
     """gemm_reduce_scatter over peer memory: this rank computes the other ranks' bands first,
-    each into its slot of this rank's half of the space, and signals that band's owner; the
-    owner copies it out on the copy engines (on ``space.side``) while the next GEMMs run, and
-    its own band's product last. The partial products are summed in one reduction (fp32
-    accumulation, the same order every call) into ``out``. The GEMMs leave one SM to the
-    signal kernels."""
+    each into its slot of this rank's half of the space, with a barrier after each; after the
+    barrier, this rank copies its own band's partial product out of the rank that computed it
+    at that step, on the copy engines (on ``space.side``), while the next GEMM runs; its own
+    band's product comes last. The partial products are summed in one reduction (fp32
+    accumulation, in rank order: the same bits every call) into ``out``.
+
+    The barriers sit on the caller's stream between the GEMMs. A kernel that spins waiting on a
+    peer must never be queued on another stream ahead of this rank's own work that a peer waits
+    for: streams can share a hardware queue, and such waits then form a cycle across the GPUs."""
     size, rank = len(bands), space.hdl.rank
     N, tall = w.shape[1], max(b[1] - b[0] for b in bands)
     slot = _slot(tall, N, y.element_size())
@@ -1000,23 +1007,20 @@ def _gemm_reduce_scatter_peer(torch, fastgemm, space, y, w, out, bands, alpha) -
     parts = torch.empty((size, tall, N), dtype=y.dtype, device=y.device)
     mine = bands[rank][1] - bands[rank][0]
     side.wait_stream(cur)
-    with torch.cuda.stream(side):
-        for step in range(size - 1):
-            src = (rank - 1 - step) % size  # the rank computing this rank's band at this step
-            space.hdl.wait_signal(src, channel=1)
-            if mine:
-                parts[src, :mine].copy_(space.view(src, half, rank * slot, (mine, N), y.dtype))
     for step in range(size - 1):
-        dst = (rank + 1 + step) % size
-        lo, hi = bands[dst]
+        lo, hi = bands[(rank + 1 + step) % size]
         if hi > lo:
-            with fastgemm.reserve_sms(1):
-                fastgemm.gemm(y[lo:hi], w, space.view(rank, half, dst * slot, (hi - lo, N), y.dtype), alpha)
-        space.hdl.put_signal(dst, channel=1)
+            dst = (rank + 1 + step) % size
+            fastgemm.gemm(y[lo:hi], w, space.view(rank, half, dst * slot, (hi - lo, N), y.dtype), alpha)
+        space.hdl.barrier(channel=0, timeout_ms=PEER_WAIT_MS)
+        src = (rank - 1 - step) % size  # the rank that computed this rank's band at this step
+        if mine:
+            side.wait_stream(cur)
+            with torch.cuda.stream(side):
+                parts[src, :mine].copy_(space.view(src, half, rank * slot, (mine, N), y.dtype))
     lo, hi = bands[rank]
     if mine:
-        with fastgemm.reserve_sms(1):
-            fastgemm.gemm(y[lo:hi], w, parts[rank, :mine], alpha)
+        fastgemm.gemm(y[lo:hi], w, parts[rank, :mine], alpha)
     cur.wait_stream(side)
     if mine:
         torch.sum(parts[:, :mine], dim=0, out=out)
