@@ -956,20 +956,16 @@ def _slot(rows: int, cols: int, itemsize: int) -> int:
     return -(-rows * cols * itemsize // 512) * 512
 
 
-_AG_MERGE = True  # experiment: one GEMM for the bands after this rank's and one for those before
-
-
 def _all_gather_gemm_peer(torch, fastgemm, space, x, w, out, heights, starts, alpha) -> None:
     """all_gather_gemm over peer memory: this rank's shard is copied into its half of the space,
     a barrier, and every other shard is copied out of its owner's space on the copy engines
-    (on ``space.side``, the next rank's first), while this rank's own band's GEMM runs. The
-    bands after this rank's and those before it are then one GEMM each, each waiting for its
-    shards' copies only. The own band's GEMM leaves one SM to the barrier's kernel."""
+    (on ``space.side``, the next rank's first), while this rank's own band's GEMM runs; each
+    other band's GEMM waits for its own shard's copy only. (One GEMM over the bands after this
+    rank's and one over those before was slower on 4 ranks: it waits for more copies.) The own
+    band's GEMM leaves one SM to the barrier's kernel."""
     size, rank, K = len(heights), space.hdl.rank, x.shape[1]
     half = space.next_half()
     cur, side = torch.cuda.current_stream(), space.side
-    total = starts[-1] + heights[-1]
-    gathered = torch.empty((total, K), dtype=x.dtype, device=x.device) if _AG_MERGE else None
     side.wait_stream(cur)
     arrived = []
     with torch.cuda.stream(side):
@@ -980,29 +976,17 @@ def _all_gather_gemm_peer(torch, fastgemm, space, x, w, out, heights, starts, al
             src = (rank + step) % size
             if heights[src] == 0:
                 continue
-            rows = (starts[src], starts[src] + heights[src])
-            if gathered is not None:
-                shard = gathered[rows[0] : rows[1]]
-            else:
-                shard = torch.empty((heights[src], K), dtype=x.dtype, device=x.device)
+            shard = torch.empty((heights[src], K), dtype=x.dtype, device=x.device)
             shard.copy_(space.view(src, half, 0, (heights[src], K), x.dtype))
             done = torch.cuda.Event()
             done.record(side)
-            arrived.append((src, rows, shard, done))
+            arrived.append((src, shard, done))
     with fastgemm.reserve_sms(1):
         fastgemm.gemm(x, w, out[starts[rank] : starts[rank] + heights[rank]], alpha)
-    if gathered is not None:
-        # The side stream is in order: a block waits for the copy of its last shard.
-        for lo, hi in ((starts[rank] + heights[rank], total), (0, starts[rank])):
-            last = [done for src, rows, _, done in arrived if lo <= rows[0] < hi]
-            if last:
-                cur.wait_event(last[-1])
-                fastgemm.gemm(gathered[lo:hi], w, out[lo:hi], alpha)
-    else:
-        for _, rows, shard, done in arrived:
-            cur.wait_event(done)
-            fastgemm.gemm(shard, w, out[rows[0] : rows[1]], alpha)
-            shard.record_stream(cur)
+    for src, shard, done in arrived:
+        cur.wait_event(done)
+        fastgemm.gemm(shard, w, out[starts[src] : starts[src] + heights[src]], alpha)
+        shard.record_stream(cur)  # made on the side stream
     cur.wait_stream(side)
 
 

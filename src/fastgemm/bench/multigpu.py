@@ -299,14 +299,6 @@ def _tp_cases(fd, v, ag_base, rs_base, ag_out, rs_out, extra_sms) -> dict[str, C
         "gemm_reduce_scatter (checked)": lambda: fd.gemm_reduce_scatter(y, w2, rs_out),
     }
 
-    def per_shard() -> Any:
-        fd._AG_MERGE = False
-        try:
-            return fd.all_gather_gemm(x, w1, ag_out, check=False)
-        finally:
-            fd._AG_MERGE = True
-
-    cases["all_gather_gemm (per shard)"] = per_shard
     for sms in [fd.COMM_SMS, *extra_sms]:
         # NCCL's collectives beside the GEMMs, leaving them `sms` SMs
         cases[f"all_gather_gemm (nccl, comm_sms={sms})"] = lambda sms=sms: fd.all_gather_gemm(

@@ -510,22 +510,27 @@ def multigpu_tables(data: dict) -> str:
         lines += [
             "",
             (
-                "Tensor-parallel pair, one process per GPU (`all_gather_gemm`, `gemm_reduce_scatter`), "
-                "the slowest rank, against NCCL's collective and `torch.matmul` one after the other (ms):"
+                "Tensor-parallel pair, one process per GPU (`all_gather_gemm`, `gemm_reduce_scatter`, "
+                "`check=False`), the slowest rank, against NCCL's collective and `torch.matmul` one after "
+                "the other (ms); `checked`: the same calls with the default `check=True`:"
             ),
             "",
             (
-                "| dtype | ranks | tokens x hidden x intermediate | all_gather + matmul | all_gather_gemm "
-                "| matmul + reduce_scatter | gemm_reduce_scatter | pair speedup |"
+                "| dtype | ranks | transport | tokens x hidden x intermediate | all_gather + matmul "
+                "| all_gather_gemm | matmul + reduce_scatter | gemm_reduce_scatter | pair speedup "
+                "| pair speedup, checked |"
             ),
-            "|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in tp:
             t = r["times_ms"]
+            base = t["all_gather + torch.matmul"] + t["torch.matmul + reduce_scatter"]
+            checked = t.get("all_gather_gemm (checked)", 0.0) + t.get("gemm_reduce_scatter (checked)", 0.0)
             lines.append(
-                f"| {r['dtype']} | {r['ranks']} | {r['tokens']} x {r['hidden']} x {r['intermediate']} | "
+                f"| {r['dtype']} | {r['ranks']} | {r.get('transport', 'nccl')} | "
+                f"{r['tokens']} x {r['hidden']} x {r['intermediate']} | "
                 f"{t['all_gather + torch.matmul']:.3f} | {t['all_gather_gemm']:.3f} | "
                 f"{t['torch.matmul + reduce_scatter']:.3f} | {t['gemm_reduce_scatter']:.3f} | "
-                f"{r['pair_speedup']:.3f}x |"
+                f"{r['pair_speedup']:.3f}x | " + (f"{base / checked:.3f}x |" if checked else "- |")
             )
     return "\n".join(lines)
