@@ -527,7 +527,7 @@ def multigpu_tables(data: dict) -> str:
             base = t["all_gather + torch.matmul"] + t["torch.matmul + reduce_scatter"]
             checked = t.get("all_gather_gemm (checked)", 0.0) + t.get("gemm_reduce_scatter (checked)", 0.0)
             lines.append(
-                f"| {r['dtype']} | {r['ranks']} | {r.get('transport', 'nccl')} | "
+                f"| {r['dtype']} | {r['ranks']} | {r.get('transport', 'nccl ring')} | "
                 f"{r['tokens']} x {r['hidden']} x {r['intermediate']} | "
                 f"{t['all_gather + torch.matmul']:.3f} | {t['all_gather_gemm']:.3f} | "
                 f"{t['torch.matmul + reduce_scatter']:.3f} | {t['gemm_reduce_scatter']:.3f} | "
