@@ -19,8 +19,11 @@ per GPU** (``torchrun``, ``mpirun``), over ``torch.distributed`` with the NCCL b
 ``all_gather(X) @ W`` and ``reduce_scatter(Y @ W)`` over row shards, the communication of one
 shard overlapped with the GEMM of another. The shards move between PyTorch's symmetric memory
 buffers (``torch.distributed._symmetric_memory``, the peer buffers of PyTorch's asynchronous
-tensor parallelism) on the copy engines, which take no SM from the GEMMs; where that is not
-available on every rank, over NCCL collectives (broadcasts of the shards; a reduce-scatter per
+tensor parallelism) on the copy engines, which take no SM from the GEMMs (the barriers between
+them and the reduce-scatter's final sum are short kernels); their waits trap after
+``PEER_WAIT_MS`` (``FASTGEMM_PEER_WAIT_MS``, default 10 minutes) instead of hanging. Where peer
+memory is not usable on every rank (one host, peer access between every pair of GPUs, PyTorch's
+symmetric memory), over NCCL collectives (broadcasts of the shards; a reduce-scatter per
 column chunk of the product), whose kernels do take SMs: while one is in flight the GEMM leaves
 ``comm_sms`` SMs to it (:func:`fastgemm.reserve_sms`), and NCCL's communicator for these calls
 is limited to as many CTAs. ``transport=`` chooses (``"auto"``, ``"symm_mem"``, ``"nccl"``).
@@ -36,6 +39,7 @@ import functools
 import os
 import threading
 import warnings
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -643,9 +647,9 @@ def _tp_group(dist: Any, group: Any, comm_sms: int) -> tuple[Any, Any]:
 
 
 TRANSPORTS = ("auto", "symm_mem", "nccl")
-# How long a peer-memory barrier or signal waits for a peer before its kernel traps (a rank that
-# failed, instead of a hang).
-PEER_WAIT_MS = 60_000
+# How long a peer-memory barrier waits for a peer before its kernel traps (a rank that failed,
+# instead of a hang); FASTGEMM_PEER_WAIT_MS overrides it.
+PEER_WAIT_MS = int(os.environ.get("FASTGEMM_PEER_WAIT_MS", "600000"))
 
 
 class _PeerSpace:
@@ -653,26 +657,53 @@ class _PeerSpace:
     rank of a group: each rank maps its peers' buffers, and a copy out of a peer's buffer goes over
     NVLink on a copy engine, taking no SM from the GEMMs beside it. Two halves, used by
     alternate calls: a rank writes a half again only two calls later, after every peer has been
-    through a barrier or sent a signal that comes after its last read of it (each call ends with
-    the caller's stream waiting for its reads)."""
+    through a barrier that comes after its last read of it. That holds because each call's reads
+    are joined into the call's stream, and every call waits for the previous call's end
+    (``last``, an event), whatever stream either was made on.
 
-    def __init__(self, torch: Any, group: Any, half_bytes: int) -> None:
+    Made in two steps so that a failure on any rank is agreed on before the collective
+    rendezvous: :meth:`allocate` (local), then :meth:`join`."""
+
+    def __init__(self, torch: Any, half_bytes: int) -> None:
+        self.half = -(-half_bytes // 512) * 512
+        self.torch = torch
+        self.buf: Any = None
+        self.hdl: Any = None
+        self.side: Any = None
+        self.last: Any = None
+        self.calls = 0
+
+    def allocate(self) -> bool:
         import torch.distributed._symmetric_memory as symm_mem
 
-        self.half = -(-half_bytes // 512) * 512
+        torch = self.torch
         device = torch.device("cuda", torch.cuda.current_device())
+        try:
+            self.buf = symm_mem.empty(2 * self.half, dtype=torch.uint8, device=device)
+        except RuntimeError:  # out of memory included
+            return False
+        self.side = torch.cuda.Stream(device=device)
+        return True
+
+    def join(self, group: Any) -> None:
+        import torch.distributed._symmetric_memory as symm_mem
+
         with warnings.catch_warnings():  # needed by older PyTorch releases, deprecated by newer
             warnings.simplefilter("ignore")
             if hasattr(symm_mem, "enable_symm_mem_for_group"):
                 symm_mem.enable_symm_mem_for_group(group.group_name)
-        self.buf = symm_mem.empty(2 * self.half, dtype=torch.uint8, device=device)
         self.hdl = symm_mem.rendezvous(self.buf, group)
-        self.side = torch.cuda.Stream(device=device)
-        self.calls = 0
 
-    def next_half(self) -> int:
+    def begin(self, cur: Any) -> int:
+        """The half this call uses; ``cur`` (the call's stream) waits for the previous call."""
+        if self.last is not None:
+            cur.wait_event(self.last)
         self.calls += 1
         return self.calls % 2
+
+    def end(self, cur: Any) -> None:
+        self.last = self.torch.cuda.Event()
+        self.last.record(cur)
 
     def view(self, rank: int, half: int, offset: int, shape: tuple[int, ...], dtype: Any) -> Any:
         """``shape`` elements of ``dtype`` at byte ``offset`` of ``half`` of ``rank``'s buffer."""
@@ -686,8 +717,8 @@ _retired: list[_PeerSpace] = []  # outgrown spaces: a peer may still be reading 
 
 
 def _symm_mem_works(torch: Any) -> bool:
-    """Whether this rank can map its peers' memory: PyTorch's symmetric memory is there and the
-    CUDA device is of compute capability 8.0 or newer (NVLink peers)."""
+    """Whether PyTorch's symmetric memory is there and this CUDA device is of compute capability
+    8.0 or newer (the peers' reachability is agreed separately)."""
     try:
         import torch.distributed._symmetric_memory as symm_mem
     except ImportError:
@@ -695,32 +726,60 @@ def _symm_mem_works(torch: Any) -> bool:
     return hasattr(symm_mem, "rendezvous") and torch.cuda.get_device_capability()[0] >= 8
 
 
+def _check_transport(transport: str) -> None:
+    if transport not in TRANSPORTS:
+        raise ValueError(f"transport {transport!r}; expected one of {', '.join(TRANSPORTS)}")
+
+
+def _all_agree(torch: Any, dist: Any, gloo: Any, values: list[int]) -> list[list[int]]:
+    """Every rank's ``values`` (a host all-gather over gloo)."""
+    mine = torch.tensor(values, dtype=torch.int64)
+    every = [torch.empty_like(mine) for _ in range(dist.get_world_size(gloo))]
+    dist.all_gather(every, mine, group=gloo)
+    return [t.tolist() for t in every]
+
+
+def _new_space(torch: Any, dist: Any, pg: Any, gloo: Any, half_bytes: int) -> _PeerSpace | None:
+    """A peer space made collectively, or ``None`` on every rank where some rank cannot make one:
+    symmetric memory present, every rank on this host with peer access to every other rank's
+    GPU, and the buffer allocated, all agreed over gloo before the rendezvous."""
+    import socket
+
+    ok = _symm_mem_works(torch)
+    me = torch.cuda.current_device() if ok else -1
+    host = zlib.crc32(socket.gethostname().encode())
+    every = _all_agree(torch, dist, gloo, [int(ok), host, me])
+    if not all(r[0] for r in every) or len({r[1] for r in every}) != 1:
+        return None
+    peers_ok = all(r[2] == me or torch.cuda.can_device_access_peer(me, r[2]) for r in every)
+    space = _PeerSpace(torch, half_bytes)
+    made = peers_ok and space.allocate()
+    if not all(r[0] for r in _all_agree(torch, dist, gloo, [int(made)])):
+        return None
+    space.join(pg)
+    return space
+
+
 def _peer_space(
     torch: Any, dist: Any, pg: Any, gloo: Any, transport: str, half_bytes: int
 ) -> _PeerSpace | None:
     """The group's peer space, grown (collectively) to ``half_bytes`` a half; ``None`` for the
-    NCCL transport. Every rank decides alike: availability is agreed once over gloo, and the
-    sizes come from shapes that every rank knows."""
-    if transport not in TRANSPORTS:
-        raise ValueError(f"transport {transport!r}; expected one of {', '.join(TRANSPORTS)}")
+    NCCL transport, or under ``"auto"`` where some rank cannot use peer memory. Every rank
+    decides alike: availability is agreed over gloo, and the sizes come from shapes that every
+    rank knows."""
     if transport == "nccl":
         return None
     if pg not in _peer_spaces:
-        ok = torch.tensor([1 if _symm_mem_works(torch) else 0], dtype=torch.int64)
-        every = [torch.empty_like(ok) for _ in range(dist.get_world_size(gloo))]
-        dist.all_gather(every, ok, group=gloo)
-        _peer_spaces[pg] = _PeerSpace(torch, pg, half_bytes) if all(int(t) for t in every) else None
+        _peer_spaces[pg] = _new_space(torch, dist, pg, gloo, half_bytes)
     space = _peer_spaces[pg]
-    if space is None:
-        if transport == "symm_mem":
-            raise RuntimeError(
-                "transport 'symm_mem': PyTorch's symmetric memory is not available on every rank"
-            )
-        return None
-    if space.half < half_bytes:
-        _retired.append(space)
-        space = _peer_spaces[pg] = _PeerSpace(torch, pg, max(half_bytes, 2 * space.half))
-        space.calls = _retired[-1].calls
+    if space is not None and space.half < half_bytes:
+        grown = _new_space(torch, dist, pg, gloo, max(half_bytes, 2 * space.half))
+        if grown is not None:
+            grown.calls, grown.last = space.calls, space.last
+            _retired.append(space)
+        _peer_spaces[pg] = space = grown
+    if space is None and transport == "symm_mem":
+        raise RuntimeError("transport 'symm_mem': PyTorch's symmetric memory is not usable on every rank")
     return space
 
 
@@ -807,16 +866,21 @@ def all_gather_gemm(
     size, rank = dist.get_world_size(group), dist.get_rank(group)
     problem = _local_problem(x, w, torch) or _out_problem(out, x, w.shape[1], torch)
     out_rows = -1 if out is None else int(out.shape[0])
+    _check_transport(transport)
     local = (
         [int(x.shape[0]), int(x.shape[1]), int(w.shape[1]), _DTYPE_CODES.get(str(x.dtype), 0), out_rows]
         if problem is None
         else [0, 0, 0, 0, 0]
-    )
+    ) + [TRANSPORTS.index(transport)]
     pg, gloo = _tp_group(dist, group, comm_sms)
     if check:
         every = _agree(torch, dist, gloo, local, problem, "all_gather_gemm")
         if len({tuple(r[1:4]) for r in every}) != 1:
             raise ValueError(f"all_gather_gemm: ranks disagree on (K, N, dtype): {[r[1:4] for r in every]}")
+        if len({r[5] for r in every}) != 1:
+            raise ValueError(
+                f"all_gather_gemm: ranks disagree on transport: {[TRANSPORTS[r[5]] for r in every]}"
+            )
         heights = [r[0] for r in every]
         bad_out = [r for r, row in enumerate(every) if row[4] not in (-1, sum(heights))]
         if bad_out:
@@ -832,8 +896,9 @@ def all_gather_gemm(
     elif out.shape[0] != sum(heights):
         raise ValueError(f"all_gather_gemm: out has {out.shape[0]} rows; expected {sum(heights)}")
     mine = x.contiguous()
-    space = _peer_space(torch, dist, pg, gloo, transport, _slot(max(heights), x.shape[1], x.element_size()))
-    if space is not None and size > 1:
+    half_bytes = _slot(max(heights), x.shape[1], x.element_size())
+    space = _peer_space(torch, dist, pg, gloo, transport, half_bytes) if size > 1 else None
+    if space is not None:
         _all_gather_gemm_peer(torch, fastgemm, space, mine, w, out, heights, starts, alpha)
         return out
     # Every shard is broadcast from its rank, in rank order on every rank (collectives must
@@ -895,11 +960,12 @@ def gemm_reduce_scatter(
     size, rank = dist.get_world_size(group), dist.get_rank(group)
     problem = _local_problem(y, w, torch) or _out_problem(out, y, w.shape[1], torch)
     out_rows = -1 if out is None else int(out.shape[0])
+    _check_transport(transport)
     local = (
         [int(y.shape[0]), int(w.shape[1]), _DTYPE_CODES.get(str(y.dtype), 0), out_rows]
         if problem is None
         else [0, 0, 0, 0]
-    )
+    ) + [TRANSPORTS.index(transport)]
     pg, gloo = _tp_group(dist, group, comm_sms)
     M, N = y.shape[0], w.shape[1]
     bands = partition.split_range(M, size)
@@ -909,6 +975,10 @@ def gemm_reduce_scatter(
         if len({tuple(r[:3]) for r in every}) != 1:
             raise ValueError(
                 f"gemm_reduce_scatter: ranks disagree on (M, N, dtype): {[r[:3] for r in every]}"
+            )
+        if len({r[4] for r in every}) != 1:
+            raise ValueError(
+                f"gemm_reduce_scatter: ranks disagree on transport: {[TRANSPORTS[r[4]] for r in every]}"
             )
         bad_out = [r for r, row in enumerate(every) if row[3] not in (-1, bands[r][1] - bands[r][0])]
         if bad_out:
@@ -964,8 +1034,8 @@ def _all_gather_gemm_peer(torch, fastgemm, space, x, w, out, heights, starts, al
     rank's and one over those before was slower on 4 ranks: it waits for more copies.) The own
     band's GEMM leaves one SM to the barrier's kernel."""
     size, rank, K = len(heights), space.hdl.rank, x.shape[1]
-    half = space.next_half()
     cur, side = torch.cuda.current_stream(), space.side
+    half = space.begin(cur)
     side.wait_stream(cur)
     arrived = []
     with torch.cuda.stream(side):
@@ -988,6 +1058,7 @@ def _all_gather_gemm_peer(torch, fastgemm, space, x, w, out, heights, starts, al
         fastgemm.gemm(shard, w, out[starts[src] : starts[src] + heights[src]], alpha)
         shard.record_stream(cur)  # made on the side stream
     cur.wait_stream(side)
+    space.end(cur)
 
 
 def _gemm_reduce_scatter_peer(torch, fastgemm, space, y, w, out, bands, alpha) -> None:
@@ -1004,8 +1075,8 @@ def _gemm_reduce_scatter_peer(torch, fastgemm, space, y, w, out, bands, alpha) -
     size, rank = len(bands), space.hdl.rank
     N, tall = w.shape[1], max(b[1] - b[0] for b in bands)
     slot = _slot(tall, N, y.element_size())
-    half = space.next_half()
     cur, side = torch.cuda.current_stream(), space.side
+    half = space.begin(cur)
     parts = torch.empty((size, tall, N), dtype=y.dtype, device=y.device)
     mine = bands[rank][1] - bands[rank][0]
     side.wait_stream(cur)
@@ -1024,5 +1095,6 @@ def _gemm_reduce_scatter_peer(torch, fastgemm, space, y, w, out, bands, alpha) -
     if mine:
         fastgemm.gemm(y[lo:hi], w, parts[rank, :mine], alpha)
     cur.wait_stream(side)
+    space.end(cur)
     if mine:
         torch.sum(parts[:, :mine], dim=0, out=out)
