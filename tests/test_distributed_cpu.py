@@ -155,3 +155,18 @@ def test_multicast_stays_off():
     here = Path(fd.__file__).parent
     src = (here / "distributed.py").read_text() + (here / "bench" / "multigpu.py").read_text()
     assert "cuMulticastCreate" not in src.replace('"cuMulticastCreate"', "")
+
+
+def test_transport_names_and_peer_slots():
+    assert fd.TRANSPORTS == ("auto", "symm_mem", "nccl")
+    for name in fd.TRANSPORTS:
+        fd._check_transport(name)
+    with pytest.raises(ValueError, match="transport 'ring'"):
+        fd._check_transport("ring")
+    # Slots of the peer space start on 512-byte boundaries, so that every dtype's element offset
+    # is whole and every copy out of a peer's buffer is aligned.
+    for rows, cols, item in [(1, 1, 2), (5, 40, 2), (2048, 8192, 2), (7, 3, 4)]:
+        slot = fd._slot(rows, cols, item)
+        assert slot % 512 == 0 and rows * cols * item <= slot < rows * cols * item + 512
+    space = fd._PeerSpace(None, 1000)
+    assert space.half == 1024 and space.calls == 0 and space.last is None
