@@ -792,11 +792,7 @@ def _agree(
     """Every rank's ``local`` description (and whether its own checks passed), through one small
     all-gather on the host, so that a bad input raises on every rank instead of leaving the
     others waiting."""
-    size = dist.get_world_size(gloo)
-    mine = torch.tensor([0 if problem is None else 1, *local], dtype=torch.int64)
-    every = [torch.empty_like(mine) for _ in range(size)]
-    dist.all_gather(every, mine, group=gloo)
-    rows = [t.tolist() for t in every]
+    rows = _all_agree(torch, dist, gloo, [0 if problem is None else 1, *local])
     bad = [r for r, row in enumerate(rows) if row[0]]
     if bad:
         mine_txt = f" (this rank: {problem})" if problem else ""
