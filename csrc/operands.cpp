@@ -34,6 +34,7 @@ struct Names {
   PyObject* layout = name("layout");
   PyObject* get_device = name("get_device");
   PyObject* is_cuda = name("is_cuda");
+  PyObject* is_contiguous = name("is_contiguous");
   PyObject* device = name("device");
   PyObject* element_size = name("element_size");
   PyObject* itemsize = name("itemsize");
@@ -194,13 +195,98 @@ DTypeInfo dtype_info(py::handle dtype, Compute compute) {
 
 // --- PyTorch -------------------------------------------------------------------------------------
 
+// A tensor type's attributes as the descriptors its class holds, looked up once per type: a
+// getter (is_cuda, shape, dtype) is then called in place and a method (get_device(), ...)
+// through its descriptor, with no attribute lookup per call. What a lookup would find is what
+// runs: the descriptors are looked up again when the type's version tag says the class changed
+// (a patched attribute), a subclass's own Python property or method is found as itself and
+// taken the generic way, and so is every attribute of a type with its own __getattribute__.
+enum TorchAttr : int { kIsCuda, kGetDevice, kShape, kIsContiguous, kStride, kDType, kDataPtr, kAttrs };
+
+struct TorchType {
+  PyTypeObject* type = nullptr;
+  unsigned int version = 0;             // the type's version tag when the descriptors were found
+  std::array<PyObject*, kAttrs> descr{};  // strong references; nullptr: the generic lookup
+};
+
+bool version_valid(PyTypeObject* type) {
+#ifdef Py_TPFLAGS_VALID_VERSION_TAG
+  if (!PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG)) return false;
+#endif
+  return type->tp_version_tag != 0;
+}
+
+const TorchType& torch_type(PyTypeObject* type) {
+  constexpr size_t kTypes = 16;  // a few types in practice (Tensor, Parameter, a subclass)
+  static std::vector<TorchType>* seen = [] {  // guarded by the GIL; never reallocated
+    auto* v = new std::vector<TorchType>();
+    v->reserve(kTypes);
+    return v;
+  }();
+  static size_t next = 0;
+  TorchType* entry = nullptr;
+  for (TorchType& e : *seen) {
+    if (e.type == type) entry = &e;
+  }
+  if (entry != nullptr && version_valid(type) && entry->version == type->tp_version_tag) {
+    return *entry;
+  }
+  if (entry == nullptr) {  // a new type: a free slot, or the oldest one's
+    if (seen->size() < kTypes) {
+      entry = &seen->emplace_back();
+    } else {
+      entry = &(*seen)[next++ % kTypes];
+      for (PyObject*& d : entry->descr) Py_CLEAR(d);
+      Py_CLEAR(entry->type);
+    }
+    Py_INCREF(type);  // held, so that its address is not reused by another type meanwhile
+    entry->type = type;
+  }
+  const Names& n = names();
+  PyObject* const attrs[kAttrs] = {n.is_cuda, n.get_device, n.shape, n.is_contiguous,
+                                   n.stride, n.dtype, n.data_ptr};
+  const bool generic = type->tp_getattro == PyObject_GenericGetAttr;
+  for (size_t i = 0; i < size_t(kAttrs); ++i) {
+    Py_CLEAR(entry->descr[i]);
+    // Read from the class, a getter or method descriptor is itself.
+    py::object d = generic ? get_optional(reinterpret_cast<PyObject*>(type), attrs[i]) : py::object();
+    // Getters are data descriptors: they win over an instance __dict__, as in a lookup. The
+    // methods are taken as the class defines them.
+    if (d && (Py_IS_TYPE(d.ptr(), &PyGetSetDescr_Type) || Py_IS_TYPE(d.ptr(), &PyMethodDescr_Type))) {
+      entry->descr[i] = d.release().ptr();
+    }
+  }
+  entry->version = version_valid(type) ? type->tp_version_tag : 0;
+  return *entry;
+}
+
+// t.<attr> (a getter) and t.<attr>() (a method) through the type's descriptors.
+py::object torch_get(py::handle t, const TorchType& tt, TorchAttr i, PyObject* attr) {
+  PyObject* d = tt.descr[size_t(i)];
+  if (d != nullptr && Py_IS_TYPE(d, &PyGetSetDescr_Type)) {
+    PyGetSetDef* g = reinterpret_cast<PyGetSetDescrObject*>(d)->d_getset;
+    if (g->get != nullptr) return steal(g->get(t.ptr(), g->closure));
+  }
+  return get(t, attr);
+}
+py::object torch_call(py::handle t, const TorchType& tt, TorchAttr i, PyObject* method) {
+  PyObject* d = tt.descr[size_t(i)];
+  if (d != nullptr && Py_IS_TYPE(d, &PyMethodDescr_Type)) {
+    PyObject* self[1] = {t.ptr()};
+    return steal(PyObject_Vectorcall(d, self, 1, nullptr));
+  }
+  return call0(t, method);
+}
+
 Operand from_torch(py::handle t, const char* nm) {
   const Names& n = names();
+  const TorchType& tt = torch_type(Py_TYPE(t.ptr()));
   Operand m;
   m.library = Library::torch;
-  const int is_cuda = PyObject_IsTrue(get(t, n.is_cuda).ptr());  // not XPU, MPS, meta, ...
+  // is_cuda: not XPU, MPS, meta, ...
+  const int is_cuda = PyObject_IsTrue(torch_get(t, tt, kIsCuda, n.is_cuda).ptr());
   if (is_cuda < 0) throw py::error_already_set();
-  const int64_t device = is_cuda ? to_int(call0(t, n.get_device)) : -1;
+  const int64_t device = is_cuda ? to_int(torch_call(t, tt, kGetDevice, n.get_device)) : -1;
   if (device < 0) {
     throw std::runtime_error(std::string(nm) + " is a PyTorch tensor on device '" +
                              str_of(get(t, n.device)) +
@@ -211,15 +297,21 @@ Operand from_torch(py::handle t, const char* nm) {
   // data_ptr(), a shape that is not two integers). Its layout is read then, and names the
   // problem; a dense tensor costs no layout read.
   try {
-    const std::array<int64_t, 2> shape = int_pair(get(t, n.shape), nm);
-    const std::array<int64_t, 2> strides = int_pair(call0(t, n.stride), nm);
-    py::object dtype = get(t, n.dtype);
+    const std::array<int64_t, 2> shape = int_pair(torch_get(t, tt, kShape, n.shape), nm);
+    // A contiguous tensor's strides follow from its shape (where an extent is 1 its stride
+    // may differ, and is never stepped along): is_contiguous() is the cheaper question.
+    const int contiguous = PyObject_IsTrue(torch_call(t, tt, kIsContiguous, n.is_contiguous).ptr());
+    if (contiguous < 0) throw py::error_already_set();
+    const std::array<int64_t, 2> strides =
+        contiguous ? std::array<int64_t, 2>{shape[1], 1}
+                   : int_pair(torch_call(t, tt, kStride, n.stride), nm);
+    py::object dtype = torch_get(t, tt, kDType, n.dtype);
     const DTypeInfo info = dtype_info(dtype, [&] {
       std::string text = str_of(dtype);
       if (starts_with(text, "torch.")) text = text.substr(6);
       return DTypeInfo{text, static_cast<int>(to_int(call0(t, n.element_size)))};
     });
-    m.ptr = to_address(call0(t, n.data_ptr));
+    m.ptr = to_address(torch_call(t, tt, kDataPtr, n.data_ptr));
     m.rows = shape[0], m.cols = shape[1];
     m.rs = strides[0], m.cs = strides[1];
     m.dtype = info.name;

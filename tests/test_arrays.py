@@ -140,6 +140,14 @@ class FakeTensor:
     def stride(self):
         return self._strides
 
+    def is_contiguous(self):  # as torch: C order, where an extent of 1 may have any stride
+        expected = 1
+        for extent, stride in reversed(list(zip(self.shape, self._strides))):
+            if extent != 1 and stride != expected:
+                return False
+            expected *= extent
+        return True
+
     def element_size(self):
         return self._itemsize
 

@@ -234,10 +234,34 @@ def test_default_stream_is_torch_current_stream(torch):
     assert _rel_err(torch, C, src, B) < 2e-3
 
 
+def test_torch_attributes_read_as_a_lookup_finds_them(torch):
+    # The entry reads a tensor type's attributes through the descriptors of its class, found once
+    # per type: a subclass's own method, and a class patched between calls, are read as an
+    # attribute lookup finds them.
+    class Tagged(torch.Tensor):
+        pass
+
+    A = torch.randn(64, 48, device="cuda")
+    other = torch.randn(64, 48, device="cuda")
+    B = torch.randn(48, 32, device="cuda")
+    C = torch.full((64, 32), float("nan"), device="cuda")
+    tagged = A.as_subclass(Tagged)
+    for patched in (False, True, False):
+        if patched:
+            Tagged.data_ptr = lambda self: other.data_ptr()  # A now reads as `other`
+        try:
+            fastgemm.sgemm(tagged, B, C)
+        finally:
+            if patched:
+                del Tagged.data_ptr
+        torch.cuda.synchronize()
+        assert _rel_err(torch, C, other if patched else A, B) < TOL["float32"], patched
+
+
 @pytest.mark.parametrize("layout", ["sparse_coo", "sparse_csr"])
 def test_sparse_torch_tensor_is_refused_by_layout(torch, layout):
-    # A dense tensor's layout is never read (stride() answers first); a sparse one, whose
-    # stride() raises, is named by its layout, whichever operand it is.
+    # A dense tensor's layout is never read; a sparse one, which fails a dense tensor's reads
+    # (is_contiguous(), stride() or data_ptr()), is named by its layout, whichever operand it is.
     dense = torch.randn(64, 64, device="cuda").half()
     with warnings.catch_warnings():  # torch calls its CSR support beta
         warnings.simplefilter("ignore", UserWarning)
