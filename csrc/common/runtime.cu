@@ -169,11 +169,19 @@ class Recent {
 struct Driver {
   PFN_cuLaunchKernelEx_v11060 launch = nullptr;
   PFN_cuGetErrorName_v6000 error_name = nullptr;
+  PFN_cuCtxGetCurrent_v4000 ctx_current = nullptr;
+  PFN_cuCtxGetId_v12000 ctx_id = nullptr;
+  PFN_cuKernelGetFunction_v12000 kernel_function = nullptr;
   Driver()
       : launch(reinterpret_cast<PFN_cuLaunchKernelEx_v11060>(
             driver_entry("cuLaunchKernelEx", 11060))),
         error_name(
-            reinterpret_cast<PFN_cuGetErrorName_v6000>(driver_entry("cuGetErrorName", 6000))) {}
+            reinterpret_cast<PFN_cuGetErrorName_v6000>(driver_entry("cuGetErrorName", 6000))),
+        ctx_current(
+            reinterpret_cast<PFN_cuCtxGetCurrent_v4000>(driver_entry("cuCtxGetCurrent", 4000))),
+        ctx_id(reinterpret_cast<PFN_cuCtxGetId_v12000>(driver_entry("cuCtxGetId", 12000))),
+        kernel_function(reinterpret_cast<PFN_cuKernelGetFunction_v12000>(
+            driver_entry("cuKernelGetFunction", 12000))) {}
 };
 const Driver& driver() {
   static const Driver d;
@@ -198,6 +206,43 @@ cudaKernel_t kernel_handle(const void* kernel, const char* name) {
   }
   recent.add(kernel, handle);
   return handle;
+}
+
+// The kernel's function in the calling thread's current context. Launched as itself, it spares
+// the driver the search for the context's copy that a launch of the context-independent handle
+// makes every time. Keyed by the context's unique id: a context made after a reset is another
+// one, even at a reused address. Nullptr (launch the handle) where the thread has no current
+// context yet or the driver lacks these calls.
+CUfunction context_function(const void* kernel, const char* name) {
+  const Driver& d = driver();
+  if (d.ctx_current == nullptr || d.ctx_id == nullptr || d.kernel_function == nullptr) {
+    return nullptr;
+  }
+  CUcontext ctx = nullptr;
+  unsigned long long id = 0;
+  if (d.ctx_current(&ctx) != CUDA_SUCCESS || ctx == nullptr || d.ctx_id(ctx, &id) != CUDA_SUCCESS) {
+    return nullptr;
+  }
+  using Key = std::pair<const void*, unsigned long long>;
+  const Key key{kernel, id};
+  thread_local Recent<Key, CUfunction> recent;
+  if (const CUfunction* hit = recent.find(key)) return *hit;
+  static std::mutex mutex;
+  static std::map<Key, CUfunction> functions;
+  CUfunction f = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = functions.find(key);
+    if (it != functions.end()) f = it->second;
+  }
+  if (f == nullptr) {
+    const auto handle = reinterpret_cast<CUkernel>(kernel_handle(kernel, name));
+    if (d.kernel_function(&f, handle) != CUDA_SUCCESS) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex);
+    functions.emplace(key, f);
+  }
+  recent.add(key, f);
+  return f;
 }
 
 }  // namespace
@@ -225,7 +270,8 @@ void launch_kernel(const void* kernel, const Launch& l, void** args, const char*
   config.hStream = reinterpret_cast<CUstream>(l.stream);
   config.attrs = attrs;
   config.numAttrs = count;
-  const CUfunction f = reinterpret_cast<CUfunction>(kernel_handle(kernel, name));
+  CUfunction f = context_function(kernel, name);
+  if (f == nullptr) f = reinterpret_cast<CUfunction>(kernel_handle(kernel, name));
   CUresult r = d.launch(&config, f, args, nullptr);
   if (r == CUDA_ERROR_INVALID_CONTEXT) {
     // A thread that has made no runtime call needing the device has no current context yet:
