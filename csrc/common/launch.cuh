@@ -39,9 +39,11 @@ struct Launch {
   unsigned cluster_z = 1;
 };
 // Queues kernel(*args[0], *args[1], ...) with the driver's cuLaunchKernelEx on the kernel's
-// context-independent handle (cudaGetKernel, looked up once per kernel). The runtime's launch
-// (<<<>>>, cudaLaunchKernelEx) does the same with a layer more of host work per launch
-// (benchmarks/launch_cost.cu). Throws std::runtime_error naming `name` when the launch fails.
+// function in the current context (cuKernelGetFunction of its context-independent handle, once
+// per kernel and context; the handle itself where there is no context yet, which costs the
+// driver a search per launch). The runtime's launch (<<<>>>, cudaLaunchKernelEx) does the same
+// with a layer more of host work per launch (benchmarks/launch_cost.cu). Throws
+// std::runtime_error naming `name` when the launch fails.
 void launch_kernel(const void* kernel, const Launch& l, void** args, const char* name);
 
 // The typed form: the arguments are converted to the kernel's parameter types, as <<<>>> does.
