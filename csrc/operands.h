@@ -1,8 +1,8 @@
 // operands.h — the one array adapter at fastgemm's boundary: a Python object (a PyTorch tensor,
 // a CuPy array, anything with __cuda_array_interface__ v2/v3 or DLPack) in, an Operand out.
 //
-// PyTorch tensors and CuPy arrays are read through their cheap attributes (data_ptr(), is_contiguous(),
-// data.ptr, ...): no interface dict, no capsule. Everything else goes through the interface it
+// PyTorch tensors and CuPy arrays are read through their cheap attributes (data_ptr(),
+// is_contiguous(), data.ptr, ...): no interface dict, no capsule. Everything else goes through the interface it
 // exports. Policy is not decided here: dtypes, layouts and devices are reported faithfully and
 // checked by the entry (entry.cpp); only what cannot be described at all is rejected (host
 // arrays, masked arrays, vector dtypes, anything that is not 2-D).
