@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "board.h"
 #include "common/dlpack_abi.h"
 #include "common/runtime.h"
 #include "common/swizzle.cuh"
@@ -332,6 +333,19 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_reserved_sms", &set_reserved_sms);
   m.def("pointer_device", &pointer_device);
   m.def("runtime_version", &runtime_version);
+
+  // --- the host board of fastgemm.distributed ------------------------------------------------------
+  m.def("board_bytes", &board_bytes, py::arg("ranks"), "Bytes of a board page for `ranks` ranks.");
+  m.def("board_exchange",
+        [](uintptr_t page, int ranks, int rank, int64_t seq, const std::vector<int64_t>& values,
+           int64_t timeout_ms) {
+          py::gil_scoped_release release;  // other threads run while this one waits
+          return board_exchange(page, ranks, rank, seq, values, timeout_ms);
+        },
+        py::arg("page"), py::arg("ranks"), py::arg("rank"), py::arg("seq"), py::arg("values"),
+        py::arg("timeout_ms"),
+        "Exchange number `seq` of `values` between the ranks sharing the board page at address "
+        "`page` (board.h): every rank's values, in rank order; RuntimeError after timeout_ms.");
 
   // --- for the CPU tests ---------------------------------------------------------------------------
   m.def("_set_runtime_hooks",

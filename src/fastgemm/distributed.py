@@ -739,6 +739,77 @@ def _all_agree(torch: Any, dist: Any, gloo: Any, values: list[int]) -> list[list
     return [t.tolist() for t in every]
 
 
+class _Board:
+    """The argument check's exchange where every rank of a group is on this host: a page of
+    shared memory that every rank maps, a slot per rank (``fastgemm._C.board_exchange``,
+    csrc/board.h), instead of an all-gather over gloo's sockets (hundreds of microseconds a
+    call on four ranks). Exchanges are numbered in call order, the same on every rank."""
+
+    def __init__(self, mapping: Any, ranks: int, rank: int) -> None:
+        import ctypes
+
+        self.mapping = mapping
+        self.anchor = ctypes.c_char.from_buffer(mapping)  # pins the mapping while it is used
+        self.page = ctypes.addressof(self.anchor)
+        self.ranks, self.rank, self.seq = ranks, rank, 0
+
+    def exchange(self, values: list[int]) -> list[list[int]]:
+        from . import _C
+
+        self.seq += 1
+        return _C.board_exchange(self.page, self.ranks, self.rank, self.seq, values, PEER_WAIT_MS)
+
+
+# gloo group -> its board (None: some rank is elsewhere, or could not map the page)
+_boards: dict[Any, _Board | None] = {}
+
+
+def _new_board(torch: Any, dist: Any, gloo: Any) -> _Board | None:
+    """A board made collectively over ``gloo``: rank 0 makes a zero-filled file in /dev/shm under
+    a random name, every rank maps it, and once all have tried (agreed over gloo) the name is
+    removed, so that nothing is left behind whatever happens later. ``None`` on every rank
+    where the ranks are on several hosts or some rank could not map it."""
+    import mmap
+    import secrets
+    import socket
+
+    from . import _C
+
+    rank, ranks = dist.get_rank(gloo), dist.get_world_size(gloo)
+    size = _C.board_bytes(ranks)
+    token = secrets.randbits(62)
+    made = 0
+    if rank == 0:
+        try:
+            fd = os.open(f"/dev/shm/fastgemm-board-{token:x}", os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+            try:
+                os.ftruncate(fd, size)
+            finally:
+                os.close(fd)
+            made = 1
+        except OSError:
+            made = 0
+    host = zlib.crc32(socket.gethostname().encode())
+    every = _all_agree(torch, dist, gloo, [host, made, token])
+    path = f"/dev/shm/fastgemm-board-{every[0][2]:x}"
+    mapping = None
+    if len({r[0] for r in every}) == 1 and every[0][1]:
+        try:
+            fd = os.open(path, os.O_RDWR)
+            try:
+                mapping = mmap.mmap(fd, size)
+            finally:
+                os.close(fd)
+        except (OSError, ValueError):
+            mapping = None
+    mapped = _all_agree(torch, dist, gloo, [int(mapping is not None)])
+    if rank == 0 and made:
+        os.unlink(path)
+    if not all(r[0] for r in mapped):
+        return None
+    return _Board(mapping, ranks, rank)
+
+
 def _new_space(torch: Any, dist: Any, pg: Any, gloo: Any, half_bytes: int) -> _PeerSpace | None:
     """A peer space made collectively, or ``None`` on every rank where some rank cannot make one:
     symmetric memory present, every rank on this host with peer access to every other rank's
@@ -790,9 +861,13 @@ def _agree(
     torch: Any, dist: Any, gloo: Any, local: list[int], problem: str | None, what: str
 ) -> list[list[int]]:
     """Every rank's ``local`` description (and whether its own checks passed), through one small
-    all-gather on the host, so that a bad input raises on every rank instead of leaving the
-    others waiting."""
-    rows = _all_agree(torch, dist, gloo, [0 if problem is None else 1, *local])
+    exchange on the host (the group's board where the group is on one host, else an all-gather
+    over gloo), so that a bad input raises on every rank instead of leaving the others waiting."""
+    if gloo not in _boards:
+        _boards[gloo] = _new_board(torch, dist, gloo)
+    board = _boards[gloo]
+    values = [0 if problem is None else 1, *local]
+    rows = board.exchange(values) if board is not None else _all_agree(torch, dist, gloo, values)
     bad = [r for r, row in enumerate(rows) if row[0]]
     if bad:
         mine_txt = f" (this rank: {problem})" if problem else ""
@@ -848,8 +923,8 @@ def all_gather_gemm(
     engines; ``"nccl"`` broadcasts every shard from its rank (all queued at once; the GEMMs
     leave ``comm_sms`` SMs to NCCL while one is in flight); ``"auto"`` (default) takes the first
     where every rank of the group supports it. ``check`` (default)
-    compares shapes and dtypes across ranks first (one small all-gather on the host, over
-    gloo, no GPU synchronisation): a mismatch, or a bad input on any rank, raises ValueError on every rank.
+    compares shapes and dtypes across ranks first (one small exchange on the host, through
+    shared memory where the group is on one host, else over gloo; no GPU synchronisation): a mismatch, or a bad input on any rank, raises ValueError on every rank.
     Without it, ranks must agree, and the bands must all have x's rows. ``out`` (optional) is a
     contiguous tensor; ``group``, ``comm_sms`` and ``transport`` must be the same on every rank
     of the group.
