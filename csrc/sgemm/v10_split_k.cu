@@ -23,7 +23,8 @@
 // FMAs) stays under what the CUDA cores sustain at HBM speed.
 // What limits it: rows past M are padding (a 16-row tile with M = 5 does 16 rows of FMAs); it is
 // bound by FMA issue, not HBM, once ROWS = 16 on a GPU with more bandwidth per FMA; the split
-// needs clusters (sm_90+), older GPUs run one block per tile.
+// needs clusters (sm_90+), older GPUs run one block per tile. With more tiles than a wave of
+// resident blocks the split is 2, never more, and the last wave is still a partial one.
 // Shapes: any M, N, K >= 1 (auto sends it M <= 16: past 16 rows, several 16-row tiles read each
 // column panel of B, and v12's 64-row tile is faster); sm_80+ (as v09); any operands aligned to
 // their 4-byte elements (A is copied 4 bytes at a time anyway; where B or C is not 16-byte aligned,
@@ -274,8 +275,17 @@ void launch_rows(const GemmArgs& a) {
     constexpr int smem = int(sizeof(Smem<ROWS, BC>));
     set_smem(kernel, smem);
     // Three blocks fit an SM (registers, shared memory); at least two K chunks per block.
-    const int split = split_count(reinterpret_cast<const void*>(kernel), THREADS, smem, grid.x,
-                                  ceil_div(a.K, KC), 2, 3, launch_sms(device));
+    const void* k = reinterpret_cast<const void*>(kernel);
+    const int64_t chunks = ceil_div(a.K, KC), slots = 3 * int64_t(launch_sms(device));
+    int split = split_count(k, THREADS, smem, grid.x, chunks, 2, 3, launch_sms(device));
+    // More tiles than a wave of blocks holds (split_count answers 1 there): halves of K, so that
+    // the last wave's blocks are half as long (448 tiles of 16 chunks on 132 SMs: 273 -> 229 us
+    // at 16 rows; a model of the SMs' loads that preferred S = 1 or 4 at some tile counts lost to
+    // a plain S = 2 in the measured sweep, benchmarks/NOTES.md).
+    if (split == 1 && int64_t(grid.x) > slots && chunks >= 4 &&
+        dev_split_override() == 0 && resident_split_clusters(k, 2, THREADS, smem) > 0) {
+      split = 2;
+    }
     launch_split(kernel, grid, THREADS, smem, a.stream, split, props.cc, "sgemm_v10_split_k",
                  sgemm::view_a(a), static_cast<const float*>(a.B), a.ldb,
                  static_cast<float*>(a.C), split_ldc(a), a.M, a.N, a.K, a.alpha, a.beta);
