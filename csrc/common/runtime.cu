@@ -290,14 +290,28 @@ void launch_kernel(const void* kernel, const Launch& l, void** args, const char*
   }
 }
 
-DeviceGuard::DeviceGuard(int device) {
+namespace {
+thread_local int guarded_device = -1;  // the innermost live DeviceGuard's device, -1 for none
+}  // namespace
+
+DeviceGuard::DeviceGuard(int device) : device_(device), outer_(guarded_device) {
   FASTGEMM_CUDA_CHECK(cudaGetDevice(&previous_));
   if (previous_ != device) FASTGEMM_CUDA_CHECK(cudaSetDevice(device));
+  guarded_device = device;
 }
 
 DeviceGuard::~DeviceGuard() {
-  int now = -1;
-  if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+  guarded_device = outer_;
+  // Nothing under a guard changes the device (a launch, an allocation on it): only the guard's
+  // own switch is undone.
+  if (previous_ != device_) cudaSetDevice(previous_);
+}
+
+int active_device() {
+  if (guarded_device >= 0) return guarded_device;
+  int device = 0;
+  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
 }
 
 DeviceBuffer::DeviceBuffer(size_t bytes, uintptr_t stream, int device)
@@ -525,8 +539,7 @@ void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, i
 }
 
 void set_smem_once(const void* kernel, int bytes) {
-  int device = 0;
-  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  const int device = active_device();
   using Key = std::tuple<const void*, int, int>;
   const Key key{kernel, bytes, device};
   thread_local Recent<Key, bool, 4> recent;
@@ -550,8 +563,7 @@ namespace {
 // query (each Compute type) keeps its own cache.
 template <typename Compute>
 int cached_occupancy(const void* kernel, int what, int threads, int smem, Compute compute) {
-  int device = 0;
-  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  const int device = active_device();
   using Key = std::tuple<const void*, int, int, int, int>;
   const Key key{kernel, device, what, threads, smem};
   thread_local Recent<Key, int> recent;  // split_count asks for several splits per launch

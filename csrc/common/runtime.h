@@ -38,6 +38,7 @@ int runtime_version();
 void* driver_entry(const char* symbol, int version);
 
 // Makes `device` current for the guard's lifetime, restoring the previous device afterwards.
+// While it lives, active_device() answers `device` on this thread without asking the runtime.
 class DeviceGuard {
  public:
   explicit DeviceGuard(int device);
@@ -46,8 +47,13 @@ class DeviceGuard {
   DeviceGuard& operator=(const DeviceGuard&) = delete;
 
  private:
-  int previous_ = -1;
+  int previous_ = -1, device_ = -1, outer_ = -1;
 };
+
+// The current device: the innermost DeviceGuard's on this thread, else cudaGetDevice. A launch
+// asks several times (shared-memory attribute, occupancy, SM count); under the entry's guard
+// none of them is a runtime call.
+int active_device();
 
 // Stream-ordered device allocation, released with cudaFreeAsync on the same stream.
 class DeviceBuffer {

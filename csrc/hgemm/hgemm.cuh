@@ -568,8 +568,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   }
   // The kernel table's figure is the K-major instantiation's; each layout checks its own here
   // (against the device's cached limit: no driver query per launch).
-  int device = 0;
-  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  const int device = active_device();
   const DeviceProps& props = device_props(device);
   const int smem_limit = props.smem_per_block;
   with_kmajor(a, [&](auto ak, auto bk) {

@@ -60,8 +60,7 @@ using SchedulerOf = std::conditional_t<
 template <int CLUSTER, typename Kernel>
 dim3 resident_clusters(Kernel kernel, dim3 grid, int threads, int smem, const char* name) {
   static std::atomic<int> cached[64] = {};
-  int device = 0;
-  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  const int device = active_device();
   int clusters = device < 64 ? cached[device].load(std::memory_order_relaxed) : 0;
   if (clusters == 0) {
     cudaFuncAttributes attr{};
@@ -128,8 +127,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
     if constexpr (CLUSTER > 1) grid = resident_clusters<CLUSTER>(kernel, grid, threads, smem, name);
     if constexpr (Cfg::SCHEDULE == Schedule::split_k) {
       static_assert(Cfg::PDL && CLUSTER == 1, "a split launch is dependent, its cluster the split");
-      int device = 0;
-      FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+      const int device = active_device();
       const DeviceProps& props = device_props(device);
       const int split = split_count(reinterpret_cast<const void*>(kernel), threads, smem, grid.x,
                                     ceil_div(a.K, BLOCK_K), Cfg::SPLIT_MIN_KTILES, 1,
@@ -140,8 +138,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
                          Cfg::SCHEDULE == Schedule::stream_k) {
       static_assert(Cfg::PDL && CLUSTER == 1, "a dependent launch without clusters");
       if (a.c_col_major) throw std::logic_error(std::string(name) + ": C is stored row-major");
-      int device = 0;
-      FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+      const int device = active_device();
       // Partial tiles: one per contributor warpgroup, i.e. two per tile and share but the last
       // (split), or two per block of every group but the last (stream-K: a block contributes at
       // most once, the last group never; blocks are numbered group by group, so the contributors
@@ -165,8 +162,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
                        static_cast<int*>(scratch.flags));
     } else if constexpr (Cfg::SCHEDULE == Schedule::hybrid) {
       static_assert(Cfg::PDL && CLUSTER == 1, "a dependent launch without clusters");
-      int device = 0;
-      FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+      const int device = active_device();
       // A slot per consumer warpgroup of each contributing block (the shares but the last of
       // the split tiles).
       const int64_t tiles = ceil_div(a.M, int64_t(BM)) * ceil_div(a.N, int64_t(BN));

@@ -108,8 +108,7 @@ struct StreamK {
   // of work; W G must fit in 64 bits. One group (more than SMs / 2 rows of tiles) never cuts a
   // tile.
   static dim3 grid(const GemmArgs& a, const char* name) {
-    int device = 0;
-    FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+    const int device = active_device();
     const int sms = launch_sms(device);
     const int64_t tiles_m = ceil_div(a.M, int64_t(BM)), tiles_n = ceil_div(a.N, int64_t(BN));
     const int64_t work = tiles_n * ceil_div(a.K, int64_t(BLOCK_K));
@@ -169,8 +168,7 @@ struct Hybrid {
 
   // A block per SM (fewer where the tiles are fewer: no block without work).
   static dim3 grid(const GemmArgs& a, const char* name) {
-    int device = 0;
-    FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+    const int device = active_device();
     const int64_t tiles = ceil_div(a.M, int64_t(BM)) * ceil_div(a.N, int64_t(BN));
     if (tiles > 2147483647) throw std::runtime_error(std::string(name) + ": too many output tiles");
     const int64_t sms = launch_sms(device);
@@ -196,8 +194,7 @@ struct Persistent {
 
   // One block per SM at most (one per output tile when there are fewer), in whole clusters.
   static dim3 grid(const GemmArgs& a, const char* name) {
-    int device = 0;
-    FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+    const int device = active_device();
     const int sms = launch_sms(device);  // the device's, less reserved SMs
     const int64_t tiles = ceil_div(a.M, int64_t(BM_TILE)) * ceil_div(a.N, BN);
     if (tiles > 2147483647 / CLUSTER) {

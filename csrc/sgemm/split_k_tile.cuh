@@ -124,8 +124,7 @@ template <typename WT, typename KernelFor>
 void launch(const GemmArgs& a, const char* name, int blocks_per_sm, KernelFor kernel_for) {
   constexpr int SMEM = smem_bytes<WT>();
   const dim3 grid = split_grid(a.M, a.N, WT::BLOCK_M, WT::BLOCK_N, name);
-  int device = 0;
-  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  const int device = active_device();
   const DeviceProps& props = device_props(device);
   with_kernel(a, kernel_for, [&](auto kernel) {
     set_smem(kernel, SMEM);
@@ -159,8 +158,7 @@ void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for,
   const int smem = rounds != nullptr ? loop_smem_bytes<WT>() : smem_bytes<WT>();
   if (a.c_col_major) throw std::logic_error(std::string(name) + ": C is stored row-major");
   const dim3 grid = split_grid(a.M, a.N, WT::BLOCK_M, WT::BLOCK_N, name);
-  int device = 0;
-  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  const int device = active_device();
   const DeviceProps& props = device_props(device);
   with_kernel(a, kernel_for, [&](auto kernel) {
     set_smem(kernel, smem);

@@ -263,8 +263,7 @@ __global__ void __launch_bounds__(THREADS)
 template <int ROWS>
 void launch_rows(const GemmArgs& a) {
   const dim3 grid = split_grid(a.M, a.N, ROWS, BN, "sgemm_v10_split_k");
-  int device = 0;
-  FASTGEMM_CUDA_CHECK(cudaGetDevice(&device));
+  const int device = active_device();
   const DeviceProps& props = device_props(device);
   // B and C decide the loads and stores (A is copied 4 bytes at a time in either kernel).
   const bool vec = sgemm::vec4_aligned(a, false);
