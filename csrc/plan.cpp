@@ -82,6 +82,12 @@ const std::vector<AutoRule> kHgemmRules = {
      "summed in global memory: for outputs of at most SMs/2 tiles of 128x128 whose K shares "
      "outweigh the partial tiles summed, K >= 8192 (deep K; sm_90a only)",
      0, 128, 128, 0, 90, 8192, 0, false, 2, 6},
+    {"hgemm_v24_wgmma_split_k",
+     "v21's 128x128 wgmma tile with K split across a cluster of up to 8 blocks: for outputs of "
+     "at most SMs/11 tiles of 128x128 (every tile's cluster of 8 on the SMs at once) with "
+     "K >= 2048, where v28's shares are too short for its reduction and v27's few wide tiles "
+     "leave most SMs idle (sm_90a only)",
+     0, 128, 128, 0, 90, 2048, 0, false, 11},
     {"hgemm_v27_split_k_global",
      "v27 split two or three ways: for outputs of at most SMs/2 wide tiles (too many 128x128 "
      "tiles for v28 to split) with K >= 32768 (sm_90a only)",
