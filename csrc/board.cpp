@@ -20,8 +20,21 @@ std::vector<std::vector<int64_t>> board_exchange(uintptr_t page, int ranks, int 
     throw std::invalid_argument("board: at most " + std::to_string(kBoardValues) + " values");
   }
   auto* const base = reinterpret_cast<int64_t*>(page);
-  // Slot layout: [0] the last published exchange, [8, 24) and [24, 40) the buffers (a count,
-  // then the values).
+  // Slot layout: [0] the last published exchange, [1] set once the rank has given up waiting
+  // (every later exchange of the group then fails: a late rank must not pair its call with one
+  // that was abandoned), [8, 24) and [24, 40) the buffers (a count, then the values).
+  auto given_up = [&]() -> int {
+    for (int q = 0; q < ranks; ++q) {
+      if (__atomic_load_n(base + int64_t(q) * kBoardSlotWords + 1, __ATOMIC_ACQUIRE) != 0) return q;
+    }
+    return -1;
+  };
+  auto broken = [](int q) {
+    return std::runtime_error("rank " + std::to_string(q) +
+                              " gave up waiting in an earlier argument check; the group's ranks "
+                              "are out of step");
+  };
+  if (const int q = given_up(); q >= 0) throw broken(q);
   auto buffer = [&](int r) { return base + int64_t(r) * kBoardSlotWords + 8 + (seq & 1) * 16; };
   int64_t* const mine = buffer(rank);
   mine[0] = int64_t(values.size());
@@ -36,7 +49,11 @@ std::vector<std::vector<int64_t>> board_exchange(uintptr_t page, int ranks, int 
     // Spin first (the ranks of one step arrive within microseconds), then yield, then sleep.
     for (long spins = 0; __atomic_load_n(published, __ATOMIC_ACQUIRE) < seq; ++spins) {
       if (spins < 4096) continue;
+      if (spins % 256 == 0) {
+        if (const int q = given_up(); q >= 0) throw broken(q);
+      }
       if (spins % 256 == 0 && Clock::now() - start > std::chrono::milliseconds(timeout_ms)) {
+        __atomic_store_n(base + int64_t(rank) * kBoardSlotWords + 1, int64_t(1), __ATOMIC_RELEASE);
         std::string late;
         for (int q = r; q < ranks; ++q) {
           if (__atomic_load_n(base + int64_t(q) * kBoardSlotWords, __ATOMIC_ACQUIRE) < seq) {

@@ -209,8 +209,10 @@ struct TorchType {
   std::array<PyObject*, kAttrs> descr{};  // strong references; nullptr: the generic lookup
 };
 
+// Whether the type's version tag stands for its current attributes: from Python 3.12 a change
+// to the type resets the tag to 0; before, it clears the "valid" flag and keeps the number.
 bool version_valid(PyTypeObject* type) {
-#ifdef Py_TPFLAGS_VALID_VERSION_TAG
+#if PY_VERSION_HEX < 0x030C0000
   if (!PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG)) return false;
 #endif
   return type->tp_version_tag != 0;
@@ -260,20 +262,29 @@ const TorchType& torch_type(PyTypeObject* type) {
   return *entry;
 }
 
-// t.<attr> (a getter) and t.<attr>() (a method) through the type's descriptors.
-py::object torch_get(py::handle t, const TorchType& tt, TorchAttr i, PyObject* attr) {
+// t.<attr> (a getter) and t.<attr>() (a method) through the type's descriptors. The getters and
+// methods of a tensor subclass may run Python, which may refill the type's slot meanwhile: each
+// read takes the descriptor afresh, holds it, and uses it only while the slot is still this
+// type's and the descriptor is for it (else the generic lookup).
+py::object torch_descr(py::handle t, const TorchType& tt, TorchAttr i, PyTypeObject* kind) {
   PyObject* d = tt.descr[size_t(i)];
-  if (d != nullptr && Py_IS_TYPE(d, &PyGetSetDescr_Type)) {
-    PyGetSetDef* g = reinterpret_cast<PyGetSetDescrObject*>(d)->d_getset;
+  if (d == nullptr || tt.type != Py_TYPE(t.ptr()) || !Py_IS_TYPE(d, kind) ||
+      !PyObject_TypeCheck(t.ptr(), PyDescr_TYPE(d))) {
+    return py::object();
+  }
+  return py::reinterpret_borrow<py::object>(d);
+}
+py::object torch_get(py::handle t, const TorchType& tt, TorchAttr i, PyObject* attr) {
+  if (py::object d = torch_descr(t, tt, i, &PyGetSetDescr_Type)) {
+    PyGetSetDef* g = reinterpret_cast<PyGetSetDescrObject*>(d.ptr())->d_getset;
     if (g->get != nullptr) return steal(g->get(t.ptr(), g->closure));
   }
   return get(t, attr);
 }
 py::object torch_call(py::handle t, const TorchType& tt, TorchAttr i, PyObject* method) {
-  PyObject* d = tt.descr[size_t(i)];
-  if (d != nullptr && Py_IS_TYPE(d, &PyMethodDescr_Type)) {
+  if (py::object d = torch_descr(t, tt, i, &PyMethodDescr_Type)) {
     PyObject* self[1] = {t.ptr()};
-    return steal(PyObject_Vectorcall(d, self, 1, nullptr));
+    return steal(PyObject_Vectorcall(d.ptr(), self, 1, nullptr));
   }
   return call0(t, method);
 }

@@ -58,6 +58,20 @@ def test_a_missing_rank_times_out_with_its_name():
     assert time.monotonic() - start < 5
 
 
+def test_a_rank_that_gave_up_breaks_every_later_exchange():
+    # Rank 1 times out waiting for rank 0 and marks the page; rank 0, arriving late, and rank 1
+    # again both fail at once instead of pairing their calls with the abandoned one.
+    mapping = mmap.mmap(-1, _C.board_bytes(2))
+    page = _page(mapping)
+    with pytest.raises(RuntimeError, match="did not reach"):
+        _C.board_exchange(page, 2, 1, 1, [1], 100)
+    for rank, seq in ((0, 1), (1, 2)):
+        start = time.monotonic()
+        with pytest.raises(RuntimeError, match="rank 1 gave up waiting"):
+            _C.board_exchange(page, 2, rank, seq, [1], 20_000)
+        assert time.monotonic() - start < 1
+
+
 @pytest.mark.parametrize(
     "args, match",
     [

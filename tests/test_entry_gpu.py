@@ -235,25 +235,25 @@ def test_default_stream_is_torch_current_stream(torch):
 
 
 def test_torch_attributes_read_as_a_lookup_finds_them(torch):
-    # The entry reads a tensor type's attributes through the descriptors of its class, found once
-    # per type: a subclass's own method, and a class patched between calls, are read as an
-    # attribute lookup finds them.
-    class Tagged(torch.Tensor):
-        pass
-
+    # The entry reads a torch tensor type's attributes through the descriptors of its class, found
+    # once per type (torch.nn.Parameter here: a type of torch's own modules, read as a tensor, not
+    # through __cuda_array_interface__): a class patched between calls is read as an attribute
+    # lookup finds it.
+    Parameter = torch.nn.Parameter
     A = torch.randn(64, 48, device="cuda")
     other = torch.randn(64, 48, device="cuda")
     B = torch.randn(48, 32, device="cuda")
     C = torch.full((64, 32), float("nan"), device="cuda")
-    tagged = A.as_subclass(Tagged)
+    param = Parameter(A, requires_grad=False)  # shares A's storage
+    assert fastgemm._C.describe(param, "A")["library"] == "torch"
     for patched in (False, True, False):
         if patched:
-            Tagged.data_ptr = lambda self: other.data_ptr()  # A now reads as `other`
+            Parameter.data_ptr = lambda self: other.data_ptr()  # A now reads as `other`
         try:
-            fastgemm.sgemm(tagged, B, C)
+            fastgemm.sgemm(param, B, C)
         finally:
             if patched:
-                del Tagged.data_ptr
+                del Parameter.data_ptr
         torch.cuda.synchronize()
         assert _rel_err(torch, C, other if patched else A, B) < TOL["float32"], patched
 

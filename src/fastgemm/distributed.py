@@ -35,6 +35,7 @@ NVLink multicast is never used: importing this module sets ``NCCL_NVLS_ENABLE=0`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
@@ -778,33 +779,38 @@ def _new_board(torch: Any, dist: Any, gloo: Any) -> _Board | None:
     rank, ranks = dist.get_rank(gloo), dist.get_world_size(gloo)
     size = _C.board_bytes(ranks)
     token = secrets.randbits(62)
+    mine = f"/dev/shm/fastgemm-board-{token:x}"
     made = 0
-    if rank == 0:
-        try:
-            fd = os.open(f"/dev/shm/fastgemm-board-{token:x}", os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+    try:
+        if rank == 0:
             try:
-                os.ftruncate(fd, size)
-            finally:
-                os.close(fd)
-            made = 1
-        except OSError:
-            made = 0
-    host = zlib.crc32(socket.gethostname().encode())
-    every = _all_agree(torch, dist, gloo, [host, made, token])
-    path = f"/dev/shm/fastgemm-board-{every[0][2]:x}"
-    mapping = None
-    if len({r[0] for r in every}) == 1 and every[0][1]:
-        try:
-            fd = os.open(path, os.O_RDWR)
+                fd = os.open(mine, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+                made = 1
+                try:
+                    # Allocated now (a full /dev/shm fails here, not with SIGBUS at the first write).
+                    os.posix_fallocate(fd, 0, size)
+                finally:
+                    os.close(fd)
+            except OSError:
+                made = -1 if made else 0  # -1: made, but unusable
+        host = zlib.crc32(socket.gethostname().encode())
+        every = _all_agree(torch, dist, gloo, [host, made, token])
+        path = f"/dev/shm/fastgemm-board-{every[0][2]:x}"
+        mapping = None
+        if len({r[0] for r in every}) == 1 and every[0][1] == 1:
             try:
-                mapping = mmap.mmap(fd, size)
-            finally:
-                os.close(fd)
-        except (OSError, ValueError):
-            mapping = None
-    mapped = _all_agree(torch, dist, gloo, [int(mapping is not None)])
-    if rank == 0 and made:
-        os.unlink(path)
+                fd = os.open(path, os.O_RDWR)
+                try:
+                    mapping = mmap.mmap(fd, size)
+                finally:
+                    os.close(fd)
+            except (OSError, ValueError):
+                mapping = None
+        mapped = _all_agree(torch, dist, gloo, [int(mapping is not None)])
+    finally:
+        if made:  # every rank has mapped it or given up by now (or the setup failed)
+            with contextlib.suppress(OSError):
+                os.unlink(mine)
     if not all(r[0] for r in mapped):
         return None
     return _Board(mapping, ranks, rank)
