@@ -23,9 +23,10 @@ std::vector<std::vector<int64_t>> board_exchange(uintptr_t page, int ranks, int 
   // Slot layout: [0] the last published exchange, [1] set once the rank has given up waiting
   // (every later exchange of the group then fails: a late rank must not pair its call with one
   // that was abandoned), [8, 24) and [24, 40) the buffers (a count, then the values).
+  auto slot = [base](int r) { return base + int64_t(r) * kBoardSlotWords; };
   auto given_up = [&]() -> int {
     for (int q = 0; q < ranks; ++q) {
-      if (__atomic_load_n(base + int64_t(q) * kBoardSlotWords + 1, __ATOMIC_ACQUIRE) != 0) return q;
+      if (__atomic_load_n(slot(q) + 1, __ATOMIC_ACQUIRE) != 0) return q;
     }
     return -1;
   };
@@ -35,17 +36,17 @@ std::vector<std::vector<int64_t>> board_exchange(uintptr_t page, int ranks, int 
                               "are out of step");
   };
   if (const int q = given_up(); q >= 0) throw broken(q);
-  auto buffer = [&](int r) { return base + int64_t(r) * kBoardSlotWords + 8 + (seq & 1) * 16; };
+  auto buffer = [&](int r) { return slot(r) + 8 + (seq & 1) * 16; };
   int64_t* const mine = buffer(rank);
   mine[0] = int64_t(values.size());
   for (size_t i = 0; i < values.size(); ++i) mine[1 + i] = values[i];
-  __atomic_store_n(base + int64_t(rank) * kBoardSlotWords, seq, __ATOMIC_RELEASE);
+  __atomic_store_n(slot(rank), seq, __ATOMIC_RELEASE);
 
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   std::vector<std::vector<int64_t>> every(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
-    const int64_t* const published = base + int64_t(r) * kBoardSlotWords;
+    const int64_t* const published = slot(r);
     // Spin first (the ranks of one step arrive within microseconds), then yield, then sleep.
     for (long spins = 0; __atomic_load_n(published, __ATOMIC_ACQUIRE) < seq; ++spins) {
       if (spins < 4096) continue;
@@ -53,10 +54,10 @@ std::vector<std::vector<int64_t>> board_exchange(uintptr_t page, int ranks, int 
         if (const int q = given_up(); q >= 0) throw broken(q);
       }
       if (spins % 256 == 0 && Clock::now() - start > std::chrono::milliseconds(timeout_ms)) {
-        __atomic_store_n(base + int64_t(rank) * kBoardSlotWords + 1, int64_t(1), __ATOMIC_RELEASE);
+        __atomic_store_n(slot(rank) + 1, int64_t(1), __ATOMIC_RELEASE);
         std::string late;
         for (int q = r; q < ranks; ++q) {
-          if (__atomic_load_n(base + int64_t(q) * kBoardSlotWords, __ATOMIC_ACQUIRE) < seq) {
+          if (__atomic_load_n(slot(q), __ATOMIC_ACQUIRE) < seq) {
             late += (late.empty() ? "" : ", ") + std::to_string(q);
           }
         }
