@@ -71,6 +71,7 @@ UNFLIPPED = {
     ],
     "float32-deep": [
         "sgemm_v09_cp_async",
+        "sgemm_v17_multistage",
         "sgemm_v11_split_k_tile",
         "sgemm_v12_split_k_narrow",
         "sgemm_v15_split_k_global",
@@ -78,6 +79,7 @@ UNFLIPPED = {
     ],
     "float32-prefill": [
         "sgemm_v09_cp_async",
+        "sgemm_v17_multistage",
         "sgemm_v11_split_k_tile",
         "sgemm_v15_split_k_global",
         "sgemm_v16_split_k_waves",

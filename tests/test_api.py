@@ -668,7 +668,7 @@ def test_select_pad_threshold():
 def test_select_float32_unaligned_in_place():
     # The cp.async rungs and v10 take 4-byte operands: no padded copies at any size on sm_90.
     big = fastgemm.select(4096, 4096, 4096, "float32", cc=90, alignment=4)
-    assert big.kernel.name == "sgemm_v09_cp_async" and big.pad is False
+    assert big.kernel.name == "sgemm_v17_multistage" and big.pad is False
     assert "with 4-byte alignment" in big.reason and "temporaries" not in big.reason
     small = fastgemm.select(64, 64, 64, "float32", cc=90, alignment=4)
     assert small.kernel.alignment == 4 and small.pad is False
@@ -1339,8 +1339,9 @@ def test_select_narrow_fp32(m, n):
     ],
 )
 def test_select_fp32_round_model(m, n, k, split):
-    # sgemm_v16 where its round model splits K (sm_90, 132 SMs), v09 where whole tiles fill the
-    # rounds; the explanation says which, and the test's own copy of the model agrees.
+    # sgemm_v16 where its round model splits K (sm_90, 132 SMs), v17 where whole tiles fill the
+    # rounds (v09 before sm_90); the explanation says which, and the test's own copy of the model
+    # agrees.
     sel = fastgemm.select(m, n, k, "float32", cc=90)
     rule = next(r for r in dispatch.AUTO_RULES["float32"] if r[0] == "sgemm_v16_split_k_waves")
     assert (_round_split(rule[10], m, n, k, 132) > 1) == split
@@ -1348,7 +1349,7 @@ def test_select_fp32_round_model(m, n, k, split):
         assert sel.kernel.name == "sgemm_v16_split_k_waves", sel
         assert "model" in sel.reason
     else:
-        assert sel.kernel.name == "sgemm_v09_cp_async", sel
+        assert sel.kernel.name == "sgemm_v17_multistage", sel
         assert "sgemm_v16_split_k_waves is for outputs whose K its round model splits" in sel.reason
     assert fastgemm.select(m, n, k, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
 

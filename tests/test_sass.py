@@ -567,6 +567,19 @@ def _vec_flag(fn: str, name: str) -> bool:
     return flags[-1] == "1"
 
 
+# Rungs that copy a K-contiguous operand 4 bytes at a time, straight into its transposed shared
+# tile (cp.async), whatever its alignment: only their instantiations with an MN-contiguous operand
+# must hold 128-bit loads.
+TRANSPOSING_COPIES = {"sgemm_v17_multistage"}
+
+
+def _layout_flags(fn: str, name: str) -> tuple[str, str]:
+    """(A column-major, B column-major) template flags of an SGEMM instantiation."""
+    flags = re.findall(r"Lb([01])E", _template_args(fn, name) or "")
+    assert len(flags) >= 2, f"{fn}: no layout flags"
+    return flags[0], flags[1]
+
+
 @pytest.mark.parametrize("cubin, kernel", _cases("vector_loads"))
 def test_vector_loads(cubin, kernel):
     fns = _functions_of(cubin, kernel)
@@ -574,6 +587,10 @@ def test_vector_loads(cubin, kernel):
         vec = [fn for fn in fns if _vec_flag(fn, kernel.name)]
         assert vec and 2 * len(vec) == len(fns), f"{cubin}: {kernel.name}: {sorted(fns)}"
         fns = {fn: fns[fn] for fn in vec}
+    if kernel.name in TRANSPOSING_COPIES:
+        # both operands K-contiguous (row-major A, column-major B): 4-byte copies only, by design
+        fns = {fn: ops for fn, ops in fns.items() if _layout_flags(fn, kernel.name) != ("0", "1")}
+        assert fns, f"{cubin}: {kernel.name}: no instantiation with an MN-contiguous operand"
     bad = {
         _short(fn, kernel.name): _global_loads(ops)
         for fn, ops in fns.items()
@@ -661,6 +678,7 @@ def test_expectations_cover_the_ladder():
         "sgemm_v12_split_k_narrow",
         "sgemm_v15_split_k_global",
         "sgemm_v16_split_k_waves",
+        "sgemm_v17_multistage",
     ]
     assert [k.name for k in _of("cp_async", "float32")] == [
         "sgemm_v09_cp_async",
@@ -668,6 +686,7 @@ def test_expectations_cover_the_ladder():
         "sgemm_v12_split_k_narrow",
         "sgemm_v15_split_k_global",
         "sgemm_v16_split_k_waves",
+        "sgemm_v17_multistage",
     ]
     tensor_core = [13, 14] if HOPPER_CC in ARCHS else []  # tf32, tf32x3 (sm_90a only)
     assert [k.version for k in _of("no_spills", "float32")] == [
@@ -682,8 +701,9 @@ def test_expectations_cover_the_ladder():
         *tensor_core,
         15,
         16,
+        17,
     ]
-    assert len(_kernels_with("fma")) == len(SGEMM) == 14 + len(tensor_core)
+    assert len(_kernels_with("fma")) == len(SGEMM) == 15 + len(tensor_core)
     assert not _of("fma", "float16") and not _of("tensor_cores", "float32")
     assert [k.version for k in _of("wgmma", "float32")] == tensor_core
     assert [k.version for k in _of("tma", "float32")] == tensor_core

@@ -1,6 +1,8 @@
-// sgemm/warptile.cuh — the warp-tiled inner product and epilogue of rungs v08, v09, v11 and v12.
+// sgemm/warptile.cuh — the warp-tiled inner product and epilogue of rungs v08, v09, v11, v12 and
+// v17.
 //
-// A warp owns a WARP_M x 32 warp tile (WARP_M = 64, or 32 for v12's thinnest tiles), computed as
+// A warp owns a WARP_M x 32 warp tile (WARP_M = 64; 32 for v12's thinnest tiles, 128 for v17's
+// 16x8 lanes), computed as
 // (WARP_M / 32) x 2 sub-tiles of 32x16. Inside a sub-tile the 32 lanes form an 8 (M) x 4 (N) grid
 // and each lane owns a 4x4 patch, so at WARP_M = 64 a lane holds 2x2 patches = 8x8 outputs. For
 // one k a warp reads 8 consecutive float4s of A and 4 of B per sub-tile row/column: one
@@ -8,7 +10,7 @@
 // by broadcast. Shared tiles are K-major with a 4-float row pad (see TileLoader). The block is
 // WARPS_M x WARPS_N warps, BK = 16: Square (2 x 4 warps, 128x128, 256 threads) for v08, v09 and v11, and
 // v12's four-warp tiles: 64x128 (1 x 4), 128x64 (2 x 2), 32x128 (1 x 4 of 32x32) and 128x32
-// (4 x 1 of 32x32).
+// (4 x 1 of 32x32); v17's 128x128 of four 128x32 warp tiles (1 x 4, its own k loop).
 #pragma once
 #include "sgemm/common.cuh"
 
