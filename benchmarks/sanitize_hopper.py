@@ -1,5 +1,5 @@
-"""Run the Hopper rungs and the split-K specialists on small problems in every layout, for
-compute-sanitizer.
+"""Run the Hopper rungs, the split-K specialists and sgemm_v17 on small problems in every layout,
+for compute-sanitizer.
 
     compute-sanitizer --tool memcheck  python benchmarks/sanitize_hopper.py [name-filter] [--small]
     compute-sanitizer --tool racecheck python benchmarks/sanitize_hopper.py v12,v14 --small
@@ -18,11 +18,14 @@ import cupy as cp
 import fastgemm
 
 cp.cuda.set_allocator(None)
-# (name, dtype): the Hopper rungs (fp16 rows) and the split-K specialists (fp16 and fp32 rows).
+OWN_PIPELINES = {"sgemm_v17_multistage"}  # a cp.async ring of its own, not v09's loop
+# (name, dtype): the Hopper rungs (fp16 rows), the split-K specialists (fp16 and fp32 rows) and
+# sgemm_v17.
 kernels = [
     (k.name, k.dtype)
     for k in fastgemm.kernels()
-    if k.dtype != "bfloat16" and (k.copy == "tma" or k.epilogue.startswith("split_k"))
+    if k.dtype != "bfloat16"
+    and (k.copy == "tma" or k.epilogue.startswith("split_k") or k.name in OWN_PIPELINES)
 ]
 precision = {k.name: k.precision for k in fastgemm.kernels("float32")}  # tf32 rungs ask for theirs
 names = [n for n, _ in kernels]
