@@ -1,0 +1,175 @@
+// sgemm/multistage.cuh — the k loop of rung v17 (and of v18's shares of K): a three-stage
+// cp.async pipeline on 128x128 tiles of four warps, 16x8 outputs per lane, fragments read a k
+// ahead (see v17_multistage.cu for what it changes and why).
+//
+// Contract: multiply_tile runs the block's copies and main_loop over the 16-deep k-tiles of
+// [k0, k_end) (k0 a multiple of 16; reads past K are zero-filled) into its 16x8 accumulators,
+// then hands them to finish(pos, acc), with no copy in flight. It uses SMEM bytes of shared
+// memory from `smem`, which other lanes may still be reading when finish starts: a finish that
+// writes shared memory must __syncthreads() first (v17's epilogue and v18's partial tiles use
+// registers and global memory only).
+#pragma once
+#include "sgemm/warptile.cuh"
+
+namespace fastgemm::sgemm::multistage {
+
+using Tile = warptile::Tile<1, 4, 128>;  // 128x128, four warps, 16x8 outputs per lane
+using wt = Tile;
+constexpr int STAGES = 3;
+constexpr int STAGE_A = wt::BLOCK_K * wt::LDS_A, STAGE_B = wt::BLOCK_K * wt::LDS_B;
+constexpr int SMEM = STAGES * (STAGE_A + STAGE_B) * int(sizeof(float));
+
+// A K-contiguous BMN x 16 tile copied by 4-byte cp.async into the K-major shared tile s[k][x]
+// (row stride LD): thread t takes k = t % 8 and k + 8 of rows t / 8 + i * THREADS / 8.
+template <int BMN, int LD>
+struct TransposingCopy {
+  static_assert(wt::BLOCK_K == 16, "two 8-k halves per row");
+  static constexpr int ROW_STEP = wt::THREADS / 8, ROWS = BMN / ROW_STEP;
+  static_assert(BMN % ROW_STEP == 0, "rows split evenly over the threads");
+  const float* first;  // row t / 8, k = t % 8 at k0 = 0
+  int64_t step;        // ROW_STEP rows
+  int64_t row;         // t / 8 inside the operand, from x0
+  int k_lo, s_off;
+
+  __device__ __forceinline__ TransposingCopy(const KmnView& v, int64_t x0) {
+    const int t = threadIdx.x;
+    k_lo = t % 8;
+    row = x0 + t / 8;
+    first = v.p + row * v.ld + k_lo;
+    step = int64_t(ROW_STEP) * v.ld;
+    s_off = k_lo * LD + t / 8;
+  }
+
+  template <bool UNCHECKED>
+  __device__ __forceinline__ void copy(const KmnView& v, int64_t k0, float* s) const {
+    const float* p = first + k0;
+    const bool lo_in = k0 + k_lo < v.K, hi_in = k0 + k_lo + 8 < v.K;
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+      float* d = s + s_off + i * ROW_STEP;
+      if (UNCHECKED) {
+        ptx::cp_async_4(d, p, 4);
+        ptx::cp_async_4(d + 8 * LD, p + 8, 4);
+      } else {
+        const bool r_in = row + i * ROW_STEP < v.MN;  // any valid address when nothing is read
+        ptx::cp_async_4(d, r_in && lo_in ? p : v.p, r_in && lo_in ? 4 : 0);
+        ptx::cp_async_4(d + 8 * LD, r_in && hi_in ? p + 8 : v.p, r_in && hi_in ? 4 : 0);
+      }
+      p += step;
+    }
+  }
+};
+
+// One operand's copy: 16-byte (or 4-byte, !VEC) cp.async of an MN-contiguous tile as v09's, or
+// the transposing copy of a K-contiguous one.
+template <int BMN, int LD, bool MN_CONTIG, bool VEC>
+struct OperandCopy {
+  TileLoader<wt::BLOCK_K, BMN, wt::THREADS, true, VEC> loader;
+  __device__ __forceinline__ OperandCopy(const KmnView& v, int64_t x0) : loader(v, x0) {}
+  template <bool UNCHECKED>
+  __device__ __forceinline__ void copy(const KmnView& v, int64_t k0, int64_t x0,
+                                       float* s) const {
+    loader.template copy_async<LD, UNCHECKED>(v, k0, x0, s);
+  }
+};
+template <int BMN, int LD, bool VEC>
+struct OperandCopy<BMN, LD, false, VEC> {
+  TransposingCopy<BMN, LD> t;
+  __device__ __forceinline__ OperandCopy(const KmnView& v, int64_t x0) : t(v, x0) {}
+  template <bool UNCHECKED>
+  __device__ __forceinline__ void copy(const KmnView& v, int64_t k0, int64_t,
+                                       float* s) const {
+    t.template copy<UNCHECKED>(v, k0, s);
+  }
+};
+
+// This lane's A and B fragments of row k of a shared stage.
+__device__ __forceinline__ void read_fragments(const float* As, const float* Bs, int k,
+                                               const wt::LanePos& pos, float (&a)[wt::THREAD_M],
+                                               float (&b)[wt::THREAD_N]) {
+#pragma unroll
+  for (int p = 0; p < wt::ITER_M; ++p)
+    *reinterpret_cast<float4*>(&a[p * wt::PATCH]) =
+        *reinterpret_cast<const float4*>(&As[k * wt::LDS_A + pos.row + p * wt::SUB_M]);
+#pragma unroll
+  for (int q = 0; q < wt::ITER_N; ++q)
+    *reinterpret_cast<float4*>(&b[q * wt::PATCH]) =
+        *reinterpret_cast<const float4*>(&Bs[k * wt::LDS_B + pos.col + q * wt::SUB_N]);
+}
+
+// The k-tile loop. Stage s holds k-tiles s, s + 3, ...; tiles 0-2 are in flight before it
+// starts. In tile t, after the fragment loads of its last k, the block waits for tile t + 1
+// (cp.async groups complete in order), meets at the barrier (every lane is done reading tile
+// t's stage, so tile t + 3 may be copied into it), reads tile t + 1's first fragments, issues
+// tile t + 3's copies and only then multiplies tile t's last k.
+template <bool UNCHECKED, typename CopyA, typename CopyB>
+__device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, int64_t m0,
+                                          int64_t n0, int64_t k_first, int tiles,
+                                          const CopyA& copy_a, const CopyB& copy_b, float* As,
+                                          float* Bs, const wt::LanePos& pos,
+                                          float (&acc)[wt::THREAD_M][wt::THREAD_N]) {
+  constexpr int BK = wt::BLOCK_K;
+#pragma unroll
+  for (int s = 0; s < STAGES; ++s) {
+    if (s < tiles) {
+      copy_a.template copy<UNCHECKED>(A, k_first + s * int64_t(BK), m0, As + s * STAGE_A);
+      copy_b.template copy<UNCHECKED>(B, k_first + s * int64_t(BK), n0, Bs + s * STAGE_B);
+    }
+    ptx::cp_async_commit();  // empty groups keep the count: tile t is always group t
+  }
+  ptx::cp_async_wait<STAGES - 1>();
+  __syncthreads();
+  float a[2][wt::THREAD_M], b[2][wt::THREAD_N];
+  read_fragments(As, Bs, 0, pos, a[0], b[0]);
+  int cur = 0;
+  for (int t = 0; t < tiles; ++t) {
+    const int next = cur + 1 == STAGES ? 0 : cur + 1;
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      if (k + 1 < BK) {
+        read_fragments(As + cur * STAGE_A, Bs + cur * STAGE_B, k + 1, pos, a[(k + 1) & 1],
+                       b[(k + 1) & 1]);
+      } else {
+        ptx::cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        read_fragments(As + next * STAGE_A, Bs + next * STAGE_B, 0, pos, a[0], b[0]);
+        if (t + STAGES < tiles) {
+          const int64_t k0 = k_first + (t + STAGES) * int64_t(BK);
+          copy_a.template copy<UNCHECKED>(A, k0, m0, As + cur * STAGE_A);
+          copy_b.template copy<UNCHECKED>(B, k0, n0, Bs + cur * STAGE_B);
+        }
+        ptx::cp_async_commit();
+      }
+#pragma unroll
+      for (int i = 0; i < wt::THREAD_M; ++i)
+#pragma unroll
+        for (int j = 0; j < wt::THREAD_N; ++j)
+          acc[i][j] = fmaf(a[k & 1][i], b[k & 1][j], acc[i][j]);
+    }
+    cur = next;
+  }
+  ptx::cp_async_wait<0>();  // nothing may still be landing in shared memory when the block exits
+}
+
+// The block's tile product over k in [k0, k_end), handed to finish(pos, acc): unchecked copies
+// when every k-tile of the block lies inside A and B, checked ones (zero-filled) otherwise.
+template <bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC, typename Finish>
+__device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B, int64_t m0,
+                                              int64_t n0, int64_t k0, int64_t k_end, float* smem,
+                                              Finish&& finish) {
+  float* As = smem;
+  float* Bs = smem + STAGES * STAGE_A;
+  const OperandCopy<wt::BLOCK_M, wt::LDS_A, A_COL_MAJOR, VEC> copy_a(A, m0);
+  const OperandCopy<wt::BLOCK_N, wt::LDS_B, !B_COL_MAJOR, VEC> copy_b(B, n0);
+  const wt::LanePos pos;
+  float acc[wt::THREAD_M][wt::THREAD_N] = {};
+  const int tiles = static_cast<int>(ceil_div(k_end - k0, wt::BLOCK_K));
+  if (m0 + wt::BLOCK_M <= A.MN && n0 + wt::BLOCK_N <= B.MN && A.K % wt::BLOCK_K == 0) {
+    main_loop<true>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
+  } else {
+    main_loop<false>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
+  }
+  finish(pos, acc);
+}
+
+}  // namespace fastgemm::sgemm::multistage
