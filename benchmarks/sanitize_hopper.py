@@ -51,7 +51,6 @@ split_shapes = {
     "sgemm_v11_split_k_tile": [(8, 264, 1032), (9, 263, 1031)],
     "sgemm_v15_split_k_global": [(8, 264, 1032)],
     "sgemm_v16_split_k_waves": [(256, 128, 264), (255, 129, 263)],
-    "sgemm_v18_split_k_multistage": [(256, 128, 264), (255, 129, 263)],
     "sgemm_v12_split_k_narrow": [
         (8, 264, 520),
         (264, 8, 520),

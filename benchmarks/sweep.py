@@ -76,7 +76,6 @@ UNFLIPPED = {
         "sgemm_v12_split_k_narrow",
         "sgemm_v15_split_k_global",
         "sgemm_v16_split_k_waves",
-        "sgemm_v18_split_k_multistage",
     ],
     "float32-prefill": [
         "sgemm_v09_cp_async",
@@ -84,7 +83,6 @@ UNFLIPPED = {
         "sgemm_v11_split_k_tile",
         "sgemm_v15_split_k_global",
         "sgemm_v16_split_k_waves",
-        "sgemm_v18_split_k_multistage",
     ],
 }
 FLIPPED = {

@@ -334,7 +334,7 @@ def test_auto_unaligned_beta_into_misaligned_c(cp):
 # tile), sgemm_v12 on 64x128 (M <= N) and 128x64 (M > N) tiles, and 32x128 / 128x32 where the
 # shorter side is at most 32; rows past M, columns past N and K not a multiple of a block's share
 # covered; sgemm_v15 as v11, up to 16 blocks per tile and not a cluster; sgemm_v16 as v15, with
-# grids of more blocks than the GPU holds at once; sgemm_v18 as v16 on v17's loop.
+# grids of more blocks than the GPU holds at once.
 SPLIT_SHAPES = {
     "sgemm_v10_split_k": [(1, 4096, 8192), (3, 1000, 4100), (16, 2056, 14336), (5, 520, 3000), (17, 64, 64)],
     "sgemm_v11_split_k_tile": [
@@ -383,8 +383,6 @@ SPLIT_SHAPES = {
         (36, 8, 8200),
     ],
 }
-# v16's split on v17's loop: the same cases as v16.
-SPLIT_SHAPES["sgemm_v18_split_k_multistage"] = SPLIT_SHAPES["sgemm_v16_split_k_waves"]
 
 
 @pytest.mark.parametrize("layout", ["CC", "CF", "FC", "FF"])
@@ -420,7 +418,6 @@ UNALIGNED_SHAPES = {
     "sgemm_v12_split_k_narrow": [(33, 1001, 3001), (1001, 37, 2005), (17, 1001, 3001), (1001, 21, 2005)],
     "sgemm_v16_split_k_waves": [(127, 1029, 2053), (1001, 999, 1003), (33, 135, 20001), (255, 129, 263)],
     "sgemm_v17_multistage": [(301, 403, 259), (1001, 999, 1003), (5, 7, 3), (129, 257, 4099)],
-    "sgemm_v18_split_k_multistage": [(127, 1029, 2053), (1001, 999, 1003), (33, 135, 20001), (255, 129, 263)],
 }
 
 

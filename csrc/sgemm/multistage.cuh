@@ -1,13 +1,12 @@
-// sgemm/multistage.cuh — the k loop of rung v17 (and of v18's shares of K): a three-stage
-// cp.async pipeline on 128x128 tiles of four warps, 16x8 outputs per lane, fragments read a k
-// ahead (see v17_multistage.cu for what it changes and why).
+// sgemm/multistage.cuh — the k loop of rung v17: a three-stage cp.async pipeline on 128x128 tiles
+// of four warps, 16x8 outputs per lane, fragments read a k ahead (see v17_multistage.cu for what
+// it changes and why), over any k-range of whole k-tiles.
 //
 // Contract: multiply_tile runs the block's copies and main_loop over the 16-deep k-tiles of
 // [k0, k_end) (k0 a multiple of 16; reads past K are zero-filled) into its 16x8 accumulators,
 // then hands them to finish(pos, acc), with no copy in flight. It uses SMEM bytes of shared
 // memory from `smem`, which other lanes may still be reading when finish starts: a finish that
-// writes shared memory must __syncthreads() first (v17's epilogue and v18's partial tiles use
-// registers and global memory only).
+// writes shared memory must __syncthreads() first (v17's epilogue writes from registers).
 #pragma once
 #include "sgemm/warptile.cuh"
 

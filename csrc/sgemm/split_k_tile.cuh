@@ -1,8 +1,7 @@
 // sgemm/split_k_tile.cuh — a warp-tiled block (sgemm/warptile.cuh) over a share of K, with the
 // partial tiles of a cluster summed deterministically (common/split_k.cuh): the body and the host
-// side of v11 (128x128 tiles) and v12 (tiles 64 or 32 rows or columns wide), and v15's, v16's and
-// v18's (the partial tiles summed through global memory: run_global, launch_global; v18 on v17's
-// k loop).
+// side of v11 (128x128 tiles) and v12 (tiles 64 or 32 rows or columns wide), and v15's (v11's
+// tile with the partial tiles summed through global memory: run_global, launch_global).
 //
 // Contract. A kernel of tiling WT passes its dynamic shared memory (smem_bytes<WT>() of it) to
 // run(): block z of a split_grid launch takes the z-th even share of K's 16-deep k-tiles, runs
@@ -11,44 +10,10 @@
 // split S (split_count: at most 8, each share at least CLUSTER_MIN_KTILES k-tiles, every cluster
 // resident at once at blocks_per_sm blocks per SM) and launches with launch_split.
 #pragma once
-#include <type_traits>
-
 #include "common/split_k.cuh"
 #include "sgemm/double_buffer.cuh"
-#include "sgemm/multistage.cuh"
 
 namespace fastgemm::sgemm::split_k_tile {
-
-// The k loops run_global runs a share of K with, each on its own tiling: v09's double buffer
-// (v15, v16; two buffers per operand) and v17's three-stage pipeline (v18).
-struct DoubleBufferLoop {
-  template <typename WT>
-  static constexpr int smem_bytes() {
-    return 4 * 2 * WT::BLOCK_K * (WT::LDS_A + WT::LDS_B);
-  }
-  template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC, typename Finish>
-  __device__ __forceinline__ static void multiply(float* smem, const KmnView& A, const KmnView& B,
-                                                  int64_t m0, int64_t n0, int64_t k0,
-                                                  int64_t k_end, Finish&& finish) {
-    double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(
-        A, B, m0, n0, k0, k_end, smem, smem + 2 * WT::BLOCK_K * WT::LDS_A, finish);
-  }
-};
-struct MultistageLoop {
-  template <typename WT>
-  static constexpr int smem_bytes() {
-    static_assert(std::is_same_v<WT, multistage::Tile>, "the pipeline has one tiling");
-    return multistage::SMEM;
-  }
-  template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC, typename Finish>
-  __device__ __forceinline__ static void multiply(float* smem, const KmnView& A, const KmnView& B,
-                                                  int64_t m0, int64_t n0, int64_t k0,
-                                                  int64_t k_end, Finish&& finish) {
-    static_assert(std::is_same_v<WT, multistage::Tile>, "the pipeline has one tiling");
-    multistage::multiply_tile<A_COL_MAJOR, B_COL_MAJOR, VEC>(A, B, m0, n0, k0, k_end, smem,
-                                                             finish);
-  }
-};
 
 // Smallest share of K a block takes, in 16-deep k-tiles: of a split through global memory (v15,
 // v16), whose partial tiles cost a store and a read back from L2 each; and of a cluster's split
@@ -103,20 +68,21 @@ __device__ __forceinline__ void run(float* smem, const KmnView& A, const KmnView
 // publish_partial / add_partial): blocks z < S-1 hand their accumulators to the tile's owner,
 // block S-1, which adds them in order and stores C from registers (v09's epilogue; C row-major).
 // The whole block is the group: __syncthreads is its barrier.
-template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true,
-          typename Loop = DoubleBufferLoop>
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true>
 __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const KmnView& B,
                                            float* C, int64_t ldc, float alpha, float beta,
                                            float* partials, int* flags) {
   constexpr int ROW4 = WT::THREAD_N / 4;                 // float4s per accumulator row
   constexpr int COUNT = WT::THREAD_M * ROW4;             // float4s per thread
   constexpr int64_t SLOT = int64_t(COUNT) * 4 * WT::THREADS;  // floats of a partial tile
+  float* As = smem;
+  float* Bs = smem + 2 * WT::BLOCK_K * WT::LDS_A;
   int64_t m0, n0;
   split_tile(A.MN, WT::BLOCK_M, WT::BLOCK_N, m0, n0);
   int64_t first, count;  // this block's share of the k-tiles (no cluster: any architecture)
   split_share<false>((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
-  Loop::template multiply<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(
-      smem, A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K,
+  double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(
+      A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K, As, Bs,
       [&](const typename WT::LanePos& pos, const float (&part)[WT::THREAD_M][WT::THREAD_N]) {
         const int split = static_cast<int>(gridDim.z), z = static_cast<int>(blockIdx.z);
         const int t = static_cast<int>(threadIdx.x);
@@ -172,18 +138,24 @@ void launch(const GemmArgs& a, const char* name, int blocks_per_sm, KernelFor ke
   });
 }
 
-// The launch of v15, v16 and v18 (run_global kernels of tiling WT on k loop Loop). v15
-// (rounds == nullptr): S from global_split_count (at most 16 shares of at least MIN_KTILES
-// k-tiles, the grid within one block per SM), smem_bytes of shared memory. v16 and v18: S from the
-// round model `rounds` (common/split_model.h, WT's tile) at the blocks the kernel holds per SM in
-// this layout (the grid may take several rounds: an owner waits only for blocks dispatched before
-// it), the loop's shared memory only (the partial tile goes out from registers). All: the
+// The shared memory of run_global's loop: its partial tile goes out from registers, so it needs
+// no reduction tile (v16; v15 keeps smem_bytes, which its single block per SM never felt).
+template <typename WT>
+constexpr int loop_smem_bytes() {
+  return 4 * 2 * WT::BLOCK_K * (WT::LDS_A + WT::LDS_B);
+}
+
+// The launch of v15 and v16 (run_global kernels of tiling WT). v15 (rounds == nullptr): S from
+// global_split_count (at most 16 shares of at least MIN_KTILES k-tiles, the grid within one block
+// per SM), smem_bytes of shared memory. v16: S from the round model `rounds` (common/split_model.h,
+// WT's tile) at the blocks the kernel holds per SM in this layout (the grid may take several
+// rounds: an owner waits only for blocks dispatched before it), loop_smem_bytes. Both: the
 // stream's scratch for the partial tiles and their flags (held until the launch is queued), a
 // dependent launch from sm_90 on.
-template <typename WT, typename Loop = DoubleBufferLoop, typename KernelFor>
+template <typename WT, typename KernelFor>
 void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for,
                    const RoundSplit* rounds = nullptr) {
-  const int smem = rounds != nullptr ? Loop::template smem_bytes<WT>() : smem_bytes<WT>();
+  const int smem = rounds != nullptr ? loop_smem_bytes<WT>() : smem_bytes<WT>();
   if (a.c_col_major) throw std::logic_error(std::string(name) + ": C is stored row-major");
   const dim3 grid = split_grid(a.M, a.N, WT::BLOCK_M, WT::BLOCK_N, name);
   const int device = active_device();
