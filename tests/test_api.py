@@ -1325,6 +1325,17 @@ def test_select_narrow_fp32(m, n):
     assert fastgemm.select(m, n, 4096, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
 
 
+def test_select_fp32_v17_from_2048x2048():
+    # v17's four-warp blocks where tiles fill the SMs twice over; v09's eight-warp ones below,
+    # where a block may run alone on an SM (sm_90; v16's round model does not split these).
+    for m, n, k in [(2048, 2048, 2048), (4096, 4096, 128), (8192, 2048, 4096)]:
+        assert fastgemm.select(m, n, k, "float32", cc=90).kernel.name == "sgemm_v17_multistage"
+    for m, n, k in [(1024, 2048, 256), (1536, 1408, 300)]:
+        sel = fastgemm.select(m, n, k, "float32", cc=90)
+        assert sel.kernel.name == "sgemm_v09_cp_async", sel
+        assert "sgemm_v17_multistage is for outputs of at least 4194304 elements" in sel.reason
+
+
 @pytest.mark.parametrize(
     "m, n, k, split",
     [

@@ -1,9 +1,10 @@
 // sgemm/multistage.cuh — the k loop of rung v17: a three-stage cp.async pipeline on 128x128 tiles
 // of four warps, 16x8 outputs per lane, fragments read a k ahead (see v17_multistage.cu for what
-// it changes and why), over any k-range of whole k-tiles.
+// it changes and why).
 //
 // Contract: multiply_tile runs the block's copies and main_loop over the 16-deep k-tiles of
-// [k0, k_end) (k0 a multiple of 16; reads past K are zero-filled) into its 16x8 accumulators,
+// [k0, k_end) (k0 a multiple of 16, k_end one too or K itself: only reads past K are
+// zero-filled, so a range that ends inside a k-tile reads the rest of it) into its 16x8 accumulators,
 // then hands them to finish(pos, acc), with no copy in flight. It uses SMEM bytes of shared
 // memory from `smem`, which other lanes may still be reading when finish starts: a finish that
 // writes shared memory must __syncthreads() first (v17's epilogue writes from registers).
