@@ -177,9 +177,10 @@ const std::vector<AutoRule> kSgemmRules = {
      0, 0, 0, 0, 90, 0, 0, false, 2, 0, &kSgemmV16Split},
     {"sgemm_v17_multistage",
      "fastest SGEMM rung on sm_90 for outputs of at least 2048x2048 (two 128x128 tiles per SM "
-     "and more): four-warp tiles, three cp.async stages, fragments read a k ahead; on fewer tiles "
-     "its blocks run alone on an SM, where v09's eight warps are faster",
-     int64_t(1) << 22, 0, 0, 0, 90},
+     "and more) with K >= 1024: four-warp tiles, three cp.async stages, fragments read a k "
+     "ahead; on fewer tiles its blocks run alone on an SM, and on a shorter K its three-stage "
+     "prologue weighs, where v09 is faster",
+     int64_t(1) << 22, 0, 0, 0, 90, 1024},
     {"sgemm_v09_cp_async", "fastest SGEMM rung: warp tiles, double-buffered cp.async copies", 0},
     {"sgemm_v08_warptile", "fastest SGEMM rung without cp.async (pre-sm_80 GPUs)", 0},
     {"sgemm_v05_blocktile_2d", "fastest SGEMM rung without 16-byte vector access", 0},

@@ -1326,14 +1326,19 @@ def test_select_narrow_fp32(m, n):
 
 
 def test_select_fp32_v17_from_2048x2048():
-    # v17's four-warp blocks where tiles fill the SMs twice over; v09's eight-warp ones below,
-    # where a block may run alone on an SM (sm_90; v16's round model does not split these).
-    for m, n, k in [(2048, 2048, 2048), (4096, 4096, 128), (8192, 2048, 4096)]:
+    # v17's four-warp blocks where tiles fill the SMs twice over and K is long; v09's eight-warp
+    # ones below, where a block may run alone on an SM or the three-stage prologue weighs (sm_90;
+    # v16's round model does not split these).
+    for m, n, k in [(2048, 2048, 2048), (4096, 4096, 1024), (8192, 2048, 4096)]:
         assert fastgemm.select(m, n, k, "float32", cc=90).kernel.name == "sgemm_v17_multistage"
-    for m, n, k in [(1024, 2048, 256), (1536, 1408, 300)]:
+    for m, n, k, why in [
+        (1024, 2048, 256, "sgemm_v17_multistage is for outputs of at least 4194304 elements"),
+        (1536, 1408, 300, "sgemm_v17_multistage is for outputs of at least 4194304 elements"),
+        (4096, 2048, 512, "sgemm_v17_multistage is for K of at least 1024"),
+    ]:
         sel = fastgemm.select(m, n, k, "float32", cc=90)
         assert sel.kernel.name == "sgemm_v09_cp_async", sel
-        assert "sgemm_v17_multistage is for outputs of at least 4194304 elements" in sel.reason
+        assert why in sel.reason, sel.reason
 
 
 @pytest.mark.parametrize(
