@@ -417,7 +417,16 @@ UNALIGNED_SHAPES = {
     "sgemm_v11_split_k_tile": [(129, 261, 10001), (33, 133, 21)],
     "sgemm_v12_split_k_narrow": [(33, 1001, 3001), (1001, 37, 2005), (17, 1001, 3001), (1001, 21, 2005)],
     "sgemm_v16_split_k_waves": [(127, 1029, 2053), (1001, 999, 1003), (33, 135, 20001), (255, 129, 263)],
-    "sgemm_v17_multistage": [(301, 403, 259), (1001, 999, 1003), (5, 7, 3), (129, 257, 4099)],
+    # also odd K with 16-byte aligned N (B and C aligned, A not): v17 takes the 16-byte
+    # instantiation there when A is K-contiguous, whose 4-byte copies need no alignment
+    "sgemm_v17_multistage": [
+        (301, 403, 259),
+        (1001, 999, 1003),
+        (5, 7, 3),
+        (129, 257, 4099),
+        (129, 260, 1003),
+        (260, 132, 999),
+    ],
 }
 
 

@@ -230,29 +230,38 @@ struct TileLoader {
   }
 };
 
-// True when A (unless !with_a: a rung that reads A 4 bytes at a time anyway), B and C (base
-// addresses and leading dimensions) are 16-byte aligned: the vectorized rungs' float4 accesses
-// are then legal.
-inline bool vec4_aligned(const GemmArgs& a, bool with_a = true) {
+// True when A (unless !with_a: a rung that reads A 4 bytes at a time anyway), B (unless
+// !with_b, the same) and C (base addresses and leading dimensions) are 16-byte aligned: the
+// vectorized rungs' float4 accesses are then legal.
+inline bool vec4_aligned(const GemmArgs& a, bool with_a = true, bool with_b = true) {
   const uint64_t bits = (with_a ? uint64_t(reinterpret_cast<uintptr_t>(a.A)) |
                                       uint64_t(a.lda) * sizeof(float)
                                 : 0) |
-                        uint64_t(reinterpret_cast<uintptr_t>(a.B)) |
+                        (with_b ? uint64_t(reinterpret_cast<uintptr_t>(a.B)) |
+                                      uint64_t(a.ldb) * sizeof(float)
+                                : 0) |
                         uint64_t(reinterpret_cast<uintptr_t>(a.C)) |
-                        uint64_t(a.ldb | a.ldc) * sizeof(float);
+                        uint64_t(a.ldc) * sizeof(float);
   return bits % 16 == 0;
 }
+
+// Which operands decide `vec` (with_kernel): every one, or only those a rung copies along MN
+// (and C), for a rung that copies a K-contiguous operand 4 bytes at a time whatever its
+// alignment (v17).
+enum class VecOperands { all, mn_contiguous };
 
 // with_layouts for rungs whose kernel_for also takes the alignment: f(a_col, b_col, vec) with vec
 // = std::bool_constant<vec4_aligned(a)> (16-byte accesses, or 4-byte ones for operands aligned
 // only to their elements). Rungs whose kernel_for takes the layouts only are 16-byte aligned
 // (their registration says so, and under-aligned operands reach them padded).
 template <typename KernelFor, typename F>
-void with_kernel(const GemmArgs& a, KernelFor&& kernel_for, F&& f) {
+void with_kernel(const GemmArgs& a, KernelFor&& kernel_for, F&& f,
+                 VecOperands which = VecOperands::all) {
+  const bool all = which == VecOperands::all;
   with_layouts(a, [&](auto a_col, auto b_col) {
     if constexpr (std::is_invocable_v<KernelFor, decltype(a_col), decltype(b_col),
                                       std::true_type>) {
-      if (vec4_aligned(a)) {
+      if (vec4_aligned(a, all || a.a_col_major, all || !a.b_col_major)) {
         f(kernel_for(a_col, b_col, std::true_type{}));
       } else {
         f(kernel_for(a_col, b_col, std::false_type{}));

@@ -24,8 +24,8 @@
 // register allocations tuned by hand, which a CUDA C++ kernel cannot control.
 // Shapes: any M, N, K >= 1 (edge tiles check each copy and zero-fill the rest); both layouts; any
 // operands aligned to their 4-byte elements (the 4-byte copies of a K-contiguous operand need
-// nothing more; an MN-contiguous operand and C use 16-byte accesses where aligned, 4-byte ones
-// otherwise, as v09). 50 KiB of shared memory a block (two blocks per SM on sm_80 and sm_90; one
+// nothing more, so its alignment does not count: an MN-contiguous operand and C use 16-byte
+// accesses where they are aligned, 4-byte ones otherwise). 50 KiB of shared memory a block (two blocks per SM on sm_80 and sm_90; one
 // on sm_86 and sm_89).
 #include "registry.h"
 #include "sgemm/multistage.cuh"
@@ -65,7 +65,8 @@ void sgemm_v17_multistage(const GemmArgs& a) {
         fastgemm::launch(kernel, Launch{grid, dim3(wt::THREADS), sgemm::multistage::SMEM, a.stream}, name,
                          sgemm::kmn_a(a), sgemm::kmn_b(a), static_cast<float*>(a.C), a.ldc,
                          a.alpha, a.beta);
-      });
+      },
+      sgemm::VecOperands::mn_contiguous);
 }
 
 }  // namespace fastgemm
