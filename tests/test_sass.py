@@ -560,11 +560,16 @@ def test_ffma(cubin, kernel):
     assert not without, f"{cubin}: no FFMA in {without}"
 
 
-def _vec_flag(fn: str, name: str) -> bool:
-    """The last template flag of an instantiation: 16-byte accesses (true) or 4-byte ones."""
+def _template_flags(fn: str, name: str) -> list[str]:
+    """The bool template flags of an SGEMM instantiation, in order ("0" / "1")."""
     flags = re.findall(r"Lb([01])E", _template_args(fn, name) or "")
     assert flags, f"{fn}: no template flags"
-    return flags[-1] == "1"
+    return flags
+
+
+def _vec_flag(fn: str, name: str) -> bool:
+    """The last template flag of an instantiation: 16-byte accesses (true) or 4-byte ones."""
+    return _template_flags(fn, name)[-1] == "1"
 
 
 # Rungs that copy a K-contiguous operand 4 bytes at a time, straight into its transposed shared
@@ -575,7 +580,7 @@ TRANSPOSING_COPIES = {"sgemm_v17_multistage"}
 
 def _layout_flags(fn: str, name: str) -> tuple[str, str]:
     """(A column-major, B column-major) template flags of an SGEMM instantiation."""
-    flags = re.findall(r"Lb([01])E", _template_args(fn, name) or "")
+    flags = _template_flags(fn, name)
     assert len(flags) >= 2, f"{fn}: no layout flags"
     return flags[0], flags[1]
 

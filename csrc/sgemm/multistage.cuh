@@ -4,10 +4,11 @@
 //
 // Contract: multiply_tile runs the block's copies and main_loop over the 16-deep k-tiles of
 // [k0, k_end) (k0 a multiple of 16, k_end one too or K itself: only reads past K are
-// zero-filled, so a range that ends inside a k-tile reads the rest of it) into its 16x8 accumulators,
-// then hands them to finish(pos, acc), with no copy in flight. It uses SMEM bytes of shared
-// memory from `smem`, which other lanes may still be reading when finish starts: a finish that
-// writes shared memory must __syncthreads() first (v17's epilogue writes from registers).
+// zero-filled, so a range that ends inside a k-tile reads the rest of it) into its 16x8
+// accumulators, then hands them to finish(pos, acc), with no copy in flight. It uses SMEM bytes
+// of shared memory from `smem`, which other lanes may still be reading when finish starts: a
+// finish that writes shared memory must __syncthreads() first (v17's epilogue writes from
+// registers).
 #pragma once
 #include "sgemm/warptile.cuh"
 
@@ -83,20 +84,6 @@ struct OperandCopy<BMN, LD, false, VEC> {
   }
 };
 
-// This lane's A and B fragments of row k of a shared stage.
-__device__ __forceinline__ void read_fragments(const float* As, const float* Bs, int k,
-                                               const wt::LanePos& pos, float (&a)[wt::THREAD_M],
-                                               float (&b)[wt::THREAD_N]) {
-#pragma unroll
-  for (int p = 0; p < wt::ITER_M; ++p)
-    *reinterpret_cast<float4*>(&a[p * wt::PATCH]) =
-        *reinterpret_cast<const float4*>(&As[k * wt::LDS_A + pos.row + p * wt::SUB_M]);
-#pragma unroll
-  for (int q = 0; q < wt::ITER_N; ++q)
-    *reinterpret_cast<float4*>(&b[q * wt::PATCH]) =
-        *reinterpret_cast<const float4*>(&Bs[k * wt::LDS_B + pos.col + q * wt::SUB_N]);
-}
-
 // The k-tile loop. Stage s holds k-tiles s, s + 3, ...; tiles 0-2 are in flight before it
 // starts. In tile t, after the fragment loads of its last k, the block waits for tile t + 1
 // (cp.async groups complete in order), meets at the barrier (every lane is done reading tile
@@ -120,19 +107,19 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
   ptx::cp_async_wait<STAGES - 1>();
   __syncthreads();
   float a[2][wt::THREAD_M], b[2][wt::THREAD_N];
-  read_fragments(As, Bs, 0, pos, a[0], b[0]);
+  wt::load_fragments(As, Bs, 0, pos, a[0], b[0]);
   int cur = 0;
   for (int t = 0; t < tiles; ++t) {
     const int next = cur + 1 == STAGES ? 0 : cur + 1;
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
       if (k + 1 < BK) {
-        read_fragments(As + cur * STAGE_A, Bs + cur * STAGE_B, k + 1, pos, a[(k + 1) & 1],
-                       b[(k + 1) & 1]);
+        wt::load_fragments(As + cur * STAGE_A, Bs + cur * STAGE_B, k + 1, pos,
+                           a[(k + 1) & 1], b[(k + 1) & 1]);
       } else {
         ptx::cp_async_wait<STAGES - 2>();
         __syncthreads();
-        read_fragments(As + next * STAGE_A, Bs + next * STAGE_B, 0, pos, a[0], b[0]);
+        wt::load_fragments(As + next * STAGE_A, Bs + next * STAGE_B, 0, pos, a[0], b[0]);
         if (t + STAGES < tiles) {
           const int64_t k0 = k_first + (t + STAGES) * int64_t(BK);
           copy_a.template copy<UNCHECKED>(A, k0, m0, As + cur * STAGE_A);

@@ -25,8 +25,8 @@
 // Shapes: any M, N, K >= 1 (edge tiles check each copy and zero-fill the rest); both layouts; any
 // operands aligned to their 4-byte elements (the 4-byte copies of a K-contiguous operand need
 // nothing more, so its alignment does not count: an MN-contiguous operand and C use 16-byte
-// accesses where they are aligned, 4-byte ones otherwise). 50 KiB of shared memory a block (two blocks per SM on sm_80 and sm_90; one
-// on sm_86 and sm_89).
+// accesses where they are aligned, 4-byte ones otherwise). 50 KiB of shared memory a block (two
+// blocks per SM on sm_80 and sm_90; one on sm_86 and sm_89).
 #include "registry.h"
 #include "sgemm/multistage.cuh"
 
@@ -61,8 +61,9 @@ void sgemm_v17_multistage(const GemmArgs& a) {
                                            decltype(vec)::value>;
       },
       [&](auto kernel) {
-        set_smem(kernel, sgemm::multistage::SMEM);
-        fastgemm::launch(kernel, Launch{grid, dim3(wt::THREADS), sgemm::multistage::SMEM, a.stream}, name,
+        constexpr int smem = sgemm::multistage::SMEM;
+        set_smem(kernel, smem);
+        fastgemm::launch(kernel, Launch{grid, dim3(wt::THREADS), smem, a.stream}, name,
                          sgemm::kmn_a(a), sgemm::kmn_b(a), static_cast<float*>(a.C), a.ldc,
                          a.alpha, a.beta);
       },

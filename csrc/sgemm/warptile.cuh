@@ -41,6 +41,21 @@ struct Tile {
     }
 };
 
+// This lane's A and B fragments of row k of a shared slab.
+__device__ __forceinline__ static void load_fragments(const float* As, const float* Bs,
+                                                      int k, const LanePos& pos,
+                                                      float (&a)[THREAD_M],
+                                                      float (&b)[THREAD_N]) {
+#pragma unroll
+  for (int p = 0; p < ITER_M; ++p)
+    *reinterpret_cast<float4*>(&a[p * PATCH]) =
+        *reinterpret_cast<const float4*>(&As[k * LDS_A + pos.row + p * SUB_M]);
+#pragma unroll
+  for (int q = 0; q < ITER_N; ++q)
+    *reinterpret_cast<float4*>(&b[q * PATCH]) =
+        *reinterpret_cast<const float4*>(&Bs[k * LDS_B + pos.col + q * SUB_N]);
+}
+
 // acc += As^T Bs over one BLOCK_K slab of shared memory.
 __device__ __forceinline__ static void multiply(const float* As, const float* Bs,
                                                 const LanePos& pos,
@@ -48,14 +63,7 @@ __device__ __forceinline__ static void multiply(const float* As, const float* Bs
 #pragma unroll
   for (int k = 0; k < BLOCK_K; ++k) {
     float a[THREAD_M], b[THREAD_N];
-#pragma unroll
-    for (int p = 0; p < ITER_M; ++p)
-      *reinterpret_cast<float4*>(&a[p * PATCH]) =
-          *reinterpret_cast<const float4*>(&As[k * LDS_A + pos.row + p * SUB_M]);
-#pragma unroll
-    for (int q = 0; q < ITER_N; ++q)
-      *reinterpret_cast<float4*>(&b[q * PATCH]) =
-          *reinterpret_cast<const float4*>(&Bs[k * LDS_B + pos.col + q * SUB_N]);
+    load_fragments(As, Bs, k, pos, a, b);
 #pragma unroll
     for (int i = 0; i < THREAD_M; ++i)
 #pragma unroll
