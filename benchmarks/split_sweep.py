@@ -6,12 +6,14 @@ process (it is read once), so run one process per S and one without it (the mode
     for S in 1 2 3 4 5 6 8 11 16; do
       FASTGEMM_DEV_SPLIT_K=$S python benchmarks/split_sweep.py sgemm_v16_split_k_waves $SH >> splits.jsonl
     done
-    python benchmarks/split_sweep.py sgemm_v16_split_k_waves $SH >> splits.jsonl
+    python benchmarks/split_sweep.py sgemm_v16_split_k_waves $SH --cublas >> splits.jsonl
 
-One JSON line per shape: kernel, S ("auto" without the variable), shape, median microseconds per
-launch (CUDA events around back-to-back launches behind a spin, rotating over enough input sets
-that A and B are not resident in L2) and the largest error against float64 relative to the
-largest output. results/sweeps/sgemm_v16_splits-*.jsonl is such a run.
+One JSON line per shape: GPU, kernel, S ("auto" without the variable), shape, median
+microseconds per launch (CUDA events around back-to-back launches behind a spin, rotating over
+enough input sets that A, B and C are not resident in L2; median of 5 rounds) and the largest
+error against float64 relative to the largest output; with --cublas also cuBLAS SGEMM's time
+(CuPy's matmul) on the same rotation. results/sweeps/sgemm_v16_splits-*.jsonl (3 rounds, before
+the GPU and cuBLAS fields) and sgemm_cluster_splits-*.jsonl (v11 and v12) are such runs.
 """
 
 from __future__ import annotations
@@ -27,16 +29,39 @@ import fastgemm
 from fastgemm.bench.timing import Prefill, warmup_gpu
 
 
+def _median_us(call, sets, prefill) -> float:
+    """Median over 5 rounds of the microseconds per call of back-to-back calls on the rotation."""
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    call(*sets[0])
+    start.record()
+    call(*sets[0])
+    end.record()
+    end.synchronize()
+    reps = int(max(4, min(200, 5.0 / max(cp.cuda.get_elapsed_time(start, end), 1e-3))))
+    times = []
+    for _ in range(5):
+        prefill(min(0.2, 20e-6 * reps + 50e-6))
+        start.record()
+        for i in range(reps):
+            call(*sets[i % len(sets)])
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end) * 1e3 / reps)
+    return statistics.median(times)
+
+
 def main() -> int:
     kernel = sys.argv[1]
     shapes = [tuple(int(x) for x in s.split("x")) for s in sys.argv[2].split(",")]
+    with_cublas = "--cublas" in sys.argv[3:]
+    gpu = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     split = os.environ.get("FASTGEMM_DEV_SPLIT_K", "auto")
     prefill = Prefill(cp, True)
     warmup_gpu(cp, 0.5)
     rng = cp.random.default_rng(1)
     l2 = cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]
     for M, N, K in shapes:
-        nsets = max(2, min(8, -(-3 * l2 // ((M * K + K * N + M * N) * 4))))
+        nsets = max(2, min(12, -(-3 * l2 // ((M * K + K * N + M * N) * 4))))
         sets = [
             (
                 rng.standard_normal((M, K), dtype=cp.float32),
@@ -49,29 +74,13 @@ def main() -> int:
         fastgemm.sgemm(A, B, C, kernel=kernel)
         ref = A.astype(cp.float64) @ B.astype(cp.float64)
         err = float(cp.abs(C - ref).max() / cp.abs(ref).max())
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fastgemm.sgemm(A, B, C, kernel=kernel)
-        end.record()
-        end.synchronize()
-        reps = int(max(2, min(100, 4.0 / max(cp.cuda.get_elapsed_time(start, end), 1e-3))))
-        times = []
-        for _ in range(3):
-            prefill(min(0.2, 20e-6 * reps + 50e-6))
-            start.record()
-            for i in range(reps):
-                a, b, c = sets[i % nsets]
-                fastgemm.sgemm(a, b, c, kernel=kernel)
-            end.record()
-            end.synchronize()
-            times.append(cp.cuda.get_elapsed_time(start, end) * 1e3 / reps)
-        line = {
-            "kernel": kernel,
-            "S": split,
-            "shape": f"{M}x{N}x{K}",
-            "us": round(statistics.median(times), 2),
-            "err": err,
-        }
+        line = {"gpu": gpu, "kernel": kernel, "S": split, "shape": f"{M}x{N}x{K}"}
+        line["us"] = round(
+            _median_us(lambda a, b, c: fastgemm.sgemm(a, b, c, kernel=kernel), sets, prefill), 2
+        )
+        line["err"] = err
+        if with_cublas:
+            line["cublas_us"] = round(_median_us(lambda a, b, c: cp.matmul(a, b, out=c), sets, prefill), 2)
         print(json.dumps(line), flush=True)
     return 0
 

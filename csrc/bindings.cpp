@@ -14,6 +14,7 @@
 
 #include "board.h"
 #include "common/dlpack_abi.h"
+#include "common/launch.cuh"
 #include "common/runtime.h"
 #include "common/swizzle.cuh"
 #include "entry.h"
@@ -293,6 +294,43 @@ PYBIND11_MODULE(_C, m) {
         py::arg("tile_m"), py::arg("tile_n"), py::arg("sms"),
         "The last-round model of the auto rules (plan.h): rounds of tiles, a split last round, "
         "times the tile width.");
+  m.def("cluster_split_choice",
+        [](const std::vector<std::vector<std::vector<int>>>& capacity,
+           const std::vector<double>& rates, int sms, int64_t tiles, int64_t k_units,
+           int64_t min_units, int most, double add) {
+          ClusterCapacity cap;
+          for (size_t b = 0; b < 2 && b < capacity.size(); ++b)
+            for (size_t n = 0; n <= size_t(kCapacityBlocks) && n < capacity[b].size(); ++n)
+              for (size_t s = 0; s <= size_t(kCapacitySplit) && s < capacity[b][n].size(); ++s)
+                cap.clusters[b][n][s] = capacity[b][n][s];
+          if (rates.empty() || rates.size() > size_t(kCapacityBlocks)) {
+            throw py::value_error("rates: 1 to " + std::to_string(kCapacityBlocks) + " entries");
+          }
+          SplitRates r{static_cast<int>(rates.size()), {}};
+          std::copy(rates.begin(), rates.end(), r.rate);
+          const ClusterChoice c =
+              cluster_split_choice(cap, r, sms, tiles, k_units, min_units, most, add);
+          return py::make_tuple(c.split, c.balance);
+        },
+        py::arg("capacity"), py::arg("rates"), py::arg("sms"), py::arg("tiles"),
+        py::arg("k_units"), py::arg("min_units"), py::arg("most"), py::arg("add"),
+        "The cluster split model (common/split_model.h): capacity[balance][n][S] clusters of S "
+        "resident at n blocks per SM, rates[n - 1] an SM's throughput at n blocks -> (S, balance).");
+  m.def("cluster_capacity", [](int device) {
+          const ClusterCapacity& c = cluster_capacity(device);
+          py::list out;
+          for (const auto& per_policy : c.clusters) {
+            py::list b;
+            for (const auto& per_n : per_policy) {
+              py::list n;
+              for (int v : per_n) n.append(v);
+              b.append(n);
+            }
+            out.append(b);
+          }
+          return out;
+        }, py::arg("device"),
+        "The device's cluster capacity table [balance][n][S] (common/split_model.h).");
   m.attr("PAD_MIN_MACS") = kPadMinMacs;
   m.def("documented_smem_per_block", [](int cc) { return documented_target(cc).smem_per_block; },
         "Shared memory per block (bytes) that select(cc=...) assumes for an architecture.");

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "common/gemm_args.h"
+#include "common/split_model.h"
 
 namespace fastgemm {
 
@@ -30,13 +31,15 @@ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // attributes: programmatic dependent launch (`pdl`: the kernel runs griddepcontrol.wait before it
 // touches global memory, so the driver may stage it while the previous kernel of the stream
 // runs) and a cluster shape (z blocks per cluster; 1: none, or the kernel's own
-// __cluster_dims__).
+// __cluster_dims__), with the load-balancing cluster scheduling policy where `balance` (the
+// device may then hold more clusters of some sizes at once: common/split_model.h).
 struct Launch {
   dim3 grid, block;
   int smem = 0;
   cudaStream_t stream = nullptr;
   bool pdl = false;
   unsigned cluster_z = 1;
+  bool balance = false;
 };
 // Queues kernel(*args[0], *args[1], ...) with the driver's cuLaunchKernelEx on the kernel's
 // function in the current context (cuKernelGetFunction of its context-independent handle, once
@@ -79,6 +82,10 @@ void set_smem_once(const void* kernel, int bytes);
 // device, or its code was compiled for an architecture before sm_90). Queried once per kernel,
 // device and shape of launch, then cached (the kernel's shared-memory attribute must be set).
 int resident_split_clusters(const void* kernel, int split, int threads, int smem);
+// How many clusters of 2..8 blocks `device` holds at once at 1..4 blocks per SM, under either
+// cluster scheduling policy (split_model.h): asked once per device of the occupancy calculator,
+// with an empty kernel whose shared memory lets an SM hold just that many blocks.
+const ClusterCapacity& cluster_capacity(int device);
 // Blocks of `kernel` (with `threads` and `smem`) one SM holds at once on the current device (at
 // least 1), queried once per kernel, device and shape of launch like resident_split_clusters.
 int resident_blocks_per_sm(const void* kernel, int threads, int smem);

@@ -55,6 +55,22 @@ std::string runtime_status() {
   return n > 0 ? "ok" : "no CUDA device";
 }
 
+namespace {
+// compute(device), once per device for each caller (each lambda type has its own table): a
+// value that never changes while the process lives.
+template <typename T, typename Compute>
+const T& once_per_device(int device, Compute compute) {
+  constexpr int kMaxDevices = 64;
+  static T values[kMaxDevices];
+  static std::once_flag once[kMaxDevices];
+  if (device < 0 || device >= kMaxDevices) {
+    throw std::invalid_argument("device index " + std::to_string(device) + " is out of range");
+  }
+  std::call_once(once[device], [&] { values[device] = compute(device); });
+  return values[device];
+}
+}  // namespace
+
 const DeviceProps& device_props(int device) {
   check_hooks();
   if (runtime_hooks().cc > 0) {
@@ -62,13 +78,7 @@ const DeviceProps& device_props(int device) {
     pretend = DeviceProps{runtime_hooks().cc, runtime_hooks().smem_per_block, 132};
     return pretend;
   }
-  constexpr int kMaxDevices = 64;
-  static DeviceProps props[kMaxDevices];
-  static std::once_flag once[kMaxDevices];
-  if (device < 0 || device >= kMaxDevices) {
-    throw std::invalid_argument("device index " + std::to_string(device) + " is out of range");
-  }
-  std::call_once(once[device], [device] {
+  return once_per_device<DeviceProps>(device, [](int device) {
     DeviceProps p;
     int major = 0, minor = 0;
     FASTGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
@@ -77,9 +87,8 @@ const DeviceProps& device_props(int device) {
                                                cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     FASTGEMM_CUDA_CHECK(cudaDeviceGetAttribute(&p.sm_count, cudaDevAttrMultiProcessorCount, device));
     p.cc = 10 * major + minor;
-    props[device] = p;
+    return p;
   });
-  return props[device];
 }
 
 int device_cc(int device) { return device_props(device).cc; }
@@ -252,7 +261,7 @@ void launch_kernel(const void* kernel, const Launch& l, void** args, const char*
   if (d.launch == nullptr) {
     throw std::runtime_error(std::string(name) + ": the CUDA driver has no cuLaunchKernelEx");
   }
-  CUlaunchAttribute attrs[2];
+  CUlaunchAttribute attrs[3];
   unsigned count = 0;
   if (l.pdl) {
     attrs[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
@@ -262,6 +271,11 @@ void launch_kernel(const void* kernel, const Launch& l, void** args, const char*
     attrs[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     attrs[count].value.clusterDim.x = 1, attrs[count].value.clusterDim.y = 1;
     attrs[count++].value.clusterDim.z = l.cluster_z;
+    if (l.balance) {
+      attrs[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+      attrs[count++].value.clusterSchedulingPolicyPreference =
+          CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING;
+    }
   }
   CUlaunchConfig config{};
   config.gridDimX = l.grid.x, config.gridDimY = l.grid.y, config.gridDimZ = l.grid.z;
@@ -611,6 +625,60 @@ int resident_split_clusters(const void* kernel, int split, int threads, int smem
       if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) clusters = 0;
     }
     return clusters > 0 ? clusters : 0;
+  });
+}
+
+namespace {
+// Occupies what an SM gives its blocks and nothing else: cluster_capacity's measure.
+__global__ void cluster_capacity_probe() {}
+}  // namespace
+
+const ClusterCapacity& cluster_capacity(int device) {
+  check_hooks();
+  return once_per_device<ClusterCapacity>(device, [](int device) {
+    ClusterCapacity c;
+    const void* probe = reinterpret_cast<const void*>(&cluster_capacity_probe);
+    int cluster_launch = 0, per_sm = 0, reserved = 0, optin = 0;
+    cudaFuncAttributes attr{};
+    DeviceGuard guard(device);
+    const bool ok =
+        cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, device) == cudaSuccess &&
+        cluster_launch &&
+        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) ==
+            cudaSuccess &&
+        cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device) ==
+            cudaSuccess &&
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) ==
+            cudaSuccess &&
+        cudaFuncGetAttributes(&attr, probe) == cudaSuccess && attr.ptxVersion >= 90 &&
+        cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, optin) ==
+            cudaSuccess;
+    for (int n = 1; ok && n <= kCapacityBlocks; ++n) {
+      // Shared memory that lets an SM hold n blocks and not n + 1.
+      const int smem = std::min(optin, per_sm / n - reserved);
+      for (int s = 2; s <= kCapacitySplit; ++s) {
+        for (int balance = 0; balance < 2; ++balance) {
+          cudaLaunchConfig_t config = {};
+          config.gridDim = dim3(1, 1, static_cast<unsigned>(s));
+          config.blockDim = dim3(128);
+          config.dynamicSmemBytes = static_cast<size_t>(smem);
+          cudaLaunchAttribute attrs[2];
+          attrs[0].id = cudaLaunchAttributeClusterDimension;
+          attrs[0].val.clusterDim.x = 1, attrs[0].val.clusterDim.y = 1;
+          attrs[0].val.clusterDim.z = static_cast<unsigned>(s);
+          attrs[1].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
+          attrs[1].val.clusterSchedulingPolicyPreference =
+              balance ? cudaClusterSchedulingPolicyLoadBalancing : cudaClusterSchedulingPolicyDefault;
+          config.attrs = attrs;
+          config.numAttrs = 2;
+          int clusters = 0;
+          if (cudaOccupancyMaxActiveClusters(&clusters, probe, &config) != cudaSuccess) clusters = 0;
+          c.clusters[balance][n][s] = std::max(clusters, 0);
+        }
+      }
+    }
+    cudaGetLastError();  // a refused query answers 0, not an error of a later call
+    return c;
   });
 }
 

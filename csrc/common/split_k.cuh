@@ -208,16 +208,24 @@ __device__ __forceinline__ void split_tile(int64_t M, int block_m, int block_n, 
   n0 = int64_t(blockIdx.x) / tiles_m * block_n;
 }
 
-// kernel<<<grid (z = split), threads, smem, stream>>>(args...), in clusters of (1, 1, split),
-// as a dependent launch on a GPU of compute capability `cc` >= 9.0 (see the contract).
+// kernel<<<grid (z = split), threads, smem, stream>>>(args...), in clusters of (1, 1, split)
+// (with the load-balancing cluster policy where the choice asks for it), as a dependent launch on
+// a GPU of compute capability `cc` >= 9.0 (see the contract).
+template <typename Kernel, typename... Args>
+void launch_split(Kernel kernel, dim3 grid, int threads, int smem, cudaStream_t stream,
+                  ClusterChoice split, int cc, const char* name, Args&&... args) {
+  grid.z = static_cast<unsigned>(split.split);
+  Launch l{grid, dim3(static_cast<unsigned>(threads)), smem, stream};
+  l.pdl = cc >= 90;
+  l.cluster_z = static_cast<unsigned>(split.split);
+  l.balance = split.balance;
+  fastgemm::launch(kernel, l, name, std::forward<Args>(args)...);
+}
 template <typename Kernel, typename... Args>
 void launch_split(Kernel kernel, dim3 grid, int threads, int smem, cudaStream_t stream, int split,
                   int cc, const char* name, Args&&... args) {
-  grid.z = static_cast<unsigned>(split);
-  Launch l{grid, dim3(static_cast<unsigned>(threads)), smem, stream};
-  l.pdl = cc >= 90;
-  l.cluster_z = static_cast<unsigned>(split);
-  fastgemm::launch(kernel, l, name, std::forward<Args>(args)...);
+  launch_split(kernel, grid, threads, smem, stream, ClusterChoice{split, false}, cc, name,
+               std::forward<Args>(args)...);
 }
 
 }  // namespace fastgemm

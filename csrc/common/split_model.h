@@ -88,4 +88,72 @@ inline int round_split_count(const RoundSplit& r, int64_t M, int64_t N, int64_t 
   return best;
 }
 
+// Clusters of S blocks resident at once on a device when an SM holds at most n blocks, under the
+// default cluster scheduling policy (balance = 0) and the load-balancing one (1), for
+// n = 1..kCapacityBlocks and S = 2..kCapacitySplit (common/runtime: cluster_capacity, asked once
+// per device; all 0 where clusters cannot launch).
+constexpr int kCapacityBlocks = 4, kCapacitySplit = 8;
+struct ClusterCapacity {
+  int clusters[2][kCapacityBlocks + 1][kCapacitySplit + 1] = {};
+  int at(int s, int n, bool balance) const { return clusters[balance ? 1 : 0][n][s]; }
+};
+
+// How an SM's throughput grows with the blocks of a split kernel it holds: rate[n - 1] for n
+// blocks, relative to one block alone (1.0), for n = 1..per_sm.
+struct SplitRates {
+  int per_sm;
+  double rate[kCapacityBlocks];
+};
+
+struct ClusterChoice {
+  int split;
+  bool balance;  // launch with the load-balancing cluster scheduling policy
+};
+
+// The modelled time of a cluster split S (with policy `balance`), in units of one block's k-tile
+// alone on its SM: the tiles' clusters run in rounds of as many as fit at once; a round takes
+// ceil(k_units / S) * n / rate[n - 1], n the fewest blocks an SM must hold for the round's
+// clusters (the whole round's if none fewer holds them: capacity at per_sm); the partial tiles'
+// exchange costs `add` per extra share. S = 1 is a plain grid: sms * n blocks at n per SM.
+// Infinite where a round holds no cluster.
+inline double cluster_split_time(const ClusterCapacity& cap, const SplitRates& r, int sms,
+                                 int64_t tiles, int64_t k_units, int s, bool balance, double add) {
+  const int per_sm = std::clamp(r.per_sm, 1, kCapacityBlocks);
+  auto fits = [&](int n) -> int64_t { return s == 1 ? int64_t(sms) * n : cap.at(s, n, balance); };
+  const int64_t most = fits(per_sm);
+  if (most <= 0) return 1e300;
+  const double share = static_cast<double>((k_units + s - 1) / s);
+  const int64_t full = (tiles - 1) / most;  // rounds at per_sm before the last
+  double time = static_cast<double>(full) * share * per_sm / r.rate[per_sm - 1];
+  const int64_t last = tiles - full * most;
+  int n = 1;
+  while (n < per_sm && fits(n) < last) ++n;
+  time += share * n / r.rate[n - 1];
+  return time + static_cast<double>(s - 1) * add;
+}
+
+// The split of C's `tiles` output tiles, each k_units deep: the S <= min(most, k_units /
+// min_units) and policy with the least cluster_split_time, ties to the smaller S and the default
+// policy. FASTGEMM_DEV_SPLIT_K fixes S within those limits (its better policy).
+inline ClusterChoice cluster_split_choice(const ClusterCapacity& cap, const SplitRates& r, int sms,
+                                          int64_t tiles, int64_t k_units, int64_t min_units,
+                                          int most, double add) {
+  if (tiles <= 0 || sms <= 0) return {1, false};
+  const int top = static_cast<int>(std::min<int64_t>(
+      std::min(most, kCapacitySplit), k_units / std::max<int64_t>(min_units, 1)));
+  ClusterChoice best{1, false};
+  double best_time = cluster_split_time(cap, r, sms, tiles, k_units, 1, false, add);
+  const int fixed = dev_split_override();
+  if (fixed > 0) best_time = 1e300;
+  for (int s = 2; s <= top; ++s) {
+    if (fixed > 0 && s != std::min(fixed, top)) continue;
+    for (bool balance : {false, true}) {
+      const double time = cluster_split_time(cap, r, sms, tiles, k_units, s, balance, add);
+      if (time < best_time * (1 - 1e-9)) best = {s, balance}, best_time = time;
+    }
+  }
+  if (best_time >= 1e300) return {1, false};
+  return best;
+}
+
 }  // namespace fastgemm

@@ -7,8 +7,8 @@
 // run(): block z of a split_grid launch takes the z-th even share of K's 16-deep k-tiles, runs
 // v09's double-buffered loop over it (sgemm/double_buffer.cuh), writes its fp32 partial tile into
 // the loop's drained buffers and joins cluster_reduce_store, which writes C. launch() sizes the
-// split S (split_count: at most 8, each share at least CLUSTER_MIN_KTILES k-tiles, every cluster
-// resident at once at blocks_per_sm blocks per SM) and launches with launch_split.
+// split S (cluster_split_choice: at most 8, each share at least CLUSTER_MIN_KTILES k-tiles, the
+// least modelled time over the device's cluster capacity) and launches with launch_split.
 #pragma once
 #include "common/split_k.cuh"
 #include "sgemm/double_buffer.cuh"
@@ -118,21 +118,40 @@ __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const 
       });
 }
 
+// The exchange of one partial tile in a cluster's shared memory, in k-tiles of a block alone on
+// its SM (cluster_split_choice's `add`).
+constexpr double CLUSTER_ADD = 1.0;
+
 // kernel_for(a_col, b_col[, vec]) is the rung's kernel of tiling WT for that layout (and
-// alignment: with_kernel).
+// alignment: with_kernel). S and the cluster policy: cluster_split_choice (common/split_model.h)
+// with the device's cluster capacity and the tiling's `rates` (at most as many blocks per SM as
+// the kernel's occupancy allows), each share at least CLUSTER_MIN_KTILES k-tiles, S <= 8; S = 1
+// where the kernel cannot run in clusters here.
 template <typename WT, typename KernelFor>
-void launch(const GemmArgs& a, const char* name, int blocks_per_sm, KernelFor kernel_for) {
+void launch(const GemmArgs& a, const char* name, const SplitRates& rates, KernelFor kernel_for) {
   constexpr int SMEM = smem_bytes<WT>();
   const dim3 grid = split_grid(a.M, a.N, WT::BLOCK_M, WT::BLOCK_N, name);
   const int device = active_device();
   const DeviceProps& props = device_props(device);
   with_kernel(a, kernel_for, [&](auto kernel) {
     set_smem(kernel, SMEM);
+    const void* k = reinterpret_cast<const void*>(kernel);
     const int dev_min = dev_min_ktiles();
-    const int split = split_count(reinterpret_cast<const void*>(kernel), WT::THREADS, SMEM,
-                                  grid.x, ceil_div(a.K, WT::BLOCK_K),
-                                  dev_min > 0 ? dev_min : CLUSTER_MIN_KTILES, blocks_per_sm,
-                                  launch_sms(device));
+    ClusterChoice split{1, false};
+    if (resident_split_clusters(k, 2, WT::THREADS, SMEM) > 0) {
+      SplitRates r = rates;
+      r.per_sm = std::min(r.per_sm, resident_blocks_per_sm(k, WT::THREADS, SMEM));
+      const int sms = launch_sms(device);
+      ClusterCapacity cap = cluster_capacity(device);
+      if (sms < props.sm_count) {  // SMs reserved for other work: a share of each answer
+        for (auto& per_policy : cap.clusters)
+          for (auto& per_n : per_policy)
+            for (int& c : per_n) c = static_cast<int>(int64_t(c) * sms / props.sm_count);
+      }
+      split = cluster_split_choice(cap, r, sms, grid.x,
+                                   ceil_div(a.K, WT::BLOCK_K),
+                                   dev_min > 0 ? dev_min : CLUSTER_MIN_KTILES, 8, CLUSTER_ADD);
+    }
     launch_split(kernel, grid, WT::THREADS, SMEM, a.stream, split, props.cc, name, kmn_a(a),
                  kmn_b(a), static_cast<float*>(a.C), split_ldc(a), a.alpha, a.beta);
   });

@@ -5,9 +5,10 @@
 // cluster (1, 1, S); block z runs v09's double-buffered loop (sgemm/double_buffer.cuh) over the
 // z-th of S even shares of K's 16-deep k-tiles, stages its fp32 partial tile in its own (drained)
 // shared memory, and the cluster sums the S partial tiles in rank order through distributed
-// shared memory (common/split_k.cuh): the same bits on every call, no workspace, no atomics. S is
-// the largest split (at most 8) that keeps every block's share at least CLUSTER_MIN_KTILES
-// k-tiles and all clusters resident at once (one wave).
+// shared memory (common/split_k.cuh): the same bits on every call, no workspace, no atomics. S (at
+// most 8, every block's share at least CLUSTER_MIN_KTILES k-tiles) is the split whose rounds of
+// resident clusters take the least modelled time (cluster_split_choice, common/split_model.h):
+// in practice the largest whose clusters are all resident at once.
 // Why it pays: with fewer 128x128 tiles than the GPU holds blocks (two per SM), v09 leaves SMs
 // idle and runs each tile's whole K loop on one SM; splitting K gives every SM work. Each block
 // also sums only its share of K, so a long K is added in S blocks of partial sums, which lowers
@@ -43,7 +44,8 @@ __global__ void __launch_bounds__(wt::THREADS, 1)
 int sgemm_v11_split_k_tile_smem() { return skt::smem_bytes<wt>(); }
 
 void sgemm_v11_split_k_tile(const GemmArgs& a) {
-  skt::launch<wt>(a, "sgemm_v11_split_k_tile", 1, [](auto a_col, auto b_col, auto vec) {
+  constexpr SplitRates rates{1, {1.0}};  // one block per SM
+  skt::launch<wt>(a, "sgemm_v11_split_k_tile", rates, [](auto a_col, auto b_col, auto vec) {
     return sgemm_v11_split_k_tile_kernel<decltype(a_col)::value, decltype(b_col)::value,
                                          decltype(vec)::value>;
   });

@@ -8,7 +8,9 @@
 // (one sub-tile row), 1 x 4 (32x128) or 4 x 1 (128x32). The double-buffered loop, the split of K
 // across a cluster and the rank-order reduction are v11's (sgemm/split_k_tile.cuh); the
 // K-contiguous copies deal a 128-wide tile's float4s to 128 threads (TileLoader's
-// fewer-threads-than-chunks-per-row case). Two blocks share an SM (four of the 32-wide tiles).
+// fewer-threads-than-chunks-per-row case). Two blocks share an SM (four of the 32-wide tiles),
+// and S weighs that (split_rates below): a block alone on its SM runs its share about 1.8 times
+// as fast as one of two, so a split that leaves every block alone can beat a deeper one.
 // Why it pays: an output of 64 rows (a decode or small-batch GEMM) or 64 columns fills half of
 // each of v11's 128x128 tiles with zero rows or zero columns, whose FMAs and loads are all wasted;
 // the half tile does no such work, and its 34 KiB of shared memory and 128 threads let two blocks
@@ -59,9 +61,23 @@ __global__ void __launch_bounds__(WT::THREADS, blocks_per_sm<WT>())
   skt::run<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(smem, A, B, C, ldc, alpha, beta);
 }
 
+// An SM's throughput at 1, 2, ... of these blocks, relative to one block alone (the split
+// model's rates, common/split_model.h), fitted to fixed-split sweeps on an H100
+// (benchmarks/NOTES.md): a four-warp block alone issues its FMAs at about half the SM's rate,
+// and a second 64-wide block adds only a tenth (both are bound by the same shared-memory reads
+// per FMA); the 32-wide tiles' blocks (half the registers) add more.
+template <typename WT>
+constexpr SplitRates split_rates() {
+  if constexpr (WT::WARP_M == 32) {
+    return SplitRates{4, {1.0, 1.36, 1.48, 1.55}};
+  } else {
+    return SplitRates{2, {1.0, 1.1}};
+  }
+}
+
 template <typename WT>
 void launch_tiling(const GemmArgs& a) {
-  skt::launch<WT>(a, "sgemm_v12_split_k_narrow", blocks_per_sm<WT>(),
+  skt::launch<WT>(a, "sgemm_v12_split_k_narrow", split_rates<WT>(),
                   [](auto a_col, auto b_col, auto vec) {
                     return sgemm_v12_split_k_narrow_kernel<WT, decltype(a_col)::value,
                                                            decltype(b_col)::value,

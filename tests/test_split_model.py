@@ -1,0 +1,175 @@
+"""The cluster split model (csrc/common/split_model.h: cluster_split_choice), which sizes the K
+split of sgemm v11 and v12, and the cluster capacity it reads from the device.
+
+CPU tests: the model against a re-implementation written from its comment, over a grid, and its
+choices on the capacity table of an H100 (measured, results/sweeps/cluster_capacity-*.json)
+against the fastest fixed split of a sweep on that GPU. GPU tests (marker ``gpu``): the device's
+table is consistent, and v11 / v12 are exact where the model launches with the load-balancing
+policy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import pathlib
+
+import pytest
+
+import fastgemm
+from fastgemm import _C
+
+SWEEPS = pathlib.Path(__file__).resolve().parent.parent / "results" / "sweeps"
+H100 = json.loads((SWEEPS / "cluster_capacity-nvidia-h100-80gb-hbm3.json").read_text())
+CAPACITY = H100["capacity"]
+
+# v12's rates (csrc/sgemm/v12_split_k_narrow.cu: split_rates) and v11's.
+WIDE = [1.0, 1.1]
+THIN = [1.0, 1.36, 1.48, 1.55]
+SQUARE = [1.0]
+
+
+def _model(cap, rates, sms, tiles, k_units, min_units, most, add):
+    """cluster_split_choice, written out again from its comment."""
+    per_sm = len(rates)
+
+    def fits(s, n, b):
+        return sms * n if s == 1 else cap[b][n][s]
+
+    def time(s, b):
+        most_at_once = fits(s, per_sm, b)
+        if most_at_once <= 0:
+            return float("inf")
+        share = -(-k_units // s)
+        full = (tiles - 1) // most_at_once
+        last = tiles - full * most_at_once
+        n = next(n for n in range(1, per_sm + 1) if n == per_sm or fits(s, n, b) >= last)
+        return full * share * per_sm / rates[-1] + share * n / rates[n - 1] + (s - 1) * add
+
+    if tiles <= 0 or sms <= 0:
+        return (1, False)
+    top = min(most, 8, k_units // max(min_units, 1))
+    best, best_time = (1, False), time(1, 0)
+    for s in range(2, top + 1):
+        for b in (0, 1):
+            t = time(s, b)
+            if t < best_time * (1 - 1e-9):
+                best, best_time = (s, bool(b)), t
+    return best if best_time < float("inf") else (1, False)
+
+
+def _synthetic(sms: int, gpc: list[int]) -> list:
+    """A capacity table of GPCs of the given SM counts: clusters never cross a GPC."""
+    assert sum(gpc) == sms
+    table = [[[0] * 9 for _ in range(5)] for _ in range(2)]
+    for b, n, s in itertools.product(range(2), range(1, 5), range(2, 9)):
+        table[b][n][s] = sum(g * n // s for g in gpc)
+    return table
+
+
+@pytest.mark.parametrize(
+    "cap,sms",
+    [(CAPACITY, 132), (_synthetic(132, [18] * 6 + [16, 8]), 132), (_synthetic(108, [16] * 6 + [12]), 108)],
+    ids=["h100", "gpc18", "gpc16"],
+)
+@pytest.mark.parametrize("rates", [WIDE, THIN, SQUARE], ids=["wide", "thin", "square"])
+def test_model_matches_its_description(cap, sms, rates):
+    for tiles in (1, 2, 7, 15, 16, 30, 31, 32, 33, 45, 64, 66, 67, 100, 132, 133, 200, 264, 500, 4096):
+        for k_units in (1, 2, 3, 7, 16, 63, 64, 100, 256, 512, 896, 4096):
+            for min_units, add in ((2, 1.0), (8, 0.0), (1, 4.0)):
+                args = (cap, rates, sms, tiles, k_units, min_units, 8, add)
+                assert _C.cluster_split_choice(*args) == _model(*args), args
+
+
+def test_no_clusters_no_split():
+    zero = [[[0] * 9 for _ in range(5)] for _ in range(2)]
+    assert _C.cluster_split_choice(zero, WIDE, 132, 4, 4096, 2, 8, 1.0) == (1, False)
+    assert _C.cluster_split_choice(CAPACITY, WIDE, 132, 0, 4096, 2, 8, 1.0) == (1, False)
+    assert _C.cluster_split_choice(CAPACITY, WIDE, 132, 4, 3, 2, 8, 1.0) == (1, False)  # K too short
+    with pytest.raises(ValueError, match="rates"):
+        _C.cluster_split_choice(CAPACITY, [], 132, 4, 4096, 2, 8, 1.0)
+
+
+def _sweep() -> dict:
+    """shape -> {S: microseconds} of the committed fixed-split sweep (S "auto": the model's)."""
+    out: dict = {}
+    for line in (SWEEPS / "sgemm_cluster_splits-nvidia-h100-80gb-hbm3.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        out.setdefault((row["kernel"], row["shape"]), {})[row["S"]] = row["us"]
+    return out
+
+
+def test_h100_choices_are_within_5_percent_of_the_best_split():
+    """On the H100's table the model picks, for every shape of the sweep, a split within 5% of the
+    fastest fixed one (the sweep's own "auto" column is the model's choice as launched)."""
+    sweep = _sweep()
+    assert len(sweep) >= 15
+    for (kernel, shape), times in sweep.items():
+        best = min(v for s, v in times.items() if s != "auto")
+        assert times["auto"] <= 1.05 * best, (kernel, shape, times)
+
+
+@pytest.mark.parametrize(
+    "shape,rates,tile,choice",
+    [
+        # 64 tiles of 128x64, two blocks per SM: S = 4 fits one round only under load balancing
+        # (66 clusters against 62); S = 2 runs every block alone, S = 3 doubles 60 SMs up.
+        ((8192, 64, 8192), WIDE, (128, 64), (4, True)),
+        # 32 tiles: S = 7 is the most that fits one round at two blocks per SM.
+        ((4096, 64, 8192), WIDE, (128, 64), (7, False)),
+        ((64, 4096, 14336), WIDE, (64, 128), (7, False)),
+        ((32, 4096, 14336), THIN, (32, 128), (7, False)),
+        # 128 tiles: S = 2 at two blocks per SM.
+        ((16384, 64, 4096), WIDE, (128, 64), (2, False)),
+        # v11, one block per SM: 16 tiles take S = 6, the most that fits one round (17 >= 16).
+        ((512, 512, 8192), SQUARE, (128, 128), (6, False)),
+    ],
+)
+def test_h100_choices(shape, rates, tile, choice):
+    M, N, K = shape
+    tiles = -(-M // tile[0]) * -(-N // tile[1])
+    assert _C.cluster_split_choice(CAPACITY, rates, 132, tiles, -(-K // 16), 2, 8, 1.0) == choice
+
+
+@pytest.mark.gpu
+def test_device_capacity_is_consistent():
+    from conftest import require
+
+    cp = require("cupy")
+    device = _C.current_device()
+    cap = _C.cluster_capacity(device)
+    if fastgemm._device_cc(None) < 90:  # no cluster launch: no split
+        assert all(v == 0 for b in cap for n in b for v in n)
+        return
+    sms = cp.cuda.Device(device).attributes["MultiProcessorCount"]
+    for b, n, s in itertools.product(range(2), range(1, 5), range(2, 9)):
+        v = cap[b][n][s]
+        assert 0 < v and v * s <= sms * n, (b, n, s, v)
+        assert s == 2 or v <= cap[b][n][s - 1], (b, n, s)  # larger clusters: fewer at once
+        assert n == 1 or v >= cap[b][n - 1][s], (b, n, s)  # more blocks per SM: more at once
+    assert cap[0][1][2] > 0 and cap[0][2][2] >= cap[0][1][2]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "kernel,shape",
+    [
+        ("sgemm_v12_split_k_narrow", (8192, 64, 1024)),  # S = 4 under load balancing on an H100
+        ("sgemm_v12_split_k_narrow", (4096, 64, 999)),
+        ("sgemm_v12_split_k_narrow", (32, 4096, 3001)),
+        ("sgemm_v11_split_k_tile", (512, 512, 4097)),
+    ],
+)
+def test_split_choices_are_exact(kernel, shape):
+    from conftest import require
+    from gpu_reference import check_gemm, random_matrix
+
+    cp = require("cupy")
+    M, N, K = shape
+    A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
+    C = cp.full((M, N), cp.nan, dtype=cp.float32)
+    fastgemm.sgemm(A, B, C, 1.0, 0.0, kernel=kernel)
+    check_gemm(cp, A, B, C, 1.0, 0.0)
+    first = C.copy()
+    fastgemm.sgemm(A, B, C, 1.0, 0.0, kernel=kernel)
+    assert bool((C == first).all())
