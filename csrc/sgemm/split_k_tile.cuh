@@ -118,9 +118,12 @@ __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const 
       });
 }
 
-// The exchange of one partial tile in a cluster's shared memory, in k-tiles of a block alone on
-// its SM (cluster_split_choice's `add`).
-constexpr double CLUSTER_ADD = 1.0;
+// The cost of one more share in a cluster's reduction, in k-tiles of a block alone on its SM
+// (cluster_split_choice's `add`): each block sums a 1/S slice of the tile from S partial tiles,
+// so the exchange itself barely grows with S. Fitted: 0.25 keeps every choice of the committed
+// sweep and the short-K splits of small outputs (256x256x256: 8 ways, 6.8 us against 8.5 us at 4
+// ways on an H100; at 1.0 the model took 4).
+constexpr double CLUSTER_ADD = 0.25;
 
 // kernel_for(a_col, b_col[, vec]) is the rung's kernel of tiling WT for that layout (and
 // alignment: with_kernel). S and the cluster policy: cluster_split_choice (common/split_model.h)
