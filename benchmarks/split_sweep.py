@@ -1,5 +1,5 @@
-"""Device time of one split-K kernel at a fixed split, over a list of shapes: the data the split
-models are fitted to (csrc/common/split_model.h). FASTGEMM_DEV_SPLIT_K fixes S for the whole
+"""Device time of one split-K kernel (float32; float16 for an hgemm_* one) at a fixed split, over a
+list of shapes: the data the split models are fitted to (csrc/common/split_model.h). FASTGEMM_DEV_SPLIT_K fixes S for the whole
 process (it is read once), so run one process per S and one without it (the model's own S):
 
     SH=128x6144x4096,512x6144x4096,1024x1024x65536
@@ -60,24 +60,26 @@ def main() -> int:
     warmup_gpu(cp, 0.5)
     rng = cp.random.default_rng(1)
     l2 = cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]
+    # An hgemm_* kernel runs on float16 operands (fastgemm.hgemm), any other on float32.
+    half = kernel.startswith("hgemm_")
+    dtype, gemm = (cp.float16, fastgemm.hgemm) if half else (cp.float32, fastgemm.sgemm)
+    size = 2 if half else 4
     for M, N, K in shapes:
-        nsets = max(2, min(12, -(-3 * l2 // ((M * K + K * N + M * N) * 4))))
+        nsets = max(2, min(12, -(-3 * l2 // ((M * K + K * N + M * N) * size))))
         sets = [
             (
-                rng.standard_normal((M, K), dtype=cp.float32),
-                rng.standard_normal((K, N), dtype=cp.float32),
-                cp.empty((M, N), cp.float32),
+                rng.standard_normal((M, K), dtype=cp.float32).astype(dtype),
+                rng.standard_normal((K, N), dtype=cp.float32).astype(dtype),
+                cp.empty((M, N), dtype),
             )
             for _ in range(nsets)
         ]
         A, B, C = sets[0]
-        fastgemm.sgemm(A, B, C, kernel=kernel)
+        gemm(A, B, C, kernel=kernel)
         ref = A.astype(cp.float64) @ B.astype(cp.float64)
         err = float(cp.abs(C - ref).max() / cp.abs(ref).max())
         line = {"gpu": gpu, "kernel": kernel, "S": split, "shape": f"{M}x{N}x{K}"}
-        line["us"] = round(
-            _median_us(lambda a, b, c: fastgemm.sgemm(a, b, c, kernel=kernel), sets, prefill), 2
-        )
+        line["us"] = round(_median_us(lambda a, b, c: gemm(a, b, c, kernel=kernel), sets, prefill), 2)
         line["err"] = err
         if with_cublas:
             line["cublas_us"] = round(_median_us(lambda a, b, c: cp.matmul(a, b, out=c), sets, prefill), 2)
