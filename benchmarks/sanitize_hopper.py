@@ -45,12 +45,15 @@ if "--small" not in sys.argv or "--multi" in sys.argv:
 # (32x128 / 64x128 for M <= N, 128x32 / 128x64 otherwise); sgemm_v16 two tiles split 2 ways with a
 # ragged K.
 # The fp32 rungs that take 4-byte aligned operands in place also run a shape with odd extents
-# (leading dimensions not a multiple of 4: their 4-byte copies and stores).
+# (leading dimensions not a multiple of 4: their 4-byte copies and stores). sgemm_v17 runs a ragged
+# K with edge tiles moved back inside the output: by a multiple of 4 (16-byte instantiation) and
+# by an odd count (4-byte).
 split_shapes = {
     "sgemm_v10_split_k": [(8, 264, 4104), (9, 263, 4103)],
     "sgemm_v11_split_k_tile": [(8, 264, 1032), (9, 263, 1031)],
     "sgemm_v15_split_k_global": [(8, 264, 1032)],
     "sgemm_v16_split_k_waves": [(256, 128, 264), (255, 129, 263)],
+    "sgemm_v17_multistage": [(260, 264, 139), (263, 259, 141)],
     "sgemm_v12_split_k_narrow": [
         (8, 264, 520),
         (264, 8, 520),
@@ -89,7 +92,8 @@ hybrid = {
 }
 for name, dtype in kernels:
     # Split-K kernels also on a decode shape whose K is split across a cluster of several blocks.
-    for M, N, K in shapes + (split_shapes.get(name, [(8, 264, 4104)]) if name in split_k else []):
+    extra = split_shapes.get(name, [(8, 264, 4104)]) if name in split_k else split_shapes.get(name, [])
+    for M, N, K in shapes + extra:
         run(name, dtype, M, N, K)
     for M, N, K in hybrid.get(name, []):
         run(name, dtype, M, N, K)

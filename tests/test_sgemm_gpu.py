@@ -459,6 +459,36 @@ def test_unaligned_in_place(cp, name, layout):
         assert bool((base[:, [0, N + 1]] == edges).all())  # nothing written past the view
 
 
+def _aligned_view(cp, rows, cols, order):
+    """A rows x cols view whose leading dimension is rounded up to 4 elements (16-byte rows)."""
+    if order == "F":
+        return random_matrix(cp, cols, -(-rows // 4) * 4, "float32").T[:rows]
+    return random_matrix(cp, rows, -(-cols // 4) * 4, "float32")[:, :cols]
+
+
+# Ragged K (K % 16 != 0) on 16-byte aligned rows (the 16-byte instantiations): v17 lays the
+# partial k-tile first and moves edge tiles back inside the output (by a multiple of 4 here,
+# or not at all: M or N - 128 not a multiple of 4 keeps the checked edge tile). Every layout, the
+# shapes of UNALIGNED_SHAPES (split and unsplit) with K moved to each case.
+@pytest.mark.parametrize("k_mod", [4, 7, 12, 13])
+@pytest.mark.parametrize("layout", ["CC", "CF", "FC", "FF"])
+@pytest.mark.parametrize("name", sorted(UNALIGNED_SHAPES))
+def test_ragged_k_aligned_rows(cp, name, layout, k_mod):
+    if not _runnable(cp, name):
+        pytest.skip(f"{name} does not run on this GPU")
+    for M, N, K in UNALIGNED_SHAPES[name]:
+        K = K // 16 * 16 + k_mod
+        A, B = _aligned_view(cp, M, K, layout[0]), _aligned_view(cp, K, N, layout[1])
+        C = _aligned_view(cp, M, N, "C")
+        C[...] = cp.nan
+        fastgemm.sgemm(A, B, C, 0.5, 0.0, kernel=name)
+        check_gemm(cp, A, B, C, 0.5, 0.0)
+        C = _aligned_view(cp, M, N, "C")
+        C0 = C.copy()
+        fastgemm.sgemm(A, B, C, -1.0, 0.25, kernel=name)
+        check_gemm(cp, A, B, C, -1.0, 0.25, C0)
+
+
 # Outputs with few columns: auto runs the transposed problem C^T = B^T A^T on the split-K decode
 # kernel (C written column-major): every operand layout, both C orders, rows and K off the tile.
 NARROW = [(4096, 16, 4096), (1000, 12, 1032), (16384, 8, 512), (777, 64, 4100), (3000, 1, 2048)]

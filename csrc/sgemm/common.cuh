@@ -193,12 +193,13 @@ struct TileLoader {
   // Global -> shared without registers (cp.async, sm_80+); only for MN-contiguous views, where a
   // 16-byte global chunk is also 16 contiguous bytes of the shared tile. Out-of-range bytes are
   // zero-filled by the copy itself. !VEC: four 4-byte copies per chunk (cp.async.ca), each
-  // zero-filled on its own.
-  template <int LD, bool UNCHECKED = false>
+  // zero-filled on its own. NEG_K: k0 may be negative (a ragged K's partial k-tile laid first,
+  // sgemm/multistage.cuh), rows before 0 are zero-filled too.
+  template <int LD, bool UNCHECKED = false, bool NEG_K = false>
   __device__ __forceinline__ void copy_async(const KmnView& v, int64_t k0, int64_t x0,
                                              float* s) const {
     static_assert(MN_CONTIG, "cp.async cannot transpose: use load()/store() for K-contiguous tiles");
-    const bool full = UNCHECKED || inside(v, k0, x0);
+    const bool full = UNCHECKED || ((!NEG_K || k0 >= 0) && inside(v, k0, x0));
 #pragma unroll
     for (int r = 0; r < CHUNKS; ++r) {
       int k, x;
@@ -214,7 +215,7 @@ struct TileLoader {
         continue;
       }
       const int64_t gk = k0 + k, gx = x0 + x;
-      const int64_t valid = (gk < v.K) ? (v.MN - gx < 4 ? v.MN - gx : 4) : 0;
+      const int64_t valid = ((!NEG_K || gk >= 0) && gk < v.K) ? (v.MN - gx < 4 ? v.MN - gx : 4) : 0;
       if constexpr (!VEC) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {

@@ -2,13 +2,12 @@
 // of four warps, 16x8 outputs per lane, fragments read a k ahead (see v17_multistage.cu for what
 // it changes and why).
 //
-// Contract: multiply_tile runs the block's copies and main_loop over the 16-deep k-tiles of
-// [k0, k_end) (k0 a multiple of 16, k_end one too or K itself: only reads past K are
-// zero-filled, so a range that ends inside a k-tile reads the rest of it) into its 16x8
-// accumulators, then hands them to finish(pos, acc), with no copy in flight. It uses SMEM bytes
-// of shared memory from `smem`, which other lanes may still be reading when finish starts: a
-// finish that writes shared memory must __syncthreads() first (v17's epilogue writes from
-// registers).
+// Contract: multiply_tile runs the block's copies and main_loop over the 16-deep k-tiles
+// [k0, k_end) of K rounded up to whole k-tiles (k0 a multiple of 16, k_end one too or K itself;
+// a ragged K's partial k-tile is laid first, see multiply_tile) into its 16x8 accumulators, then
+// hands them to finish(pos, acc), with no copy in flight. It uses SMEM bytes of shared memory
+// from `smem`, which other lanes may still be reading when finish starts: a finish that writes
+// shared memory must __syncthreads() first (v17's epilogue writes from registers).
 #pragma once
 #include "sgemm/warptile.cuh"
 
@@ -44,7 +43,8 @@ struct TransposingCopy {
   template <bool UNCHECKED>
   __device__ __forceinline__ void copy(const KmnView& v, int64_t k0, float* s) const {
     const float* p = first + k0;
-    const bool lo_in = k0 + k_lo < v.K, hi_in = k0 + k_lo + 8 < v.K;
+    const bool lo_in = k0 + k_lo >= 0 && k0 + k_lo < v.K;
+    const bool hi_in = k0 + k_lo + 8 >= 0 && k0 + k_lo + 8 < v.K;
 #pragma unroll
     for (int i = 0; i < ROWS; ++i) {
       float* d = s + s_off + i * ROW_STEP;
@@ -70,7 +70,7 @@ struct OperandCopy {
   template <bool UNCHECKED>
   __device__ __forceinline__ void copy(const KmnView& v, int64_t k0, int64_t x0,
                                        float* s) const {
-    loader.template copy_async<LD, UNCHECKED>(v, k0, x0, s);
+    loader.template copy_async<LD, UNCHECKED, true>(v, k0, x0, s);
   }
 };
 template <int BMN, int LD, bool VEC>
@@ -98,9 +98,13 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
   constexpr int BK = wt::BLOCK_K;
 #pragma unroll
   for (int s = 0; s < STAGES; ++s) {
-    if (s < tiles) {
-      copy_a.template copy<UNCHECKED>(A, k_first + s * int64_t(BK), m0, As + s * STAGE_A);
-      copy_b.template copy<UNCHECKED>(B, k_first + s * int64_t(BK), n0, Bs + s * STAGE_B);
+    const int64_t k0 = k_first + s * int64_t(BK);
+    if (s == 0 && UNCHECKED && k0 < 0) {  // the ragged first k-tile (multiply_tile)
+      copy_a.template copy<false>(A, k0, m0, As);
+      copy_b.template copy<false>(B, k0, n0, Bs);
+    } else if (s < tiles) {
+      copy_a.template copy<UNCHECKED>(A, k0, m0, As + s * STAGE_A);
+      copy_b.template copy<UNCHECKED>(B, k0, n0, Bs + s * STAGE_B);
     }
     ptx::cp_async_commit();  // empty groups keep the count: tile t is always group t
   }
@@ -138,8 +142,12 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
   ptx::cp_async_wait<0>();  // nothing may still be landing in shared memory when the block exits
 }
 
-// The block's tile product over k in [k0, k_end), handed to finish(pos, acc): unchecked copies
-// when every k-tile of the block lies inside A and B, checked ones (zero-filled) otherwise.
+// The block's tile product over the k-tiles [k0, k_end) of K rounded up to whole k-tiles, handed
+// to finish(pos, acc): unchecked copies when the block's tile lies inside A and B along M and N,
+// checked ones (zero-filled) otherwise. Ragged K: the k-tiles are laid from K downwards, so the
+// partial one comes first (negative k zero-filled) and only the prologue copies it checked, as
+// in double_buffer::multiply_tile; both operands' copies here allow any shift (the K-contiguous
+// one moves 4 bytes at a time, the MN-contiguous one whole rows).
 template <bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC, typename Finish>
 __device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B, int64_t m0,
                                               int64_t n0, int64_t k0, int64_t k_end, float* smem,
@@ -150,8 +158,10 @@ __device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B
   const OperandCopy<wt::BLOCK_N, wt::LDS_B, !B_COL_MAJOR, VEC> copy_b(B, n0);
   const wt::LanePos pos;
   float acc[wt::THREAD_M][wt::THREAD_N] = {};
+  const int64_t pad = ceil_div(A.K, wt::BLOCK_K) * wt::BLOCK_K - A.K;
+  k0 -= pad, k_end -= pad;
   const int tiles = static_cast<int>(ceil_div(k_end - k0, wt::BLOCK_K));
-  if (m0 + wt::BLOCK_M <= A.MN && n0 + wt::BLOCK_N <= B.MN && A.K % wt::BLOCK_K == 0) {
+  if (m0 + wt::BLOCK_M <= A.MN && n0 + wt::BLOCK_N <= B.MN) {
     main_loop<true>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
   } else {
     main_loop<false>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);

@@ -15,6 +15,12 @@
 // - A lane's fragments for k + 1 are read while it multiplies k. The barrier comes after the
 //   loads of a tile's last k, so the next tile's first fragments and copies are issued behind
 //   that k's FFMAs.
+// - One loop body for every block. The k-tiles of a ragged K (K % 16 != 0) are laid from K
+//   downwards, so the partial one comes first and only the prologue copies it checked
+//   (sgemm/multistage.cuh); an edge tile moves back inside the output and stores only its own
+//   rows and columns. Before, a ragged K sent every block to the checked loop, and on outputs
+//   that are not whole tiles the edge blocks ran it beside the interior ones: two 36 KB loop
+//   bodies on one SM cost about as much as checking every copy (benchmarks/NOTES.md).
 // Why it pays: in v09 the compiler placed each k's shared loads just before their FFMAs and the
 // next tile's copies in front of the first k, so a warp stalled on them (ncu: short and long
 // scoreboard, dispatch stalls). Here the loads are a k ahead, and two blocks per SM (eight
@@ -22,7 +28,8 @@
 // What limits it: a 2,200-instruction k-tile loop (instruction fetch stalls), dispatch stalls on
 // operand reads, and a 16-k tile's barrier. cuBLAS's SIMT kernel on the same GPUs issues from
 // register allocations tuned by hand, which a CUDA C++ kernel cannot control.
-// Shapes: any M, N, K >= 1 (edge tiles check each copy and zero-fill the rest); both layouts; any
+// Shapes: any M, N, K >= 1 (outputs narrower than a tile, and edge tiles whose shift would
+// misalign a 16-byte access, check each copy and zero-fill the rest); both layouts; any
 // operands aligned to their 4-byte elements (the 4-byte copies of a K-contiguous operand need
 // nothing more, so its alignment does not count: an MN-contiguous operand and C use 16-byte
 // accesses where they are aligned, 4-byte ones otherwise). 50 KiB of shared memory a block (two
@@ -40,10 +47,21 @@ __global__ void __launch_bounds__(wt::THREADS, 2)
     sgemm_v17_multistage_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C, int64_t ldc,
                                 float alpha, float beta) {
   extern __shared__ __align__(16) float smem[];
-  const int64_t m0 = blockIdx.y * int64_t(wt::BLOCK_M), n0 = blockIdx.x * int64_t(wt::BLOCK_N);
+  // The block owns rows [m_lo, m_lo + 128) and columns [n_lo, n_lo + 128) of C. An edge tile
+  // that would reach past M (N) computes the last 128 rows (columns) instead and stores only
+  // its own, so it runs the same unchecked loop as the interior tiles (see the header), where
+  // the output is at least a tile wide and the shift keeps 16-byte accesses aligned: C's and an
+  // MN-contiguous B's columns, an MN-contiguous A's rows.
+  const int64_t m_lo = blockIdx.y * int64_t(wt::BLOCK_M), n_lo = blockIdx.x * int64_t(wt::BLOCK_N);
+  int64_t m0 = m_lo, n0 = n_lo;
+  if (m0 + wt::BLOCK_M > A.MN && A.MN >= wt::BLOCK_M &&
+      (!(VEC && A_COL_MAJOR) || (A.MN - wt::BLOCK_M) % 4 == 0))
+    m0 = A.MN - wt::BLOCK_M;
+  if (n0 + wt::BLOCK_N > B.MN && B.MN >= wt::BLOCK_N && (!VEC || (B.MN - wt::BLOCK_N) % 4 == 0))
+    n0 = B.MN - wt::BLOCK_N;
   sgemm::multistage::multiply_tile<A_COL_MAJOR, B_COL_MAJOR, VEC>(
       A, B, m0, n0, 0, A.K, smem, [&](const wt::LanePos& pos, const auto& acc) {
-        wt::epilogue<VEC>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta);
+        wt::epilogue<VEC>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta, m_lo, n_lo);
       });
 }
 

@@ -71,19 +71,33 @@ __device__ __forceinline__ static void multiply(const float* As, const float* Bs
   }
 }
 
+// C = alpha * acc + beta * C for the block's tile at (m0, n0), rows < M and columns < N. A tile
+// moved back inside the output (v17's edge tiles) stores only rows >= m_lo and columns >= n_lo,
+// which no other block writes; a quad that straddles n_lo (a shift that is not a multiple of 4,
+// only with !VEC) is stored element by element.
 template <bool VEC = true>
 __device__ __forceinline__ static void epilogue(float* C, int64_t ldc, int64_t M, int64_t N,
                                                 int64_t m0, int64_t n0, const LanePos& pos,
                                                 const float (&acc)[THREAD_M][THREAD_N],
-                                                float alpha, float beta) {
+                                                float alpha, float beta, int64_t m_lo = 0,
+                                                int64_t n_lo = 0) {
 #pragma unroll
   for (int i = 0; i < THREAD_M; ++i)
 #pragma unroll
     for (int q = 0; q < ITER_N; ++q) {
       const int j = q * PATCH;
-      const float4 v = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
-      store_c4<VEC>(C, ldc, M, N, m0 + pos.row + (i / PATCH) * SUB_M + i % PATCH,
-               n0 + pos.col + q * SUB_N, v, alpha, beta);
+      const int64_t row = m0 + pos.row + (i / PATCH) * SUB_M + i % PATCH;
+      const int64_t col = n0 + pos.col + q * SUB_N;
+      if (row < m_lo || col + PATCH <= n_lo) continue;
+      if (col >= n_lo) {
+        const float4 v = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+        store_c4<VEC>(C, ldc, M, N, row, col, v, alpha, beta);
+        continue;
+      }
+#pragma unroll
+      for (int e = 0; e < PATCH; ++e)
+        if (row < M && col + e >= n_lo && col + e < N)
+          store_c(C, ldc, row, col + e, acc[i][j + e], alpha, beta);
     }
 }
 
