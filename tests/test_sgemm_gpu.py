@@ -385,6 +385,15 @@ SPLIT_SHAPES = {
 }
 
 
+def _beta0_then_beta(cp, A, B, C_nan, C_in, kernel):
+    """beta = 0 into C_nan (NaN-filled: not read), then beta != 0 into C_in, both checked."""
+    fastgemm.sgemm(A, B, C_nan, 0.5, 0.0, kernel=kernel)
+    check_gemm(cp, A, B, C_nan, 0.5, 0.0)
+    C0 = C_in.copy()
+    fastgemm.sgemm(A, B, C_in, -1.0, 0.25, kernel=kernel)
+    check_gemm(cp, A, B, C_in, -1.0, 0.25, C0)
+
+
 @pytest.mark.parametrize("layout", ["CC", "CF", "FC", "FF"])
 @pytest.mark.parametrize("name", sorted(SPLIT_SHAPES))
 def test_split_k_shapes(cp, name, layout):
@@ -396,13 +405,7 @@ def test_split_k_shapes(cp, name, layout):
             A = random_matrix(cp, K, -(-M // 4) * 4, "float32").T[:M]
         else:
             A = random_matrix(cp, M, K, "float32")
-        C = _poisoned(cp, M, N)
-        fastgemm.sgemm(A, B, C, 0.5, 0.0, kernel=name)
-        check_gemm(cp, A, B, C, 0.5, 0.0)
-        C0 = random_matrix(cp, M, N, "float32")
-        C = C0.copy()
-        fastgemm.sgemm(A, B, C, -1.0, 0.25, kernel=name)
-        check_gemm(cp, A, B, C, -1.0, 0.25, C0)
+        _beta0_then_beta(cp, A, B, _poisoned(cp, M, N), random_matrix(cp, M, N, "float32"), name)
     if name == "sgemm_v10_split_k":
         assert fastgemm.select(1, 4096, 8192, "float32").kernel.name == name  # auto, for decode
 
@@ -481,12 +484,7 @@ def test_ragged_k_aligned_rows(cp, name, layout, k_mod):
         A, B = _aligned_view(cp, M, K, layout[0]), _aligned_view(cp, K, N, layout[1])
         C = _aligned_view(cp, M, N, "C")
         C[...] = cp.nan
-        fastgemm.sgemm(A, B, C, 0.5, 0.0, kernel=name)
-        check_gemm(cp, A, B, C, 0.5, 0.0)
-        C = _aligned_view(cp, M, N, "C")
-        C0 = C.copy()
-        fastgemm.sgemm(A, B, C, -1.0, 0.25, kernel=name)
-        check_gemm(cp, A, B, C, -1.0, 0.25, C0)
+        _beta0_then_beta(cp, A, B, C, _aligned_view(cp, M, N, "C"), name)
 
 
 # Outputs with few columns: auto runs the transposed problem C^T = B^T A^T on the split-K decode
