@@ -144,6 +144,11 @@ const std::vector<AutoRule> kHgemmRules = {
     {"hgemm_v01_mma", "tensor-core rung without 16-byte vector access", 0},
 };
 const std::vector<AutoRule> kSgemmRules = {
+    {"sgemm_v12_split_k_narrow",
+     "v12's 32x128 tiles with K split across a cluster: for outputs of 9-16 rows with K <= 8192 "
+     "and at most SMs/0.6 tiles of 16x128, where v10's 16-row tiles stream B more slowly "
+     "(results/sweeps/rows-m9-16-float32-*; past 8192, or wider, v10 is the faster)",
+     0, 16, 128, 16, 90, 0, 0, false, 0.6, 0, nullptr, 8192, false, 0, 9},
     {"sgemm_v10_split_k",
      "4-, 8- or 16-row tiles, B streamed once into registers, K split across a cluster: for "
      "outputs of at most 16 rows (decode), where tiled rungs leave SMs idle and read B slowly",
@@ -330,6 +335,11 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
     if (rule.max_m > 0 && M > rule.max_m) {
       skipped.push_back(std::string(rule.kernel) + " is for outputs of at most " +
                         std::to_string(rule.max_m) + rows);
+      continue;
+    }
+    if (rule.min_m > 0 && M < rule.min_m) {
+      skipped.push_back(std::string(rule.kernel) + " is for outputs of at least " +
+                        std::to_string(rule.min_m) + rows);
       continue;
     }
     if (rule.max_short > 0 && std::min(M, N) > rule.max_short) {

@@ -74,6 +74,9 @@ struct AutoRule {
   // last-round model (last_round_cost) (0: no such limit): a kernel whose narrower tile fills the
   // SMs' rounds better than the wider tile of the kernels after it.
   int vs_n = 0;
+  // Preferred only for outputs of at least this many rows (0: any): a specialist for a band of
+  // rows that another kernel (the rule after it) serves better below it.
+  int64_t min_m = 0;
 };
 // The last-round model of a persistent kernel of tile_m x tile_n tiles that splits its last
 // partial round along K (hopper/scheduler.cuh: Hybrid, at most 4 ways, shares of at least 4

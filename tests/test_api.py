@@ -428,6 +428,7 @@ RULE_FIELDS = (
     "max_k",
     "last_round",
     "vs_n",
+    "min_m",
 )
 
 
@@ -470,10 +471,13 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
             max_k,
             last_round,
             vs_n,
+            min_m,
         ) = rule  # RULE_FIELDS, in order
         k = table.get(name)
         rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
         if (max_m is not None and rm > max_m) or (min_cc is not None and cc < min_cc):
+            continue
+        if min_m is not None and rm < min_m:
             continue
         if max_short is not None and min(rm, rn) > max_short:
             continue
@@ -737,6 +741,8 @@ def test_auto_rules_refer_to_kernels():
             if flip and (name, dtype) in table:  # only the split-K epilogue writes a column-major C
                 assert table[(name, dtype)].epilogue == "split_k", name
             assert max_short is None or (isinstance(max_short, int) and max_short > 0), name
+            min_m = r["min_m"]
+            assert min_m is None or (isinstance(min_m, int) and 0 < min_m and (max_m is None or min_m <= max_m)), name
             assert min_k is None or (isinstance(min_k, int) and min_k > 0), name
             assert max_k is None or (isinstance(max_k, int) and max_k > 0 and (min_k or 0) <= max_k), name
             assert few is None or (len(few) == 3 and min(few[:2]) > 0 and (few[2] > 0 or last or vs_n)), name

@@ -39,6 +39,7 @@ Rule: TypeAlias = tuple[
     int | None,
     bool,
     int | None,
+    int | None,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...
