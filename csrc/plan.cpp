@@ -144,11 +144,21 @@ const std::vector<AutoRule> kHgemmRules = {
     {"hgemm_v01_mma", "tensor-core rung without 16-byte vector access", 0},
 };
 const std::vector<AutoRule> kSgemmRules = {
+    // Outputs of 9-16 rows: v12's 32-row tiles against v10's 16-row ones, fitted to
+    // results/sweeps/rows-m9-16-float32-* (H100; N 1024-37888, K 1024-18944). v12 is 10-40%
+    // faster on a short K, and where N gives its split enough tiles to fill the SMs with a K of
+    // at most 11008; v10 is faster by up to 40% on a long K over few tiles (N <= 2048,
+    // K >= 4096), by 2-8% from K = 13824 or beyond 220 tiles, and level with it around
+    // N = 3072-6144.
     {"sgemm_v12_split_k_narrow",
-     "v12's 32x128 tiles with K split across a cluster: for outputs of 9-16 rows with K <= 8192 "
-     "and at most SMs/0.6 tiles of 16x128, where v10's 16-row tiles stream B more slowly "
-     "(results/sweeps/rows-m9-16-float32-*; past 8192, or wider, v10 is the faster)",
-     0, 16, 128, 16, 90, 0, 0, false, 0.6, 0, nullptr, 8192, false, 0, 9},
+     "v12's 32x128 tiles with K split across a cluster: for outputs of 9-16 rows with K <= 2048 "
+     "and at most SMs/0.6 tiles of 16x128, where v10's 16-row tiles stream B more slowly",
+     0, 16, 128, 16, 90, 0, 0, false, 0.6, 0, nullptr, 2048, false, 0, 9},
+    {"sgemm_v12_split_k_narrow",
+     "v12's 32x128 tiles with K split across a cluster: for outputs of 9-16 rows and at least "
+     "6144 columns with K <= 11008 and at most SMs/0.6 tiles of 16x128 (enough tiles for its "
+     "split to fill the SMs), where v10's 16-row tiles stream B more slowly",
+     0, 16, 128, 16, 90, 0, 0, false, 0.6, 0, nullptr, 11008, false, 0, 9, 6144},
     {"sgemm_v10_split_k",
      "4-, 8- or 16-row tiles, B streamed once into registers, K split across a cluster: for "
      "outputs of at most 16 rows (decode), where tiled rungs leave SMs idle and read B slowly",
@@ -340,6 +350,11 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
     if (rule.min_m > 0 && M < rule.min_m) {
       skipped.push_back(std::string(rule.kernel) + " is for outputs of at least " +
                         std::to_string(rule.min_m) + rows);
+      continue;
+    }
+    if (rule.min_n > 0 && N < rule.min_n) {
+      skipped.push_back(std::string(rule.kernel) + " is for outputs of at least " +
+                        std::to_string(rule.min_n) + (rule.flip ? " rows" : " columns"));
       continue;
     }
     if (rule.max_short > 0 && std::min(M, N) > rule.max_short) {

@@ -77,6 +77,8 @@ struct AutoRule {
   // Preferred only for outputs of at least this many rows (0: any): a specialist for a band of
   // rows that another kernel (the rule after it) serves better below it.
   int64_t min_m = 0;
+  // Preferred only for outputs of at least this many columns (0: any): the same, for columns.
+  int64_t min_n = 0;
 };
 // The last-round model of a persistent kernel of tile_m x tile_n tiles that splits its last
 // partial round along K (hopper/scheduler.cuh: Hybrid, at most 4 ways, shares of at least 4

@@ -429,6 +429,7 @@ RULE_FIELDS = (
     "last_round",
     "vs_n",
     "min_m",
+    "min_n",
 )
 
 
@@ -472,12 +473,13 @@ def _first_runnable_rule(dtype: str, cc: int, m: int, n: int, k_depth: int, alig
             last_round,
             vs_n,
             min_m,
+            min_n,
         ) = rule  # RULE_FIELDS, in order
         k = table.get(name)
         rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
         if (max_m is not None and rm > max_m) or (min_cc is not None and cc < min_cc):
             continue
-        if min_m is not None and rm < min_m:
+        if (min_m is not None and rm < min_m) or (min_n is not None and rn < min_n):
             continue
         if max_short is not None and min(rm, rn) > max_short:
             continue
@@ -741,8 +743,11 @@ def test_auto_rules_refer_to_kernels():
             if flip and (name, dtype) in table:  # only the split-K epilogue writes a column-major C
                 assert table[(name, dtype)].epilogue == "split_k", name
             assert max_short is None or (isinstance(max_short, int) and max_short > 0), name
-            min_m = r["min_m"]
-            assert min_m is None or (isinstance(min_m, int) and 0 < min_m and (max_m is None or min_m <= max_m)), name
+            min_m, min_n = r["min_m"], r["min_n"]
+            assert min_m is None or (
+                isinstance(min_m, int) and 0 < min_m and (max_m is None or min_m <= max_m)
+            ), name
+            assert min_n is None or (isinstance(min_n, int) and min_n > 0), name
             assert min_k is None or (isinstance(min_k, int) and min_k > 0), name
             assert max_k is None or (isinstance(max_k, int) and max_k > 0 and (min_k or 0) <= max_k), name
             assert few is None or (len(few) == 3 and min(few[:2]) > 0 and (few[2] > 0 or last or vs_n)), name
@@ -1396,6 +1401,35 @@ def test_select_fp32_small_outputs(m, n, k, name):
     sel = fastgemm.select(m, n, k, "float32", cc=90)
     assert sel.kernel.name == name, sel
     assert _first_runnable_rule("float32", 90, m, n, k, 16) == name
+
+
+def _rows_m9_16_sweep() -> dict[tuple[int, int, int], dict[str, float]]:
+    """v10's and v12's device times (us) on outputs of 9-16 rows, from the two committed sweeps."""
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    points: dict[tuple[int, int, int], dict[str, float]] = {}
+    for path in sorted(sweeps.glob("rows-m9-16-float32-*.csv")):
+        for line in path.read_text().splitlines()[1:]:
+            f = line.split(",")
+            points.setdefault((int(f[2]), int(f[3]), int(f[4])), {})[f[5]] = float(f[6])
+    for path in sorted(sweeps.glob("rows-m9-16-more-float32-*.txt")):
+        for line in path.read_text().splitlines():
+            if re.match(r"\d+x\d+x\d+:", line):
+                shape = tuple(int(v) for v in line.split(":")[0].split("x"))
+                times = re.findall(r"(sgemm_v1[02]_[a-z_]+?)\*? ([\d.]+)", line)
+                points[shape] = {name: float(us) for name, us in times}  # type: ignore[index]
+    return points
+
+
+def test_select_fp32_rows_9_16_matches_the_sweep():
+    # Auto's pick between v10 and v12 for 9-16 rows is within 3% of the faster of the two on
+    # every measured shape (H100, 132 SMs; N 1024-37888, K 1024-18944).
+    points = _rows_m9_16_sweep()
+    assert len(points) >= 59
+    for (m, n, k), times in points.items():
+        name = fastgemm.select(m, n, k, "float32", cc=90).kernel.name
+        assert name == _first_runnable_rule("float32", 90, m, n, k, 16)
+        best = min(times["sgemm_v10_split_k"], times["sgemm_v12_split_k_narrow"])
+        assert times[name] <= 1.03 * best, ((m, n, k), name, times)
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,7 @@ Rule: TypeAlias = tuple[
     bool,
     int | None,
     int | None,
+    int | None,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...

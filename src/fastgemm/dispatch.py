@@ -49,7 +49,8 @@ __all__ = [
 # fill more than one round of SMs and leave a last round of at most SMs / 2 (parts unused),
 # wider tile width or None: preferred only where (tile_m, tile_n) tiles cost less than
 # (tile_m, that width) ones by the last-round model (_C.last_round_cost), smallest M or None:
-# preferred only for outputs of at least that many rows)], fastest first.
+# preferred only for outputs of at least that many rows, smallest N or None: the same for
+# columns)], fastest first.
 AUTO_RULES: dict[str, list[Rule]] = {dtype: list(rules) for dtype, rules in _C.auto_rules().items()}
 
 # precision ("tf32x3", "tf32") -> the float32 rules (same tuples) that auto tries for it before
