@@ -1421,7 +1421,7 @@ def _rows_m9_16_sweep() -> dict[tuple[int, int, int], dict[str, float]]:
 
 
 def test_select_fp32_rows_9_16_matches_the_sweep():
-    # Auto's pick between v10 and v12 for 9-16 rows is within 3% of the faster of the two on
+    # Auto's pick between v10 and v12 for 9-16 rows is within 4% of the faster of the two on
     # every measured shape (H100, 132 SMs; N 1024-37888, K 1024-18944).
     points = _rows_m9_16_sweep()
     assert len(points) >= 59
@@ -1429,7 +1429,7 @@ def test_select_fp32_rows_9_16_matches_the_sweep():
         name = fastgemm.select(m, n, k, "float32", cc=90).kernel.name
         assert name == _first_runnable_rule("float32", 90, m, n, k, 16)
         best = min(times["sgemm_v10_split_k"], times["sgemm_v12_split_k_narrow"])
-        assert times[name] <= 1.03 * best, ((m, n, k), name, times)
+        assert times[name] <= 1.04 * best, ((m, n, k), name, times)
 
 
 @pytest.mark.parametrize(
