@@ -18,7 +18,8 @@ import cupy as cp
 import fastgemm
 
 cp.cuda.set_allocator(None)
-OWN_PIPELINES = {"sgemm_v17_multistage"}  # a cp.async ring of its own, not v09's loop
+# v17 (a cp.async ring of its own, not v09's loop) and v09 (edge tiles moved inside the output)
+OWN_PIPELINES = {"sgemm_v17_multistage", "sgemm_v09_cp_async"}
 # (name, dtype): the Hopper rungs (fp16 rows), the split-K specialists (fp16 and fp32 rows) and
 # sgemm_v17.
 kernels = [
@@ -47,13 +48,14 @@ if "--small" not in sys.argv or "--multi" in sys.argv:
 # The fp32 rungs that take 4-byte aligned operands in place also run a shape with odd extents
 # (leading dimensions not a multiple of 4: their 4-byte copies and stores). sgemm_v17 runs a ragged
 # K with edge tiles moved back inside the output: by a multiple of 4 (16-byte instantiation) and
-# by an odd count (4-byte).
+# by an odd count (4-byte); sgemm_v09 and sgemm_v16 move their edge tiles too (whole K).
 split_shapes = {
     "sgemm_v10_split_k": [(8, 264, 4104), (9, 263, 4103)],
     "sgemm_v11_split_k_tile": [(8, 264, 1032), (9, 263, 1031)],
     "sgemm_v15_split_k_global": [(8, 264, 1032)],
-    "sgemm_v16_split_k_waves": [(256, 128, 264), (255, 129, 263)],
+    "sgemm_v16_split_k_waves": [(256, 128, 264), (255, 129, 263), (260, 264, 256), (263, 259, 144)],
     "sgemm_v17_multistage": [(260, 264, 139), (263, 259, 141)],
+    "sgemm_v09_cp_async": [(260, 264, 144), (263, 259, 144)],
     "sgemm_v12_split_k_narrow": [
         (8, 264, 520),
         (264, 8, 520),

@@ -415,11 +415,17 @@ def test_split_k_shapes(cp, name, layout):
 # alignment, every layout, beta = 0 over NaN and beta != 0; split and unsplit shapes, tails in
 # every dimension.
 UNALIGNED_SHAPES = {
-    "sgemm_v09_cp_async": [(301, 403, 259), (1001, 999, 1003), (5, 7, 3)],
+    "sgemm_v09_cp_async": [(301, 403, 259), (1001, 999, 1003), (5, 7, 3), (263, 259, 144)],
     "sgemm_v10_split_k": [(1, 4097, 8195), (3, 1001, 4101), (16, 2057, 14337), (5, 521, 3001)],
     "sgemm_v11_split_k_tile": [(129, 261, 10001), (33, 133, 21)],
     "sgemm_v12_split_k_narrow": [(33, 1001, 3001), (1001, 37, 2005), (17, 1001, 3001), (1001, 21, 2005)],
-    "sgemm_v16_split_k_waves": [(127, 1029, 2053), (1001, 999, 1003), (33, 135, 20001), (255, 129, 263)],
+    "sgemm_v16_split_k_waves": [
+        (127, 1029, 2053),
+        (1001, 999, 1003),
+        (33, 135, 20001),
+        (255, 129, 263),
+        (263, 259, 144),
+    ],
     # also odd K with 16-byte aligned N (B and C aligned, A not): v17 takes the 16-byte
     # instantiation there when A is K-contiguous, whose 4-byte copies need no alignment
     "sgemm_v17_multistage": [
@@ -429,6 +435,7 @@ UNALIGNED_SHAPES = {
         (129, 257, 4099),
         (129, 260, 1003),
         (260, 132, 999),
+        (263, 259, 144),
     ],
 }
 
@@ -469,18 +476,19 @@ def _aligned_view(cp, rows, cols, order):
     return random_matrix(cp, rows, -(-cols // 4) * 4, "float32")[:, :cols]
 
 
-# Ragged K (K % 16 != 0) on 16-byte aligned rows (the 16-byte instantiations): v17 lays the
-# partial k-tile first and moves edge tiles back inside the output (by a multiple of 4 here,
-# or not at all: M or N - 128 not a multiple of 4 keeps the checked edge tile). Every layout, the
-# shapes of UNALIGNED_SHAPES (split and unsplit) with K moved to each case.
-@pytest.mark.parametrize("k_mod", [4, 7, 12, 13])
+# Ragged K (K % 16 != 0) and whole K (k_mod 0) on 16-byte aligned rows (the 16-byte
+# instantiations): v17 lays the partial k-tile first; v09, v16 and v17 move edge tiles back
+# inside the output (by a multiple of 4 here, or not at all: M or N - 128 not a multiple of 4
+# keeps the checked edge tile). Every layout, the shapes of UNALIGNED_SHAPES (split and unsplit)
+# with K moved to each case.
+@pytest.mark.parametrize("k_mod", [0, 4, 7, 12, 13])
 @pytest.mark.parametrize("layout", ["CC", "CF", "FC", "FF"])
 @pytest.mark.parametrize("name", sorted(UNALIGNED_SHAPES))
 def test_ragged_k_aligned_rows(cp, name, layout, k_mod):
     if not _runnable(cp, name):
         pytest.skip(f"{name} does not run on this GPU")
     for M, N, K in UNALIGNED_SHAPES[name]:
-        K = K // 16 * 16 + k_mod
+        K = max(K // 16 * 16 + k_mod, 1)
         A, B = _aligned_view(cp, M, K, layout[0]), _aligned_view(cp, K, N, layout[1])
         C = _aligned_view(cp, M, N, "C")
         C[...] = cp.nan

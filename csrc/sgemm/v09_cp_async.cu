@@ -11,7 +11,11 @@
 // What limits it: the FMA pipe itself (64 FFMA per 4 LDS.128 per k) and register-bank conflicts
 // the compiler cannot always avoid; a row-major A still goes through registers to be transposed.
 // Rows that are not 16-byte aligned run the 4-byte instantiation, slower than the 16-byte one on
-// the same shape (four accesses per chunk, and one more sector per row segment).
+// the same shape (four accesses per chunk, and one more sector per row segment). A tile at the
+// right or bottom edge of an output that is not whole tiles computes the last 128 columns or rows
+// and stores only its own (warptile::move_inside): its copies need no bounds checks, so it runs
+// the interior blocks' loop body, not a second one beside it. A ragged K (K % 16 != 0) still runs
+// the checked loop in every block.
 // Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; any operands aligned to their 4-byte
 // elements: where A, B or C is not 16-byte aligned (a leading dimension not a multiple of 4),
 // the same kernel is compiled with 4-byte copies and stores (sgemm/common.cuh, TileLoader) and
@@ -32,10 +36,12 @@ __global__ void __launch_bounds__(wt::THREADS,
                               float alpha, float beta) {
   __shared__ __align__(16) float As[2 * wt::BLOCK_K * wt::LDS_A];
   __shared__ __align__(16) float Bs[2 * wt::BLOCK_K * wt::LDS_B];
-  const int64_t m0 = blockIdx.y * int64_t(wt::BLOCK_M), n0 = blockIdx.x * int64_t(wt::BLOCK_N);
+  int64_t m0 = blockIdx.y * int64_t(wt::BLOCK_M), n0 = blockIdx.x * int64_t(wt::BLOCK_N);
+  // edge tiles: the last 128 rows/columns (warptile: move_inside)
+  const int2 skip = wt::move_inside<A_COL_MAJOR, VEC>(A.MN, B.MN, m0, n0);
   multiply_tile<wt, A_COL_MAJOR, B_COL_MAJOR, VEC>(
       A, B, m0, n0, 0, A.K, As, Bs, [&](const auto& pos, const auto& acc) {
-        wt::epilogue<VEC>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta);
+        wt::epilogue<VEC>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta, skip);
       });
 }
 

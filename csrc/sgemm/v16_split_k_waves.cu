@@ -15,7 +15,8 @@
 // What limits it: every split block stores a 64 KiB partial tile and the owner reads S - 1 of them
 // one after another (the model's publish and add costs); the scratch (up to 64 MiB) stays
 // allocated per stream; a tile's blocks are far apart in the grid, so its A and B panels are read
-// from HBM once per round that holds them; C row-major only.
+// from HBM once per round that holds them; C row-major only. A ragged K (K % 16 != 0) runs the
+// checked loop in every block (edge tiles of a whole K are moved inside, as v09's).
 // Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; any operands aligned to their 4-byte
 // elements: where A, B or C is not 16-byte aligned (a leading dimension not a multiple of 4),
 // the same kernel is compiled with 4-byte copies and stores (sgemm/common.cuh, TileLoader) and

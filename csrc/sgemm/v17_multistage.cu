@@ -47,21 +47,12 @@ __global__ void __launch_bounds__(wt::THREADS, 2)
     sgemm_v17_multistage_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C, int64_t ldc,
                                 float alpha, float beta) {
   extern __shared__ __align__(16) float smem[];
-  // The block owns rows [m_lo, m_lo + 128) and columns [n_lo, n_lo + 128) of C. An edge tile
-  // that would reach past M (N) computes the last 128 rows (columns) instead and stores only
-  // its own, so it runs the same unchecked loop as the interior tiles (see the header), where
-  // the output is at least a tile wide and the shift keeps 16-byte accesses aligned: C's and an
-  // MN-contiguous B's columns, an MN-contiguous A's rows.
-  const int64_t m_lo = blockIdx.y * int64_t(wt::BLOCK_M), n_lo = blockIdx.x * int64_t(wt::BLOCK_N);
-  int64_t m0 = m_lo, n0 = n_lo;
-  if (m0 + wt::BLOCK_M > A.MN && A.MN >= wt::BLOCK_M &&
-      (!(VEC && A_COL_MAJOR) || (A.MN - wt::BLOCK_M) % 4 == 0))
-    m0 = A.MN - wt::BLOCK_M;
-  if (n0 + wt::BLOCK_N > B.MN && B.MN >= wt::BLOCK_N && (!VEC || (B.MN - wt::BLOCK_N) % 4 == 0))
-    n0 = B.MN - wt::BLOCK_N;
+  // An edge tile computes the last 128 rows (columns) and stores its own (warptile: move_inside).
+  int64_t m0 = blockIdx.y * int64_t(wt::BLOCK_M), n0 = blockIdx.x * int64_t(wt::BLOCK_N);
+  const int2 skip = wt::move_inside<A_COL_MAJOR, VEC>(A.MN, B.MN, m0, n0);
   sgemm::multistage::multiply_tile<A_COL_MAJOR, B_COL_MAJOR, VEC>(
       A, B, m0, n0, 0, A.K, smem, [&](const wt::LanePos& pos, const auto& acc) {
-        wt::epilogue<VEC>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta, m_lo, n_lo);
+        wt::epilogue<VEC>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta, skip);
       });
 }
 

@@ -71,33 +71,53 @@ __device__ __forceinline__ static void multiply(const float* As, const float* Bs
   }
 }
 
+// An edge tile at (m0, n0) that would reach past M (N) takes the last BLOCK_M rows (BLOCK_N
+// columns) instead, where the output is at least a tile wide and the shift keeps 16-byte accesses
+// aligned (VEC: C's columns and an MN-contiguous operand's rows or columns move by a multiple of
+// 4); the tile still stores only its own part: the returned shift (rows, columns) is the
+// epilogue's skip. Every block then runs the unchecked copies of an interior tile, so a block of
+// the edge does not run the checked loop body beside the interior ones (v09, v16, v17).
+template <bool A_MN_CONTIG, bool VEC>
+__device__ __forceinline__ static int2 move_inside(int64_t M, int64_t N, int64_t& m0,
+                                                   int64_t& n0) {
+  int2 skip = make_int2(0, 0);
+  if (m0 + BLOCK_M > M && M >= BLOCK_M && (!(VEC && A_MN_CONTIG) || (M - BLOCK_M) % 4 == 0)) {
+    skip.x = static_cast<int>(m0 - (M - BLOCK_M));
+    m0 = M - BLOCK_M;
+  }
+  if (n0 + BLOCK_N > N && N >= BLOCK_N && (!VEC || (N - BLOCK_N) % 4 == 0)) {
+    skip.y = static_cast<int>(n0 - (N - BLOCK_N));
+    n0 = N - BLOCK_N;
+  }
+  return skip;
+}
+
 // C = alpha * acc + beta * C for the block's tile at (m0, n0), rows < M and columns < N. A tile
-// moved back inside the output (v17's edge tiles) stores only rows >= m_lo and columns >= n_lo,
-// which no other block writes; a quad that straddles n_lo (a shift that is not a multiple of 4,
-// only with !VEC) is stored element by element.
+// moved inside the output (move_inside) skips its first skip.x rows and skip.y columns, which
+// another block stores; a quad that straddles skip.y (a shift that is not a multiple of 4, only
+// with !VEC) is stored element by element.
 template <bool VEC = true>
 __device__ __forceinline__ static void epilogue(float* C, int64_t ldc, int64_t M, int64_t N,
                                                 int64_t m0, int64_t n0, const LanePos& pos,
                                                 const float (&acc)[THREAD_M][THREAD_N],
-                                                float alpha, float beta, int64_t m_lo = 0,
-                                                int64_t n_lo = 0) {
+                                                float alpha, float beta,
+                                                int2 skip = make_int2(0, 0)) {
 #pragma unroll
   for (int i = 0; i < THREAD_M; ++i)
 #pragma unroll
     for (int q = 0; q < ITER_N; ++q) {
       const int j = q * PATCH;
-      const int64_t row = m0 + pos.row + (i / PATCH) * SUB_M + i % PATCH;
-      const int64_t col = n0 + pos.col + q * SUB_N;
-      if (row < m_lo || col + PATCH <= n_lo) continue;
-      if (col >= n_lo) {
+      const int r = pos.row + (i / PATCH) * SUB_M + i % PATCH, c = pos.col + q * SUB_N;
+      if (r < skip.x || c + PATCH <= skip.y) continue;
+      if (VEC || c >= skip.y) {  // VEC: skip.y is a multiple of 4, no quad straddles it
         const float4 v = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
-        store_c4<VEC>(C, ldc, M, N, row, col, v, alpha, beta);
+        store_c4<VEC>(C, ldc, M, N, m0 + r, n0 + c, v, alpha, beta);
         continue;
       }
 #pragma unroll
       for (int e = 0; e < PATCH; ++e)
-        if (row < M && col + e >= n_lo && col + e < N)
-          store_c(C, ldc, row, col + e, acc[i][j + e], alpha, beta);
+        if (m0 + r < M && c + e >= skip.y && n0 + c + e < N)
+          store_c(C, ldc, m0 + r, n0 + c + e, acc[i][j + e], alpha, beta);
     }
 }
 
