@@ -48,7 +48,7 @@ if "--small" not in sys.argv or "--multi" in sys.argv:
 # The fp32 rungs that take 4-byte aligned operands in place also run a shape with odd extents
 # (leading dimensions not a multiple of 4: their 4-byte copies and stores). sgemm_v17 runs a ragged
 # K with edge tiles moved back inside the output: by a multiple of 4 (16-byte instantiation) and
-# by an odd count (4-byte); sgemm_v09 and sgemm_v16 move their edge tiles too (whole K).
+# by an odd count (4-byte); sgemm_v09 moves its edge tiles too (whole K).
 split_shapes = {
     "sgemm_v10_split_k": [(8, 264, 4104), (9, 263, 4103)],
     "sgemm_v11_split_k_tile": [(8, 264, 1032), (9, 263, 1031)],

@@ -477,7 +477,7 @@ def _aligned_view(cp, rows, cols, order):
 
 
 # Ragged K (K % 16 != 0) and whole K (k_mod 0) on 16-byte aligned rows (the 16-byte
-# instantiations): v17 lays the partial k-tile first; v09, v16 and v17 move edge tiles back
+# instantiations): v17 lays the partial k-tile first; v09 and v17 move edge tiles back
 # inside the output (by a multiple of 4 here, or not at all: M or N - 128 not a multiple of 4
 # keeps the checked edge tile). Every layout, the shapes of UNALIGNED_SHAPES (split and unsplit)
 # with K moved to each case.

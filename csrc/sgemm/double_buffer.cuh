@@ -90,7 +90,7 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
 // The block's tile product over k in [k0, k_end) (k0 a multiple of BLOCK_K), handed to
 // finish(pos, acc): the two copies (cp.async for the operand whose KMN view is MN-contiguous), the
 // accumulators, and the loop without bounds checks when every tile of the block lies inside A and
-// B (v09 and v16 move edge tiles inside: warptile::move_inside). VEC: 16-byte copies (A and B
+// B (v09 moves its edge tiles inside: warptile::move_inside). VEC: 16-byte copies (A and B
 // 16-byte aligned); otherwise 4-byte ones (TileLoader). A ragged K (K % 16 != 0) still sends
 // every block to the checked loop: laying its partial k-tile first (as v17 does) or running it
 // alone costs v09 and v16 spills at their 128-register cap (benchmarks/NOTES.md).

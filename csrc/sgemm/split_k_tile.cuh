@@ -79,7 +79,6 @@ __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const 
   float* Bs = smem + 2 * WT::BLOCK_K * WT::LDS_A;
   int64_t m0, n0;
   split_tile(A.MN, WT::BLOCK_M, WT::BLOCK_N, m0, n0);
-  const int2 skip = WT::template move_inside<A_COL_MAJOR, VEC>(A.MN, B.MN, m0, n0);  // edge tiles
   int64_t first, count;  // this block's share of the k-tiles (no cluster: any architecture)
   split_share<false>((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
   double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(
@@ -115,7 +114,7 @@ __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const 
               },
               sync);
         }
-        WT::template epilogue<VEC>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta, skip);
+        WT::template epilogue<VEC>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta);
       });
 }
 

@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(wt::THREADS,
   const int2 skip = wt::move_inside<A_COL_MAJOR, VEC>(A.MN, B.MN, m0, n0);
   multiply_tile<wt, A_COL_MAJOR, B_COL_MAJOR, VEC>(
       A, B, m0, n0, 0, A.K, As, Bs, [&](const auto& pos, const auto& acc) {
-        wt::epilogue<VEC>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta, skip);
+        wt::epilogue<VEC, true>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta, skip);
       });
 }
 

@@ -16,7 +16,9 @@
 // one after another (the model's publish and add costs); the scratch (up to 64 MiB) stays
 // allocated per stream; a tile's blocks are far apart in the grid, so its A and B panels are read
 // from HBM once per round that holds them; C row-major only. A ragged K (K % 16 != 0) runs the
-// checked loop in every block (edge tiles of a whole K are moved inside, as v09's).
+// checked loop in every block, and edge tiles run it beside the interior ones: moving them inside
+// as v09 and v17 do (warptile::move_inside) took 5-10% off edge shapes but cost 4% on outputs of
+// whole tiles at this kernel's 128-register cap (benchmarks/NOTES.md).
 // Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; any operands aligned to their 4-byte
 // elements: where A, B or C is not 16-byte aligned (a leading dimension not a multiple of 4),
 // the same kernel is compiled with 4-byte copies and stores (sgemm/common.cuh, TileLoader) and

@@ -76,7 +76,7 @@ __device__ __forceinline__ static void multiply(const float* As, const float* Bs
 // aligned (VEC: C's columns and an MN-contiguous operand's rows or columns move by a multiple of
 // 4); the tile still stores only its own part: the returned shift (rows, columns) is the
 // epilogue's skip. Every block then runs the unchecked copies of an interior tile, so a block of
-// the edge does not run the checked loop body beside the interior ones (v09, v16, v17).
+// the edge does not run the checked loop body beside the interior ones (v09, v17).
 template <bool A_MN_CONTIG, bool VEC>
 __device__ __forceinline__ static int2 move_inside(int64_t M, int64_t N, int64_t& m0,
                                                    int64_t& n0) {
@@ -95,8 +95,8 @@ __device__ __forceinline__ static int2 move_inside(int64_t M, int64_t N, int64_t
 // C = alpha * acc + beta * C for the block's tile at (m0, n0), rows < M and columns < N. A tile
 // moved inside the output (move_inside) skips its first skip.x rows and skip.y columns, which
 // another block stores; a quad that straddles skip.y (a shift that is not a multiple of 4, only
-// with !VEC) is stored element by element.
-template <bool VEC = true>
+// with !VEC) is stored element by element. SKIP = false (no tile moved): none of those checks.
+template <bool VEC = true, bool SKIP = false>
 __device__ __forceinline__ static void epilogue(float* C, int64_t ldc, int64_t M, int64_t N,
                                                 int64_t m0, int64_t n0, const LanePos& pos,
                                                 const float (&acc)[THREAD_M][THREAD_N],
@@ -107,10 +107,15 @@ __device__ __forceinline__ static void epilogue(float* C, int64_t ldc, int64_t M
 #pragma unroll
     for (int q = 0; q < ITER_N; ++q) {
       const int j = q * PATCH;
+      const float4 v = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+      if constexpr (!SKIP) {
+        store_c4<VEC>(C, ldc, M, N, m0 + pos.row + (i / PATCH) * SUB_M + i % PATCH,
+                      n0 + pos.col + q * SUB_N, v, alpha, beta);
+        continue;
+      }
       const int r = pos.row + (i / PATCH) * SUB_M + i % PATCH, c = pos.col + q * SUB_N;
       if (r < skip.x || c + PATCH <= skip.y) continue;
       if (VEC || c >= skip.y) {  // VEC: skip.y is a multiple of 4, no quad straddles it
-        const float4 v = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
         store_c4<VEC>(C, ldc, M, N, m0 + r, n0 + c, v, alpha, beta);
         continue;
       }
