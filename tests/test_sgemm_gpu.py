@@ -415,7 +415,7 @@ def test_split_k_shapes(cp, name, layout):
 # alignment, every layout, beta = 0 over NaN and beta != 0; split and unsplit shapes, tails in
 # every dimension.
 UNALIGNED_SHAPES = {
-    "sgemm_v09_cp_async": [(301, 403, 259), (1001, 999, 1003), (5, 7, 3), (263, 259, 144)],
+    "sgemm_v09_cp_async": [(301, 403, 259), (1001, 999, 1003), (5, 7, 3), (263, 259, 144), (260, 132, 144)],
     "sgemm_v10_split_k": [(1, 4097, 8195), (3, 1001, 4101), (16, 2057, 14337), (5, 521, 3001)],
     "sgemm_v11_split_k_tile": [(129, 261, 10001), (33, 133, 21)],
     "sgemm_v12_split_k_narrow": [(33, 1001, 3001), (1001, 37, 2005), (17, 1001, 3001), (1001, 21, 2005)],

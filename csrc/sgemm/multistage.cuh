@@ -145,9 +145,10 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
 // The block's tile product over the k-tiles [k0, k_end) of K rounded up to whole k-tiles, handed
 // to finish(pos, acc): unchecked copies when the block's tile lies inside A and B along M and N,
 // checked ones (zero-filled) otherwise. Ragged K: the k-tiles are laid from K downwards, so the
-// partial one comes first (negative k zero-filled) and only the prologue copies it checked, as
-// in double_buffer::multiply_tile; both operands' copies here allow any shift (the K-contiguous
-// one moves 4 bytes at a time, the MN-contiguous one whole rows).
+// partial one comes first (negative k zero-filled) and only the prologue copies it checked (v09's
+// double-buffered loop cannot afford that: double_buffer::multiply_tile); both operands' copies
+// here allow any shift (the K-contiguous one moves 4 bytes at a time, the MN-contiguous one whole
+// rows).
 template <bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC, typename Finish>
 __device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B, int64_t m0,
                                               int64_t n0, int64_t k0, int64_t k_end, float* smem,
