@@ -191,7 +191,8 @@ const std::vector<AutoRule> kSgemmRules = {
      "splits K (few tiles, a long K, or a last round of whole tiles that leaves SMs idle)",
      0, 0, 0, 0, 90, 0, 0, false, 2, 0, &kSgemmV16Split},
     {"sgemm_v17_multistage",
-     "fastest SGEMM rung on sm_90 for outputs of at least 2048x2048 (two 128x128 tiles per SM "
+     "fastest SGEMM rung on sm_90 for outputs of at least 2^22 elements (2048x2048, 1024x4096: "
+     "two 128x128 tiles per SM "
      "and more) with K >= 1024: four-warp tiles, three cp.async stages, fragments read a k "
      "ahead; on fewer tiles its blocks run alone on an SM, and on a shorter K its three-stage "
      "prologue weighs, where v09 is faster",
@@ -309,9 +310,12 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
             int align_b, int align_c, Precision precision) {
   const int alignment = std::min(align_a, std::min(align_b, align_c));
   std::vector<std::string> skipped;
-  auto joined = [&skipped] {
+  auto joined = [&skipped] {  // each reason once (two rules of one kernel may skip alike)
     std::string out;
-    for (const auto& s : skipped) out += (out.empty() ? "" : "; ") + s;
+    for (size_t i = 0; i < skipped.size(); ++i) {
+      if (std::find(skipped.begin(), skipped.begin() + i, skipped[i]) != skipped.begin() + i) continue;
+      out += (out.empty() ? "" : "; ") + skipped[i];
+    }
     return out;
   };
   bool fastest_for_cc = true;  // the first rule this GPU can run at all
