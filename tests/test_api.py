@@ -1522,6 +1522,28 @@ def test_precision_rules_refer_to_kernels_of_that_precision():
                 assert table[name].precision == precision, (precision, name)
 
 
+@pytest.mark.parametrize(
+    "precision, m, n, k, tensor_cores",
+    [
+        # results/precision-*.json (H100): tf32x3 loses to fp32 arithmetic up to 1024^3 and wins
+        # from 2048x2048 (K = 512 too); tf32 loses at 512^3 and 256x1024 and wins from 1024^3.
+        ("tf32x3", 1024, 1024, 1024, False),
+        ("tf32x3", 256, 1024, 4096, False),
+        ("tf32x3", 2048, 2048, 512, True),
+        ("tf32x3", 4096, 4096, 1024, True),
+        ("tf32", 512, 512, 512, False),
+        ("tf32", 256, 1024, 4096, False),
+        ("tf32", 1024, 1024, 1024, True),
+        ("tf32", 1024, 1024, 65536, True),
+    ],
+)
+def test_select_precision_sizes(precision, m, n, k, tensor_cores):
+    if str(HOPPER_CC) not in BUILT_ARCHS:
+        pytest.skip("sm_90 not built")
+    sel = fastgemm.select(m, n, k, "float32", cc=90, precision=precision)
+    assert (sel.kernel.precision == precision) == tensor_cores, sel
+
+
 @pytest.mark.parametrize("precision", ["tf32x3", "tf32"])
 def test_select_precision(precision):
     # auto tries the precision's tensor-core rule, then the ieee rules (at least as accurate).
