@@ -140,8 +140,12 @@ def test_split_k_global_on_concurrent_streams(torch):
 
 
 def _padded_shape(dtype: str) -> tuple[int, int, int]:
-    # Odd extents: 2- or 4-byte aligned rows; enough multiply-adds for auto to pad.
-    M = N = K = 515 if dtype != "float32" else 513
+    # Odd extents: 2- or 4-byte aligned rows; enough multiply-adds for auto to pad (fp32: an
+    # output large enough for auto to take a tf32x3 rung, which needs 16-byte rows).
+    if dtype != "float32":
+        M = N = K = 515
+    else:
+        M, N, K = 2049, 2049, 513
     assert M * N * K >= fastgemm.dispatch.PAD_MIN_MACS
     return M, N, K
 
@@ -177,18 +181,20 @@ def test_torch_graph_capture_padded_path(torch, dtype, beta):
         assert _rel_err(torch, C, A, B, 2.0, beta, C0) < TOL[dtype]
 
 
-@pytest.mark.parametrize("shape", [(256, 384, 128), (513, 513, 513)], ids=["aligned", "padded"])
-def test_cupy_stream_capture(cp, torch, shape):
-    M, N, K = shape
+@pytest.mark.parametrize("padded", [False, True], ids=["aligned", "padded"])
+def test_cupy_stream_capture(cp, torch, padded):
+    M, N, K = _padded_shape("float32") if padded else (256, 384, 128)
+    precision = "tf32x3" if padded else "ieee"  # fp32 pads only for the tensor-core rungs
+    assert fastgemm.select(M, N, K, "float32", alignment=4, precision=precision).pad == padded
     s = cp.cuda.Stream(non_blocking=True)
     with s:
         A = cp.random.standard_normal((M, K), dtype=cp.float32)
         B = cp.random.standard_normal((K, N), dtype=cp.float32)
         C = cp.full((M, N), cp.nan, dtype=cp.float32)
-        fastgemm.sgemm(A, B, C)  # warm-up
+        fastgemm.sgemm(A, B, C, precision=precision)  # warm-up
         s.synchronize()
         s.begin_capture()
-        fastgemm.sgemm(A, B, C, 1.5, 0.0)
+        fastgemm.sgemm(A, B, C, 1.5, 0.0, precision=precision)
         graph = s.end_capture()
         A[...] = cp.random.standard_normal((M, K), dtype=cp.float32)
         C.fill(cp.nan)
