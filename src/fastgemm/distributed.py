@@ -93,6 +93,10 @@ CHUNK_COLS = 2048
 # about TAIL_ROWS, whose result is the only one that goes back after the GEMMs end.
 TAIL_ROWS = 512
 TILE_ROWS = 128
+# A remote device whose rows of A or columns of B an earlier remote device also receives copies
+# them from that device as they arrive there, so that they leave home once (a chain of peer
+# copies: on a switched NVLink host every device has its own links).
+RELAY = True
 
 
 @dataclass(frozen=True)
@@ -130,12 +134,25 @@ def _chunks(c0: int, c1: int) -> list[tuple[int, int]]:
     return [(c0 + lo, c0 + hi) for lo, hi in partition.split_range(cols, parts, 16)]
 
 
-def _first_chunk_bytes(rows: int, cols: int, K: int, itemsize: int) -> tuple[int, int]:
-    """Bytes a remote device needs before its first GEMM, and its last result's bytes."""
+def _first_chunk_bytes(rows: int, cols: int, K: int, itemsize: int) -> tuple[int, int, int]:
+    """Bytes of A and of B that a remote device needs before its first GEMM, and its last
+    result's bytes."""
     first_band = _bands(0, rows)[0][1]
     first_chunk = _chunks(0, cols)[0][1]
     last = (rows - _bands(0, rows)[-1][0]) * cols
-    return itemsize * (first_band * K + K * first_chunk), itemsize * last
+    return itemsize * first_band * K, itemsize * K * first_chunk, itemsize * last
+
+
+def _start_bytes(pl: partition.Plan, a_first: int, b_first: int) -> int:
+    """The bytes on home's links before the last remote device can start: every remote device's
+    first band of A and first chunk of B that come from home, all at once (each device's own
+    first chunk comes from home: :func:`_share_out`), then one more first band where a device
+    has it from another (a band that several remote pieces share)."""
+    if pl.strategy == "k":
+        return (len(pl.pieces) - 1) * (a_first + b_first)
+    bands = {(p.rows, p.ks) for p in pl.pieces[1:]} if RELAY else range(len(pl.pieces) - 1)
+    relayed = len(bands) < len(pl.pieces) - 1
+    return len(bands) * a_first + (len(pl.pieces) - 1) * b_first + (a_first if relayed else 0)
 
 
 def _check_strategy(strategy: str | None, itemsize: int) -> None:
@@ -161,7 +178,7 @@ def plan(
     sooner); one device where spreading is not estimated to pay (unless ``strategy`` is given).
     Decided once per problem class (cached: a repeated call costs a dictionary lookup)."""
     _check_strategy(strategy, itemsize)
-    key = (M, N, K, devices, itemsize, bool(beta_nonzero), strategy, FIRST_ROWS, CHUNK_COLS, TAIL_ROWS)
+    key = (M, N, K, devices, itemsize, bool(beta_nonzero), strategy, FIRST_ROWS, CHUNK_COLS, TAIL_ROWS, RELAY)
     return _plan(*key)
 
 
@@ -195,7 +212,7 @@ def _plan_on(
     whole = partition.plan(M, N, K, 1, itemsize)
     if devices < 2 or min(M, N, K) == 0:
         return Spread(whole, False, 1.0, one, one)
-    even = partition.plan(M, N, K, devices, itemsize, beta_nonzero, strategies)
+    even = partition.plan(M, N, K, devices, itemsize, beta_nonzero, strategies, relay=RELAY)
     P = len(even.pieces)
     if P < 2:
         return Spread(whole, False, 1.0, one, one)
@@ -204,8 +221,10 @@ def _plan_on(
     transposed = even.strategy == "cols"
     if transposed:
         rows, cols = cols, rows
-    first, last = _first_chunk_bytes(rows, cols, p1.ks[1] - p1.ks[0], itemsize)
-    latency = (first + last) / LINK_BYTES_PER_S + ISSUE_S
+    a_first, b_first, last = _first_chunk_bytes(rows, cols, p1.ks[1] - p1.ks[0], itemsize)
+    if transposed:
+        a_first, b_first = b_first, a_first
+    latency = (_start_bytes(even, a_first, b_first) + last) / LINK_BYTES_PER_S + ISSUE_S
     # Home finishes with the others: s0 T = L + (1 - s0) T / (P - 1). Where that leaves home
     # nearly all of it, spreading does not pay: a forced way then gets even shares.
     share = min(1.0, ((P - 1) * latency / one + 1.0) / P) if one > 0 else 1.0
@@ -214,14 +233,18 @@ def _plan_on(
             return Spread(whole, False, 1.0, one, one + latency)
         share = 1.0 / P
     if even.strategy in ("rows", "cols", "k"):
-        cut = partition.plan(M, N, K, devices, itemsize, beta_nonzero, [even.strategy], home_share=share)
+        cut = partition.plan(
+            M, N, K, devices, itemsize, beta_nonzero, [even.strategy], home_share=share, relay=RELAY
+        )
     else:
         cut, share = even, 1.0 / P
     if transposed:
         flipped = tuple(partition.Piece(p.device, p.cols, p.rows, p.ks) for p in cut.pieces)
         cut = partition.Plan(cut.strategy, flipped, cut.bytes_moved)
     remote = (1.0 - share) / (P - 1) * one
-    moved = cut.bytes_moved / LINK_BYTES_PER_S
+    back = sum((p.rows[1] - p.rows[0]) * (p.cols[1] - p.cols[0]) for p in cut.pieces[1:])
+    back *= partition.PARTIAL_BYTES if cut.strategy == "k" else itemsize
+    moved = max(cut.bytes_moved - back, back) / LINK_BYTES_PER_S  # the links are full duplex
     spread = max(share * one, latency + remote, moved) + ISSUE_S * (P - 1)
     if strategy is None and spread > SPREAD_GAIN * one:
         return Spread(whole, False, 1.0, one, spread)
@@ -314,16 +337,17 @@ def _new_block(cp: Any, shape: tuple[int, int], like: _Block, keep: list[Any]) -
 # --- per-device state: streams, peer access ---------------------------------------------------
 
 _lock = threading.Lock()
-_streams: dict[int, tuple[Any, Any, Any]] = {}
+_streams: dict[int, tuple[Any, Any, Any, Any]] = {}
 _peers: set[tuple[int, int]] = set()
 
 
-def _device_streams(cp: Any, device: int) -> tuple[Any, Any, Any]:
-    """(arrivals, compute, returns) streams of a remote device, made once."""
+def _device_streams(cp: Any, device: int) -> tuple[Any, Any, Any, Any]:
+    """(arrivals from home, compute, returns, arrivals from other remote devices) streams of a
+    remote device, made once."""
     with _lock:
         if device not in _streams:
             with cp.cuda.Device(device):
-                _streams[device] = tuple(cp.cuda.Stream(non_blocking=True) for _ in range(3))
+                _streams[device] = tuple(cp.cuda.Stream(non_blocking=True) for _ in range(4))
         return _streams[device]
 
 
@@ -476,6 +500,160 @@ def gemm(
     return C
 
 
+def _share_out(cp: Any, remotes: list[_Remote]) -> None:
+    """Which device brings each band of A rows and each chunk of B columns from home: among the
+    remote devices that need the same band (chunk), in turn by its index, so that each leaves
+    home once, spread over home's links to all of them (RELAY); the others copy it from that
+    device as it arrives there. Without RELAY every device brings all of its own."""
+    for operand in ("a", "b"):
+        groups: dict[Any, list[_Remote]] = {}
+        for r in remotes:
+            shared = (r.piece.rows, r.piece.ks) if operand == "a" else (r.piece.ks, r.piece.cols)
+            groups.setdefault(shared if RELAY else id(r), []).append(r)
+        for group in groups.values():
+            for pos, r in enumerate(group):
+                items = len(getattr(r, operand + "_items"))
+                src = [group[i % len(group)] for i in range(items)]
+                setattr(r, operand + "_src", [None if x is r else x for x in src])
+                if operand == "b":  # its own chunks first: its first GEMM waits for no other device
+                    r.b_order = [(pos + i) % items for i in range(items)] if items else []
+                for x in {id(x): x for x in src if x is not r}.values():
+                    _enable_peer(cp, x.dev, r.dev)
+
+
+class _Remote:
+    """A block of C over all of K on a remote device: its first band of rows in column chunks
+    (each chunk copied into its columns of the piece's B), the other bands over the whole
+    piece's B; each result goes back into C as soon as it is done. Inputs arrive on ``arrive``
+    from home and on ``relay`` from other remote devices; ``a``/``b`` hold each band's
+    (chunk's) block and the event after its copy, for the GEMMs here and for the devices that
+    copy it from here (``readers``: events after their last copy)."""
+
+    def __init__(self, run: _Run, piece: partition.Piece, dev: int, C: _Block) -> None:
+        cp = run.cp
+        self.run, self.cp, self.piece, self.dev = run, cp, piece, dev
+        self.arrive, self.compute, self.back, self.relay = (s.ptr for s in _device_streams(cp, dev))
+        self.a_items = _bands(*piece.rows)
+        self.b_items = _chunks(*piece.cols)
+        self.a_src: list[_Remote | None] = []
+        self.b_src: list[_Remote | None] = []
+        self.b_order: list[int] = []
+        self.b_local: _Block | None = None
+        self.a_blocks: list[_Block] = []
+        self.b_blocks: list[_Block] = []
+        self.a: list[Any] = [None] * len(self.a_items)
+        self.b: list[Any] = [None] * len(self.b_items)
+        self.keep: list[Any] = []
+        self.readers: list[Any] = []
+        self.outs: list[Any] = []
+        self.finished: Any = None
+
+    def _copy_in(self, operand: str, i: int, dst: _Block, at_home: _Block | None) -> None:
+        src = getattr(self, operand + "_src")[i]
+        if src is None:
+            assert at_home is not None
+            _copy(self.cp, dst, at_home, self.arrive)
+            getattr(self, operand)[i] = (dst, _record(self.cp, self.arrive))
+        else:
+            blk, ev = getattr(src, operand)[i]
+            _wait(self.cp, self.relay, ev)
+            _copy(self.cp, dst, blk, self.relay)
+            getattr(self, operand)[i] = (dst, _record(self.cp, self.relay))
+
+    def prepare(self, A: _Block, B: _Block, C: _Block, ready: Any) -> list[tuple[str, int]]:
+        """Allocates the piece's blocks (from the pool on ``arrive``, also ours on ``relay``
+        from here on) and returns its inputs in the order its GEMMs need them."""
+        cp, K = self.cp, A.shape[1]
+        (c0, c1) = self.piece.cols
+        with cp.cuda.Device(self.dev), _on(cp, self.dev):
+            _wait(cp, self.arrive, ready)
+            b_local = self.b_local = _new_block(cp, (K, c1 - c0), B.sub((0, K), (c0, c1)), self.keep)
+            self.a_blocks = [_new_block(cp, (hi - lo, K), A, self.keep) for lo, hi in self.a_items]
+            self.b_blocks = [b_local.sub((0, K), (lo - c0, hi - c0)) for lo, hi in self.b_items]
+            first = self.a_items[0]
+            self.outs = [
+                self.run._out_block(C, first, chunk, self.arrive, self.keep) for chunk in self.b_items
+            ]
+            self.outs += [
+                self.run._out_block(C, band, (c0, c1), self.arrive, self.keep) for band in self.a_items[1:]
+            ]
+            _wait(cp, self.relay, _record(cp, self.arrive))
+        return self._order()
+
+    def _order(self) -> list[tuple[str, int]]:
+        """The order the inputs are copied in, on each stream: A's first band, B's chunks in
+        ``b_order`` (the order the first band's GEMMs take them), A's other bands."""
+        rest = [("a", i) for i in range(1, len(self.a_items))]
+        return [("a", 0)] + [("b", j) for j in self.b_order] + rest
+
+    def copy_in(self, operand: str, i: int, A: _Block, B: _Block) -> None:
+        """Queues the copy of one input, from home or from the device that brings it."""
+        K = A.shape[1]
+        with self.cp.cuda.Device(self.dev):
+            if operand == "a":
+                self._copy_in("a", i, self.a_blocks[i], A.sub(self.a_items[i], (0, K)))
+            else:
+                self._copy_in("b", i, self.b_blocks[i], B.sub((0, K), self.b_items[i]))
+
+    def relayed(self) -> None:
+        """After its last copy from other devices: they may reuse the memory it copied from."""
+        sources = {id(x): x for x in self.a_src + self.b_src if x is not None}
+        if sources:
+            with self.cp.cuda.Device(self.dev):
+                done = _record(self.cp, self.relay)
+            for src in sources.values():
+                src.readers.append(done)
+
+    def compute_and_return(self, C: _Block) -> None:
+        cp, run = self.cp, self.run
+        first = self.a_items[0]
+        c0, c1 = self.piece.cols
+        tasks = []  # (A rows, B columns, result, its place in C, events of its inputs)
+        for j in self.b_order:
+            tasks.append(
+                (
+                    self.a[0][0],
+                    self.b[j][0],
+                    self.outs[j],
+                    C.sub(first, self.b_items[j]),
+                    (self.a[0][1], self.b[j][1]),
+                )
+            )
+        n = len(self.b_items)
+        for i in range(1, len(self.a_items)):
+            b_all = tuple(ev for _, ev in self.b)
+            tasks.append(
+                (
+                    self.a[i][0],
+                    self.b_local,
+                    self.outs[n + i - 1],
+                    C.sub(self.a_items[i], (c0, c1)),
+                    (self.a[i][1],) + b_all,
+                )
+            )
+        with cp.cuda.Device(self.dev):
+            for a_blk, b_blk, out, dst, events in tasks:
+                for ev in events:
+                    _wait(cp, self.compute, ev)
+                run.gemm(a_blk, b_blk, out, run.beta, self.compute)
+                _wait(cp, self.back, _record(cp, self.compute))
+                _copy(cp, dst, out, self.back)
+            self.finished = _record(cp, self.back)
+
+    def release(self) -> None:
+        cp = self.cp
+        with cp.cuda.Device(self.dev):
+            _wait(cp, self.arrive, self.finished)  # the pool hands `keep` out again on `arrive` only
+            for ev in self.readers:
+                _wait(cp, self.arrive, ev)
+        # Drop every reference to the memory now (the devices refer to each other: left to the
+        # cycle collector, the memory would return to the pool late, and the next call would
+        # allocate afresh).
+        self.keep, self.a, self.b, self.outs, self.readers = [], [], [], [], []
+        self.a_src, self.b_src, self.a_blocks, self.b_blocks = [], [], [], []
+        self.b_local = None
+
+
 class _Run:
     """One call of :func:`gemm`: home's piece on home's stream (``hs``), the remote pieces on
     their devices' streams, and ``hs`` joined to every piece's return. Streams are
@@ -496,55 +674,44 @@ class _Run:
         with cp.cuda.Device(home):
             ready = _record(cp, hs)
             self.gemm(A.sub(p0.rows, p0.ks), B.sub(p0.ks, p0.cols), C.sub(p0.rows, p0.cols), self.beta, hs)
-        returned = []
         for piece in pl.pieces[1:]:
-            dev = self.devs[piece.device]
-            _enable_peer(cp, home, dev)
-            remote = self._remote_k if pl.strategy == "k" else self._remote_tile
-            returned.append(remote(piece, dev, A, B, C, ready))
-        with cp.cuda.Device(home):
-            if pl.strategy == "k":
-                self._sum_partials(C, returned)
-            else:
-                for ev in returned:
-                    _wait(cp, hs, ev)
+            _enable_peer(cp, home, self.devs[piece.device])
+        if pl.strategy == "k":
+            partials = [self._remote_k(p, self.devs[p.device], A, B, C, ready) for p in pl.pieces[1:]]
+            with cp.cuda.Device(home):
+                self._sum_partials(C, partials)
+            return
+        remotes = [_Remote(self, p, self.devs[p.device], C) for p in pl.pieces[1:]]
+        _share_out(cp, remotes)
+        # The copies are queued in turns over the devices, each device's in the order its GEMMs
+        # need them (links and copy engines serve copies about in the order they are queued),
+        # so that every device starts early; a copy from another device comes after that
+        # device's own copy (whose event it waits for) is queued.
+        wanted = [r.prepare(A, B, C, ready) for r in remotes]
+        queued: set[tuple[int, str, int]] = set()
 
-    def _remote_tile(self, piece, dev, A, B, C, ready) -> Any:
-        """A block of C over all of K on device ``dev``: its first band of rows in column chunks
-        as B's columns arrive (each chunk copied into its columns of the piece's B), the other
-        bands over the whole piece's B; each result goes back into C as soon as it is done."""
-        cp = self.cp
-        arrive, compute, back = (s.ptr for s in _device_streams(cp, dev))
-        (r0, r1), (c0, c1) = piece.rows, piece.cols
-        K = A.shape[1]
-        cols = c1 - c0
-        keep: list[Any] = []
-        with cp.cuda.Device(dev), _on(cp, dev):
-            _wait(cp, arrive, ready)
-            bands = _bands(r0, r1)
-            chunks = _chunks(c0, c1)
-            b_local = _new_block(cp, (K, cols), B.sub((0, K), (c0, c1)), keep)
-            tasks = []  # (A rows, B columns, result on dev, its place in C, inputs' event)
-            a_first = _new_block(cp, (bands[0][1] - r0, K), A, keep)
-            _copy(cp, a_first, A.sub(bands[0], (0, K)), arrive)
-            for lo, hi in chunks:
-                b_chunk = b_local.sub((0, K), (lo - c0, hi - c0))
-                _copy(cp, b_chunk, B.sub((0, K), (lo, hi)), arrive)
-                out = self._out_block(C, bands[0], (lo, hi), arrive, keep)
-                tasks.append((a_first, b_chunk, out, C.sub(bands[0], (lo, hi)), _record(cp, arrive)))
-            for band in bands[1:]:
-                a_band = _new_block(cp, (band[1] - band[0], K), A, keep)
-                _copy(cp, a_band, A.sub(band, (0, K)), arrive)
-                out = self._out_block(C, band, (c0, c1), arrive, keep)
-                tasks.append((a_band, b_local, out, C.sub(band, (c0, c1)), _record(cp, arrive)))
-            for a_blk, b_blk, out, dst, ev in tasks:
-                _wait(cp, compute, ev)
-                self.gemm(a_blk, b_blk, out, self.beta, compute)
-                _wait(cp, back, _record(cp, compute))
-                _copy(cp, dst, out, back)
-            finished = _record(cp, back)
-            _wait(cp, arrive, finished)  # the pool hands `keep` out again on `arrive` only
-        return finished
+        def queue(r: _Remote, operand: str, i: int) -> None:
+            if (id(r), operand, i) in queued:
+                return
+            src = getattr(r, operand + "_src")[i]
+            if src is not None:
+                queue(src, operand, i)
+            r.copy_in(operand, i, A, B)
+            queued.add((id(r), operand, i))
+
+        for turn in range(max(map(len, wanted))):
+            for r, items in zip(remotes, wanted):
+                if turn < len(items):
+                    queue(r, *items[turn])
+        for r in remotes:
+            r.relayed()
+        for r in remotes:
+            r.compute_and_return(C)
+        for r in remotes:  # a device's memory returns to its pool after its readers' copies
+            r.release()
+        with cp.cuda.Device(home):
+            for r in remotes:
+                _wait(cp, hs, r.finished)
 
     def _out_block(self, C, rows, cols, stream, keep) -> _Block:
         """The device's block for C[rows, cols]: fresh, or C's values when beta != 0."""
@@ -558,7 +725,7 @@ class _Run:
         """alpha * A[:, ks] @ B[ks, :] on ``dev`` (float32), summed over K chunks as they arrive,
         then copied into a block on home (from home's pool on its ``arrive`` stream)."""
         cp = self.cp
-        arrive, compute, back = (s.ptr for s in _device_streams(cp, dev))
+        arrive, compute, back, _ = (s.ptr for s in _device_streams(cp, dev))
         M, N = C.shape
         keep: list[Any] = []
         k0, k1 = piece.ks

@@ -12,7 +12,8 @@ device, index 0 of the device list) is split over ``P`` devices in one of four w
 
 :func:`plan` picks the way that moves the fewest bytes between the home device and the others
 (operands to the devices that need them, results or partial sums back, C too when beta != 0),
-and :func:`bytes_moved` counts them. Row, column and K boundaries fall on multiples of 16 bytes,
+and :func:`bytes_moved` counts them (with ``relay``, an operand band that several remote pieces
+share leaves home once: the remote devices pass it on, device to device). Row, column and K boundaries fall on multiples of 16 bytes,
 so a piece of a 16-byte aligned operand, in either layout, is 16-byte aligned too and its rows
 end on whole 16-byte units (the fast kernels need both). Pieces are never empty: fewer pieces than devices when the problem is
 too small to give every device a boundary-aligned share.
@@ -121,16 +122,27 @@ def _pieces(
     return [Piece(i, r, c, whole_k) for i, (r, c) in enumerate(blocks)]
 
 
-def bytes_moved(strategy: str, pieces: Sequence[Piece], itemsize: int, beta_nonzero: bool) -> int:
+def bytes_moved(
+    strategy: str, pieces: Sequence[Piece], itemsize: int, beta_nonzero: bool, relay: bool = False
+) -> int:
     """Bytes between the home device (index 0) and the others for these pieces: each remote
     device receives its rows of A and columns of B (once each, over its K range) and C's block
-    when beta != 0, and sends back its block of C (fp32 partial products for a K split)."""
+    when beta != 0, and sends back its block of C (fp32 partial products for a K split).
+    ``relay``: a remote piece whose rows of A (or columns of B) an earlier remote piece already
+    receives gets them from that device, not from home (they leave home once)."""
     total = 0
+    seen_a: set[tuple[tuple[int, int], tuple[int, int]]] = set()
+    seen_b: set[tuple[tuple[int, int], tuple[int, int]]] = set()
     for p in pieces:
         if p.device == 0:
             continue
         m, n, k = p.rows[1] - p.rows[0], p.cols[1] - p.cols[0], p.ks[1] - p.ks[0]
-        total += itemsize * (m * k + k * n)
+        if not (relay and (p.rows, p.ks) in seen_a):
+            total += itemsize * m * k
+        if not (relay and (p.ks, p.cols) in seen_b):
+            total += itemsize * k * n
+        seen_a.add((p.rows, p.ks))
+        seen_b.add((p.ks, p.cols))
         if strategy == "k":
             total += PARTIAL_BYTES * m * n  # partial sums back; C is combined at home
         else:
@@ -147,12 +159,14 @@ def plan(
     beta_nonzero: bool = False,
     strategies: Sequence[str] = STRATEGIES,
     home_share: float | None = None,
+    relay: bool = False,
 ) -> Plan:
     """The way of cutting ``C[M, N] = A[M, K] @ B[K, N]`` over ``devices`` GPUs that moves the
     fewest bytes (ties: the earlier of ``strategies``), with its pieces. One device, or an empty
     problem: one piece, nothing moved. ``home_share`` (0..1) gives the home device (index 0)
     about that fraction of the split dimension in the ``rows``, ``cols`` and ``k`` ways (the rest
-    evenly to the others); by default every device gets an even share."""
+    evenly to the others); by default every device gets an even share. ``relay``: bytes counted
+    as :func:`bytes_moved` counts them when remote devices pass shared operands on."""
     if home_share is not None and not 0.0 <= home_share <= 1.0:
         raise ValueError(f"plan: home_share = {home_share} must lie in [0, 1]")
     for name, v in (("M", M), ("N", N), ("K", K)):
@@ -173,7 +187,7 @@ def plan(
             continue
         for grid in _grid_shapes(devices) if strategy == "grid" else [(1, devices)]:
             pieces = _pieces(strategy, M, N, K, devices, itemsize, grid, home_share)
-            moved = bytes_moved(strategy, pieces, itemsize, beta_nonzero)
+            moved = bytes_moved(strategy, pieces, itemsize, beta_nonzero, relay)
             if best is None or moved < best.bytes_moved:
                 best = Plan(strategy, tuple(pieces), moved)
     if best is None:  # only "k" asked for, and K == 0: nothing to split
