@@ -158,3 +158,25 @@ def test_module_documents_its_strategies():
     doc = partition.__doc__ or ""
     for strategy in STRATEGIES:
         assert f"``{strategy}``" in doc, strategy
+
+
+@pytest.mark.parametrize("strategy", ["rows", "cols", "grid", "k"])
+@pytest.mark.parametrize("devices", [2, 3, 4, 6])
+def test_relay_sends_a_shared_band_from_home_once(strategy, devices):
+    # With relay, a band of A rows (B columns) that several remote pieces share is counted once;
+    # bands only one piece needs, and the results coming back, are counted as before.
+    M, N, K, itemsize = 1000, 776, 520, 2
+    pl = plan(M, N, K, devices, itemsize, strategies=[strategy])
+    plain = bytes_moved(strategy, pl.pieces, itemsize, False)
+    relayed = bytes_moved(strategy, pl.pieces, itemsize, False, relay=True)
+    remote = [p for p in pl.pieces if p.device != 0]
+    a_once = {(p.rows, p.ks): (p.rows[1] - p.rows[0]) * (p.ks[1] - p.ks[0]) for p in remote}
+    b_once = {(p.ks, p.cols): (p.ks[1] - p.ks[0]) * (p.cols[1] - p.cols[0]) for p in remote}
+    back = sum((p.rows[1] - p.rows[0]) * (p.cols[1] - p.cols[0]) for p in remote)
+    back *= 4 if strategy == "k" else itemsize
+    assert relayed == itemsize * (sum(a_once.values()) + sum(b_once.values())) + back
+    assert relayed <= plain
+    if strategy == "rows" and devices > 2:  # all of B leaves home once, not once per device
+        assert plain - relayed == (devices - 2) * itemsize * K * N
+    best = plan(M, N, K, devices, itemsize, strategies=[strategy], relay=True)  # may pick another grid
+    assert best.bytes_moved == bytes_moved(strategy, best.pieces, itemsize, False, relay=True) <= relayed

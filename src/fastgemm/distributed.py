@@ -7,7 +7,10 @@ GPU (home). C is cut by :mod:`fastgemm.partition` (bands of rows or columns, a 2
 float32 a K split, whichever moves the fewest bytes), home keeps a share sized so that it finishes
 with the others, and every other GPU computes its piece with ``auto`` on its own streams while
 its operands arrive: the piece's first band of rows is computed in column chunks as B's columns
-come in, the rest in bands of rows while the finished bands go back into C. The moves are peer
+come in, the rest in bands of rows while the finished bands go back into C. An input that
+several devices need (all of B in a split by rows) leaves home once, a turn of its chunks to
+each of them, which pass them on to the others; the copies are queued in turns over the devices
+in the order their GEMMs need them, so that every device starts early. The moves are peer
 copies on the GPUs' copy engines (``cudaMemcpy2DAsync`` over NVLink or PCIe), strided on both
 sides, so they take no SM from the GEMMs beside them; a persistent GEMM kernel holds every SM of
 its GPU, and a communication kernel beside it would hold up its blocks. Everything is queued
@@ -93,9 +96,10 @@ CHUNK_COLS = 2048
 # about TAIL_ROWS, whose result is the only one that goes back after the GEMMs end.
 TAIL_ROWS = 512
 TILE_ROWS = 128
-# A remote device whose rows of A or columns of B an earlier remote device also receives copies
-# them from that device as they arrive there, so that they leave home once (a chain of peer
-# copies: on a switched NVLink host every device has its own links).
+# Bands of A rows and chunks of B columns that several remote pieces need (all of B in a split
+# by rows) leave home once: each of those devices brings its turn of them from home and the
+# others copy them from it as they arrive there (every device has its own links, and home's
+# are the bottleneck: 4 x H100, about 390 GB/s out of home to one peer or to three at once).
 RELAY = True
 
 
@@ -148,8 +152,8 @@ def _start_bytes(pl: partition.Plan, a_first: int, b_first: int) -> int:
     first band of A and first chunk of B that come from home, all at once (each device's own
     first chunk comes from home: :func:`_share_out`), then one more first band where a device
     has it from another (a band that several remote pieces share)."""
-    if pl.strategy == "k":
-        return (len(pl.pieces) - 1) * (a_first + b_first)
+    if pl.strategy == "k":  # K slices, each device's copied whole in turn (the first one counted)
+        return a_first + b_first
     bands = {(p.rows, p.ks) for p in pl.pieces[1:]} if RELAY else range(len(pl.pieces) - 1)
     relayed = len(bands) < len(pl.pieces) - 1
     return len(bands) * a_first + (len(pl.pieces) - 1) * b_first + (a_first if relayed else 0)
@@ -173,9 +177,9 @@ def plan(
 ) -> Spread:
     """How :func:`gemm` would spread an M x N x K problem over up to ``devices`` GPUs (home
     first): the way that moves the fewest bytes, or ``strategy``, on the first d of the devices
-    for the d the estimate finds fastest (every device where ``strategy`` is given: each remote
-    device's inputs leave home over its links, so past a few devices a smaller set can finish
-    sooner); one device where spreading is not estimated to pay (unless ``strategy`` is given).
+    for the d the estimate finds fastest (every device where ``strategy`` is given: every
+    remote device's inputs leave home over home's links, once even where relayed, so past a few
+    devices a smaller set can finish sooner); one device where spreading is not estimated to pay (unless ``strategy`` is given).
     Decided once per problem class (cached: a repeated call costs a dictionary lookup)."""
     _check_strategy(strategy, itemsize)
     key = (M, N, K, devices, itemsize, bool(beta_nonzero), strategy, FIRST_ROWS, CHUNK_COLS, TAIL_ROWS, RELAY)
@@ -462,7 +466,8 @@ def gemm(
     A, B and C (float32, float16 or bfloat16, one dtype) live on one GPU, home; ``devices``
     (default: every GPU, home first) lists the GPUs that may compute and must include home; the
     plan may use only the first few of them, where its estimate finds that faster (every
-    remote device's inputs leave home over home's links).
+    remote device's inputs leave home over home's links; an input that several devices need
+    leaves once and is passed on between them).
     ``alpha``/``beta`` semantics and ``stream`` (home's) as for :func:`fastgemm.gemm`; A, B and C
     row- or column-major, padded views included (other strided views: copy them first);
     every piece runs ``kernel`` (default ``auto``) with ``precision`` (float32). The call returns
