@@ -49,8 +49,13 @@ UNFLIPPED = {
         "hgemm_v24_wgmma_split_k",
         "hgemm_v21_narrow_tile",
     ],
-    "float32-rows": ["sgemm_v10_split_k", "sgemm_v12_split_k_narrow", "sgemm_v11_split_k_tile"],
-    "float32": ["sgemm_v12_split_k_narrow", "sgemm_v11_split_k_tile"],
+    "float32-rows": [
+        "sgemm_v10_split_k",
+        "sgemm_v12_split_k_narrow",
+        "sgemm_v18_split_k_multistage",
+        "sgemm_v11_split_k_tile",
+    ],
+    "float32": ["sgemm_v12_split_k_narrow", "sgemm_v18_split_k_multistage", "sgemm_v11_split_k_tile"],
     "float16-deep": [
         "hgemm_v20_hoisted_beta",
         "hgemm_v24_wgmma_split_k",
@@ -76,6 +81,7 @@ UNFLIPPED = {
         "sgemm_v12_split_k_narrow",
         "sgemm_v15_split_k_global",
         "sgemm_v16_split_k_waves",
+        "sgemm_v18_split_k_multistage",
     ],
     "float32-prefill": [
         "sgemm_v09_cp_async",
@@ -83,6 +89,7 @@ UNFLIPPED = {
         "sgemm_v11_split_k_tile",
         "sgemm_v15_split_k_global",
         "sgemm_v16_split_k_waves",
+        "sgemm_v18_split_k_multistage",
     ],
 }
 FLIPPED = {

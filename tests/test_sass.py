@@ -575,7 +575,7 @@ def _vec_flag(fn: str, name: str) -> bool:
 # Rungs that copy a K-contiguous operand 4 bytes at a time, straight into its transposed shared
 # tile (cp.async), whatever its alignment: only their instantiations with an MN-contiguous operand
 # must hold 128-bit loads.
-TRANSPOSING_COPIES = {"sgemm_v17_multistage"}
+TRANSPOSING_COPIES = {"sgemm_v17_multistage", "sgemm_v18_split_k_multistage"}
 
 
 def _layout_flags(fn: str, name: str) -> tuple[str, str]:
@@ -684,6 +684,7 @@ def test_expectations_cover_the_ladder():
         "sgemm_v15_split_k_global",
         "sgemm_v16_split_k_waves",
         "sgemm_v17_multistage",
+        "sgemm_v18_split_k_multistage",
     ]
     assert [k.name for k in _of("cp_async", "float32")] == [
         "sgemm_v09_cp_async",
@@ -692,6 +693,7 @@ def test_expectations_cover_the_ladder():
         "sgemm_v15_split_k_global",
         "sgemm_v16_split_k_waves",
         "sgemm_v17_multistage",
+        "sgemm_v18_split_k_multistage",
     ]
     tensor_core = [13, 14] if HOPPER_CC in ARCHS else []  # tf32, tf32x3 (sm_90a only)
     assert [k.version for k in _of("no_spills", "float32")] == [
@@ -707,8 +709,9 @@ def test_expectations_cover_the_ladder():
         15,
         16,
         17,
+        18,
     ]
-    assert len(_kernels_with("fma")) == len(SGEMM) == 15 + len(tensor_core)
+    assert len(_kernels_with("fma")) == len(SGEMM) == 16 + len(tensor_core)
     assert not _of("fma", "float16") and not _of("tensor_cores", "float32")
     assert [k.version for k in _of("wgmma", "float32")] == tensor_core
     assert [k.version for k in _of("tma", "float32")] == tensor_core

@@ -13,18 +13,30 @@
 
 namespace fastgemm::sgemm::multistage {
 
-using Tile = warptile::Tile<1, 4, 128>;  // 128x128, four warps, 16x8 outputs per lane
+using Tile = warptile::Tile<1, 4, 128>;  // v17: 128x128, four warps, 16x8 outputs per lane
 using wt = Tile;
 constexpr int STAGES = 3;
-constexpr int STAGE_A = wt::BLOCK_K * wt::LDS_A, STAGE_B = wt::BLOCK_K * wt::LDS_B;
-constexpr int SMEM = STAGES * (STAGE_A + STAGE_B) * int(sizeof(float));
+// Floats of one stage of A and of B, and the loop's shared memory (bytes), for tiling WT.
+template <typename WT>
+constexpr int stage_a() {
+  return WT::BLOCK_K * WT::LDS_A;
+}
+template <typename WT>
+constexpr int stage_b() {
+  return WT::BLOCK_K * WT::LDS_B;
+}
+template <typename WT>
+constexpr int smem_bytes() {
+  return STAGES * (stage_a<WT>() + stage_b<WT>()) * int(sizeof(float));
+}
+constexpr int SMEM = smem_bytes<Tile>();
 
 // A K-contiguous BMN x 16 tile copied by 4-byte cp.async into the K-major shared tile s[k][x]
 // (row stride LD): thread t takes k = t % 8 and k + 8 of rows t / 8 + i * THREADS / 8.
-template <int BMN, int LD>
+template <int BMN, int LD, int THREADS>
 struct TransposingCopy {
   static_assert(wt::BLOCK_K == 16, "two 8-k halves per row");
-  static constexpr int ROW_STEP = wt::THREADS / 8, ROWS = BMN / ROW_STEP;
+  static constexpr int ROW_STEP = THREADS / 8, ROWS = BMN / ROW_STEP;
   static_assert(BMN % ROW_STEP == 0, "rows split evenly over the threads");
   const float* first;  // row t / 8, k = t % 8 at k0 = 0
   int64_t step;        // ROW_STEP rows
@@ -63,9 +75,9 @@ struct TransposingCopy {
 
 // One operand's copy: 16-byte (or 4-byte, !VEC) cp.async of an MN-contiguous tile as v09's, or
 // the transposing copy of a K-contiguous one.
-template <int BMN, int LD, bool MN_CONTIG, bool VEC>
+template <int BMN, int LD, bool MN_CONTIG, bool VEC, int THREADS>
 struct OperandCopy {
-  TileLoader<wt::BLOCK_K, BMN, wt::THREADS, true, VEC> loader;
+  TileLoader<wt::BLOCK_K, BMN, THREADS, true, VEC> loader;
   __device__ __forceinline__ OperandCopy(const KmnView& v, int64_t x0) : loader(v, x0) {}
   template <bool UNCHECKED>
   __device__ __forceinline__ void copy(const KmnView& v, int64_t k0, int64_t x0,
@@ -73,9 +85,9 @@ struct OperandCopy {
     loader.template copy_async<LD, UNCHECKED, true>(v, k0, x0, s);
   }
 };
-template <int BMN, int LD, bool VEC>
-struct OperandCopy<BMN, LD, false, VEC> {
-  TransposingCopy<BMN, LD> t;
+template <int BMN, int LD, bool VEC, int THREADS>
+struct OperandCopy<BMN, LD, false, VEC, THREADS> {
+  TransposingCopy<BMN, LD, THREADS> t;
   __device__ __forceinline__ OperandCopy(const KmnView& v, int64_t x0) : t(v, x0) {}
   template <bool UNCHECKED>
   __device__ __forceinline__ void copy(const KmnView& v, int64_t k0, int64_t,
@@ -89,13 +101,13 @@ struct OperandCopy<BMN, LD, false, VEC> {
 // (cp.async groups complete in order), meets at the barrier (every lane is done reading tile
 // t's stage, so tile t + 3 may be copied into it), reads tile t + 1's first fragments, issues
 // tile t + 3's copies and only then multiplies tile t's last k.
-template <bool UNCHECKED, typename CopyA, typename CopyB>
+template <typename WT, bool UNCHECKED, typename CopyA, typename CopyB>
 __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, int64_t m0,
                                           int64_t n0, int64_t k_first, int tiles,
                                           const CopyA& copy_a, const CopyB& copy_b, float* As,
-                                          float* Bs, const wt::LanePos& pos,
-                                          float (&acc)[wt::THREAD_M][wt::THREAD_N]) {
-  constexpr int BK = wt::BLOCK_K;
+                                          float* Bs, const typename WT::LanePos& pos,
+                                          float (&acc)[WT::THREAD_M][WT::THREAD_N]) {
+  constexpr int BK = WT::BLOCK_K, STAGE_A = stage_a<WT>(), STAGE_B = stage_b<WT>();
 #pragma unroll
   for (int s = 0; s < STAGES; ++s) {
     const int64_t k0 = k_first + s * int64_t(BK);
@@ -110,20 +122,20 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
   }
   ptx::cp_async_wait<STAGES - 1>();
   __syncthreads();
-  float a[2][wt::THREAD_M], b[2][wt::THREAD_N];
-  wt::load_fragments(As, Bs, 0, pos, a[0], b[0]);
+  float a[2][WT::THREAD_M], b[2][WT::THREAD_N];
+  WT::load_fragments(As, Bs, 0, pos, a[0], b[0]);
   int cur = 0;
   for (int t = 0; t < tiles; ++t) {
     const int next = cur + 1 == STAGES ? 0 : cur + 1;
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
       if (k + 1 < BK) {
-        wt::load_fragments(As + cur * STAGE_A, Bs + cur * STAGE_B, k + 1, pos,
+        WT::load_fragments(As + cur * STAGE_A, Bs + cur * STAGE_B, k + 1, pos,
                            a[(k + 1) & 1], b[(k + 1) & 1]);
       } else {
         ptx::cp_async_wait<STAGES - 2>();
         __syncthreads();
-        wt::load_fragments(As + next * STAGE_A, Bs + next * STAGE_B, 0, pos, a[0], b[0]);
+        WT::load_fragments(As + next * STAGE_A, Bs + next * STAGE_B, 0, pos, a[0], b[0]);
         if (t + STAGES < tiles) {
           const int64_t k0 = k_first + (t + STAGES) * int64_t(BK);
           copy_a.template copy<UNCHECKED>(A, k0, m0, As + cur * STAGE_A);
@@ -132,9 +144,9 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
         ptx::cp_async_commit();
       }
 #pragma unroll
-      for (int i = 0; i < wt::THREAD_M; ++i)
+      for (int i = 0; i < WT::THREAD_M; ++i)
 #pragma unroll
-        for (int j = 0; j < wt::THREAD_N; ++j)
+        for (int j = 0; j < WT::THREAD_N; ++j)
           acc[i][j] = fmaf(a[k & 1][i], b[k & 1][j], acc[i][j]);
     }
     cur = next;
@@ -149,23 +161,23 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
 // double-buffered loop cannot afford that: double_buffer::multiply_tile); both operands' copies
 // here allow any shift (the K-contiguous one moves 4 bytes at a time, the MN-contiguous one whole
 // rows).
-template <bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC, typename Finish>
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC, typename Finish>
 __device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B, int64_t m0,
                                               int64_t n0, int64_t k0, int64_t k_end, float* smem,
                                               Finish&& finish) {
   float* As = smem;
-  float* Bs = smem + STAGES * STAGE_A;
-  const OperandCopy<wt::BLOCK_M, wt::LDS_A, A_COL_MAJOR, VEC> copy_a(A, m0);
-  const OperandCopy<wt::BLOCK_N, wt::LDS_B, !B_COL_MAJOR, VEC> copy_b(B, n0);
-  const wt::LanePos pos;
-  float acc[wt::THREAD_M][wt::THREAD_N] = {};
-  const int64_t pad = ceil_div(A.K, wt::BLOCK_K) * wt::BLOCK_K - A.K;
+  float* Bs = smem + STAGES * stage_a<WT>();
+  const OperandCopy<WT::BLOCK_M, WT::LDS_A, A_COL_MAJOR, VEC, WT::THREADS> copy_a(A, m0);
+  const OperandCopy<WT::BLOCK_N, WT::LDS_B, !B_COL_MAJOR, VEC, WT::THREADS> copy_b(B, n0);
+  const typename WT::LanePos pos;
+  float acc[WT::THREAD_M][WT::THREAD_N] = {};
+  const int64_t pad = ceil_div(A.K, WT::BLOCK_K) * WT::BLOCK_K - A.K;
   k0 -= pad, k_end -= pad;
-  const int tiles = static_cast<int>(ceil_div(k_end - k0, wt::BLOCK_K));
-  if (m0 + wt::BLOCK_M <= A.MN && n0 + wt::BLOCK_N <= B.MN) {
-    main_loop<true>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
+  const int tiles = static_cast<int>(ceil_div(k_end - k0, WT::BLOCK_K));
+  if (m0 + WT::BLOCK_M <= A.MN && n0 + WT::BLOCK_N <= B.MN) {
+    main_loop<WT, true>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
   } else {
-    main_loop<false>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
+    main_loop<WT, false>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
   }
   finish(pos, acc);
 }

@@ -33,6 +33,24 @@ constexpr int smem_bytes() {
   return 4 * (loop > red ? loop : red);
 }
 
+// A block's accumulators as its fp32 partial tile in `red` (row pitch red_ld<WT>()). A quarter
+// warp's float4 stores cover two rows 4 apart (16 banks apart at a pitch of 4 mod 32 floats) x
+// 16 columns: no bank conflicts.
+template <typename WT>
+__device__ __forceinline__ void stage_partial(float* red, const typename WT::LanePos& pos,
+                                              const float (&acc)[WT::THREAD_M][WT::THREAD_N]) {
+  constexpr int RED_LD = red_ld<WT>();
+#pragma unroll
+  for (int i = 0; i < WT::THREAD_M; ++i)
+#pragma unroll
+    for (int q = 0; q < WT::ITER_N; ++q) {
+      const int j = q * WT::PATCH;
+      const int row = pos.row + (i / WT::PATCH) * WT::SUB_M + i % WT::PATCH;
+      *reinterpret_cast<float4*>(red + row * RED_LD + pos.col + q * WT::SUB_N) =
+          make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+    }
+}
+
 template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true>
 __device__ __forceinline__ void run(float* smem, const KmnView& A, const KmnView& B, float* C,
                                     int64_t ldc, float alpha, float beta) {
@@ -46,19 +64,8 @@ __device__ __forceinline__ void run(float* smem, const KmnView& A, const KmnView
   double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(
       A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K, As, Bs,
       [&](const typename WT::LanePos& pos, const float (&acc)[WT::THREAD_M][WT::THREAD_N]) {
-        // The loop ended at a block barrier: its buffers become this block's partial tile. A
-        // quarter warp's float4 stores cover two rows 4 apart (16 banks apart at a pitch of
-        // 4 mod 32 floats) x 16 columns: no bank conflicts.
-        float* red = smem;
-#pragma unroll
-        for (int i = 0; i < WT::THREAD_M; ++i)
-#pragma unroll
-          for (int q = 0; q < WT::ITER_N; ++q) {
-            const int j = q * WT::PATCH;
-            const int row = pos.row + (i / WT::PATCH) * WT::SUB_M + i % WT::PATCH;
-            *reinterpret_cast<float4*>(red + row * RED_LD + pos.col + q * WT::SUB_N) =
-                make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
-          }
+        // The loop ended at a block barrier: its buffers become this block's partial tile.
+        stage_partial<WT>(smem, pos, acc);
       });
   cluster_reduce_store<WT::BLOCK_M, WT::BLOCK_N, RED_LD, WT::THREADS, 0, VEC>(
       smem, C, ldc, A.MN, B.MN, m0, n0, alpha, beta);
@@ -130,9 +137,8 @@ constexpr double CLUSTER_ADD = 0.25;
 // with the device's cluster capacity and the tiling's `rates` (at most as many blocks per SM as
 // the kernel's occupancy allows), each share at least CLUSTER_MIN_KTILES k-tiles, S <= 8; S = 1
 // where the kernel cannot run in clusters here.
-template <typename WT, typename KernelFor>
+template <typename WT, int SMEM = smem_bytes<WT>(), typename KernelFor>
 void launch(const GemmArgs& a, const char* name, const SplitRates& rates, KernelFor kernel_for) {
-  constexpr int SMEM = smem_bytes<WT>();
   const dim3 grid = split_grid(a.M, a.N, WT::BLOCK_M, WT::BLOCK_N, name);
   const int device = active_device();
   const DeviceProps& props = device_props(device);

@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(wt::THREADS, 2)
   // An edge tile computes the last 128 rows (columns) and stores its own (warptile: move_inside).
   int64_t m0 = blockIdx.y * int64_t(wt::BLOCK_M), n0 = blockIdx.x * int64_t(wt::BLOCK_N);
   const int2 skip = wt::move_inside<A_COL_MAJOR, VEC>(A.MN, B.MN, m0, n0);
-  sgemm::multistage::multiply_tile<A_COL_MAJOR, B_COL_MAJOR, VEC>(
+  sgemm::multistage::multiply_tile<wt, A_COL_MAJOR, B_COL_MAJOR, VEC>(
       A, B, m0, n0, 0, A.K, smem, [&](const wt::LanePos& pos, const auto& acc) {
         wt::epilogue<VEC, true>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta, skip);
       });

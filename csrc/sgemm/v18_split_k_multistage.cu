@@ -1,0 +1,101 @@
+// sgemm_v18_split_k_multistage — v12's cluster split of K on v17's k loop. A branch of v17, a
+// shape specialist for outputs with few rows (decode and small batches, M = 17-64) or few tiles.
+//
+// What changed since v17: v12's split (sgemm/split_k_tile.cuh): block z of a cluster takes the
+// z-th share of the k-tiles, stages its fp32 partial tile in its drained shared memory, and the
+// cluster sums the partial tiles in rank order (cluster_reduce_store); S from the cluster split
+// model. v17's loop (sgemm/multistage.cuh: three cp.async stages, fragments read a k ahead, the
+// K-contiguous operand copied 4 bytes at a time into its transposed place, a ragged K's partial
+// k-tile first) runs the share, on v17's 128x128 tile of 16x8 lanes or, for outputs of at most
+// 64 rows or columns, on v12's 64x128 / 128x64 tiles of 8x8 lanes.
+// Why it should pay: v12's four-warp blocks run v09's double-buffered loop, whose warps stall on
+// shared loads just before their FFMAs (ncu on 8192x64x8192: issue slots 60% busy, short
+// scoreboard 0.46 stalls per issue); on large outputs v17's loop removed most of those stalls.
+// What limits it: v17's three-tile prologue on short shares; one or two blocks per SM (the loop's
+// registers), so a lone block hides less latency than v12's pairs.
+// Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; operands aligned to their 4-byte
+// elements (the K-contiguous operand is copied 4 bytes at a time whatever its alignment; an
+// MN-contiguous operand and C use 16-byte accesses where they are aligned).
+#include "registry.h"
+#include "sgemm/multistage.cuh"
+#include "sgemm/split_k_tile.cuh"
+
+namespace fastgemm {
+namespace {
+
+namespace skt = sgemm::split_k_tile;
+namespace ms = sgemm::multistage;
+using Square = ms::Tile;                      // 128x128, 16x8 lanes (v17's)
+using Wide = sgemm::warptile::Tile<1, 4>;     // 64x128: outputs with M <= 64, M <= N
+using Tall = sgemm::warptile::Tile<2, 2>;     // 128x64: outputs with N <= 64, M > N
+static_assert(Square::THREADS == 128 && Wide::THREADS == 128 && Tall::THREADS == 128,
+              "one launch bound for every tiling");
+
+template <typename WT>
+constexpr int smem_bytes() {
+  constexpr int loop = ms::smem_bytes<WT>(), red = WT::BLOCK_M * skt::red_ld<WT>() * 4;
+  return loop > red ? loop : red;
+}
+
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC>
+__global__ void __launch_bounds__(WT::THREADS, 2)
+    sgemm_v18_split_k_multistage_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C,
+                                        int64_t ldc, float alpha, float beta) {
+  extern __shared__ __align__(16) float smem[];
+  int64_t m0, n0;
+  split_tile(A.MN, WT::BLOCK_M, WT::BLOCK_N, m0, n0);
+  int64_t first, count;  // this block's share of the k-tiles
+  split_share((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
+  ms::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(
+      A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K, smem,
+      [&](const typename WT::LanePos& pos, const float (&acc)[WT::THREAD_M][WT::THREAD_N]) {
+        __syncthreads();  // other lanes may still read the last stage
+        skt::stage_partial<WT>(smem, pos, acc);
+      });
+  cluster_reduce_store<WT::BLOCK_M, WT::BLOCK_N, skt::red_ld<WT>(), WT::THREADS, 0, VEC>(
+      smem, C, ldc, A.MN, B.MN, m0, n0, alpha, beta);
+}
+
+// The split model's rates: not fitted yet (the 64-wide tiles take v12's, the square tile v11's
+// pair guess); FASTGEMM_DEV_SPLIT_K fixes S for sweeps.
+template <typename WT>
+constexpr SplitRates split_rates() {
+  if constexpr (WT::WARP_M == 128) {
+    return SplitRates{2, {1.0, 1.3}};
+  } else {
+    return SplitRates{2, {1.0, 1.1}};
+  }
+}
+
+template <typename WT>
+void launch_tiling(const GemmArgs& a) {
+  skt::launch<WT, smem_bytes<WT>()>(
+      a, "sgemm_v18_split_k_multistage", split_rates<WT>(),
+      [](auto a_col, auto b_col, auto vec) {
+        return sgemm_v18_split_k_multistage_kernel<WT, decltype(a_col)::value,
+                                                   decltype(b_col)::value, decltype(vec)::value>;
+      });
+}
+
+}  // namespace
+
+int sgemm_v18_split_k_multistage_smem() {
+  return std::max({smem_bytes<Square>(), smem_bytes<Wide>(), smem_bytes<Tall>()});
+}
+
+void sgemm_v18_split_k_multistage(const GemmArgs& a) {
+  if (std::min(a.M, a.N) > 64) {
+    launch_tiling<Square>(a);
+  } else if (a.M <= a.N) {
+    launch_tiling<Wide>(a);
+  } else {
+    launch_tiling<Tall>(a);
+  }
+}
+
+}  // namespace fastgemm
+
+FASTGEMM_REGISTER_SGEMM_SMEM(sgemm_v18_split_k_multistage, {18, 80, 0, 4, "simt", "cp_async",
+    "split_k", "sgemm_v17_multistage", true,
+    "v17's three-stage loop (128x128, or 64x128 / 128x64 tiles for outputs of at most 64 rows "
+    "or columns) with K split across a cluster, partial tiles summed in rank order"})
