@@ -167,6 +167,13 @@ const std::vector<AutoRule> kSgemmRules = {
      "v10 on the transposed problem: for outputs of at most 16 columns (narrow N), whose "
      "transpose is a decode GEMM",
      0, 0, 0, 16, 90, 0, 0, true},
+    // Outputs of 33-64 rows: v18 (v12's split on v17's three-stage loop) was 4-7% faster than
+    // v12 on all 21 points of results/sweeps/rows-m33-127-float32-* (H100; N 4096-14336, K 777-
+    // 14336); on 32 rows its 64-row tile is half padding (v12's 32-row one is not).
+    {"sgemm_v18_split_k_multistage",
+     "v12's 64x128 tiles and cluster split of K on v17's three-stage cp.async loop: for outputs "
+     "of 33-64 rows (and at least 33 columns), where v12's two-stage loop waits on its copies",
+     0, 0, 0, 64, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 33, 33},
     {"sgemm_v12_split_k_narrow",
      "v11 on 64x128 or 128x64 tiles (32x128 or 128x32 up to 32 rows or columns): for outputs of "
      "at most 64 rows or columns, where v11's tile is at least half padding",
@@ -185,6 +192,13 @@ const std::vector<AutoRule> kSgemmRules = {
      "distributed shared memory: for outputs of at most 64 tiles of 128x128 with K <= 512, "
      "where the short shares make v16's reduction through global memory the larger cost",
      0, 128, 128, 0, 90, 0, 0, false, 2.0625, 0, nullptr, 512},
+    // Outputs of 129-192 rows where v16 would split K: v12's 64-row tiles cover 192 rows
+    // exactly where v16's 128-row ones pad them to 256; v12 was 5-26% faster at 192 rows on all
+    // five (N, K) of results/sweeps/prefill-v18-float32-* (H100), v16 at 128 and from 256 rows.
+    {"sgemm_v12_split_k_narrow",
+     "v12's 64x128 tiles with K split across a cluster: for outputs of 129-192 rows where v16's "
+     "model splits K, where v16's 128-row tiles are a quarter or more padding",
+     0, 0, 0, 192, 90, 0, 0, false, 2, 0, &kSgemmV16Split, 0, false, 0, 129},
     {"sgemm_v16_split_k_waves",
      "v09's 128x128 tile with K split over every resident block (two per SM), the partial tiles "
      "summed in global memory, S from a model of the launch's rounds of blocks: where that model "

@@ -8,11 +8,14 @@
 // K-contiguous operand copied 4 bytes at a time into its transposed place, a ragged K's partial
 // k-tile first) runs the share, on v17's 128x128 tile of 16x8 lanes or, for outputs of at most
 // 64 rows or columns, on v12's 64x128 / 128x64 tiles of 8x8 lanes.
-// Why it should pay: v12's four-warp blocks run v09's double-buffered loop, whose warps stall on
-// shared loads just before their FFMAs (ncu on 8192x64x8192: issue slots 60% busy, short
-// scoreboard 0.46 stalls per issue); on large outputs v17's loop removed most of those stalls.
+// Why it pays: v12's four-warp blocks run v09's double-buffered loop, whose warps stall on
+// shared loads just before their FFMAs (ncu on 8192x64x8192: short scoreboard stalls lead); v17's
+// loop removes most of those stalls. auto takes it for outputs of 33-64 rows, where it was faster
+// than v12 on every point of results/sweeps/rows-m33-127-float32-*.
 // What limits it: v17's three-tile prologue on short shares; one or two blocks per SM (the loop's
-// registers), so a lone block hides less latency than v12's pairs.
+// registers), so a lone block hides less latency than v12's pairs; its 64-row tile is half
+// padding on 32 rows or fewer. On 65-512 rows and on deep K its split loses to v16's on most
+// points of results/sweeps/prefill-v18-* and deep-v18-*.
 // Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; operands aligned to their 4-byte
 // elements (the K-contiguous operand is copied 4 bytes at a time whatever its alignment; an
 // MN-contiguous operand and C use 16-byte accesses where they are aligned).
