@@ -194,7 +194,9 @@ const std::vector<AutoRule> kSgemmRules = {
      0, 128, 128, 0, 90, 0, 0, false, 2.0625, 0, nullptr, 512},
     // Outputs of 129-192 rows where v16 would split K: v12's 64-row tiles cover 192 rows
     // exactly where v16's 128-row ones pad them to 256; v12 was 5-26% faster at 192 rows on all
-    // five (N, K) of results/sweeps/prefill-v18-float32-* (H100), v16 at 128 and from 256 rows.
+    // five (N, K) of results/sweeps/prefill-v18-float32-* (H100), v16 at 128 and from 256 rows;
+    // checked after at 144-176 rows (prefill-m144-176-*: v12 2-15% faster on three (N, K) of
+    // four, v16 1-2% on 4096x4096).
     {"sgemm_v12_split_k_narrow",
      "v12's 64x128 tiles with K split across a cluster: for outputs of 129-192 rows where v16's "
      "model splits K, where v16's 128-row tiles are a quarter or more padding",
