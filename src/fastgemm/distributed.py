@@ -147,11 +147,18 @@ def _first_chunk_bytes(rows: int, cols: int, K: int, itemsize: int) -> tuple[int
     return itemsize * first_band * K, itemsize * K * first_chunk, itemsize * last
 
 
+def _flipped(pl: partition.Plan) -> partition.Plan:
+    """A plan's pieces as pieces of the transposed problem (rows and columns swapped)."""
+    pieces = tuple(partition.Piece(p.device, p.cols, p.rows, p.ks) for p in pl.pieces)
+    return partition.Plan(pl.strategy, pieces, pl.bytes_moved)
+
+
 def _start_bytes(pl: partition.Plan, a_first: int, b_first: int) -> int:
-    """The bytes on home's links before the last remote device can start: every remote device's
-    first band of A and first chunk of B that come from home, all at once (each device's own
-    first chunk comes from home: :func:`_share_out`), then one more first band where a device
-    has it from another (a band that several remote pieces share)."""
+    """The bytes on home's links before the last remote device can start, for the pieces as they
+    run: every remote device's first band of A and first chunk of B that come from home, all at
+    once (each device's own first chunk comes from home, :func:`_share_out`, where its group has
+    a chunk for each device), then one more first band where a device has it from another (a
+    band that several remote pieces share)."""
     if pl.strategy == "k":  # K slices, each device's copied whole in turn (the first one counted)
         return a_first + b_first
     bands = {(p.rows, p.ks) for p in pl.pieces[1:]} if RELAY else range(len(pl.pieces) - 1)
@@ -226,9 +233,8 @@ def _plan_on(
     if transposed:
         rows, cols = cols, rows
     a_first, b_first, last = _first_chunk_bytes(rows, cols, p1.ks[1] - p1.ks[0], itemsize)
-    if transposed:
-        a_first, b_first = b_first, a_first
-    latency = (_start_bytes(even, a_first, b_first) + last) / LINK_BYTES_PER_S + ISSUE_S
+    run = _flipped(even) if transposed else even  # the pieces as they run (rows of C.T for cols)
+    latency = (_start_bytes(run, a_first, b_first) + last) / LINK_BYTES_PER_S + ISSUE_S
     # Home finishes with the others: s0 T = L + (1 - s0) T / (P - 1). Where that leaves home
     # nearly all of it, spreading does not pay: a forced way then gets even shares.
     share = min(1.0, ((P - 1) * latency / one + 1.0) / P) if one > 0 else 1.0
@@ -243,8 +249,7 @@ def _plan_on(
     else:
         cut, share = even, 1.0 / P
     if transposed:
-        flipped = tuple(partition.Piece(p.device, p.cols, p.rows, p.ks) for p in cut.pieces)
-        cut = partition.Plan(cut.strategy, flipped, cut.bytes_moved)
+        cut = _flipped(cut)
     remote = (1.0 - share) / (P - 1) * one
     back = sum((p.rows[1] - p.rows[0]) * (p.cols[1] - p.cols[0]) for p in cut.pieces[1:])
     back *= partition.PARTIAL_BYTES if cut.strategy == "k" else itemsize
@@ -505,6 +510,11 @@ def gemm(
     return C
 
 
+def n_tasks(r: _Remote) -> int:
+    """A remote piece's GEMMs: one per chunk of its first band, one per other band."""
+    return len(r.b_items) + len(r.a_items) - 1
+
+
 def _share_out(cp: Any, remotes: list[_Remote]) -> None:
     """Which device brings each band of A rows and each chunk of B columns from home: among the
     remote devices that need the same band (chunk), in turn by its index, so that each leaves
@@ -532,9 +542,10 @@ class _Remote:
     piece's B; each result goes back into C as soon as it is done. Inputs arrive on ``arrive``
     from home and on ``relay`` from other remote devices; ``a``/``b`` hold each band's
     (chunk's) block and the event after its copy, for the GEMMs here and for the devices that
-    copy it from here (``readers``: events after their last copy)."""
+    copy it from here (``readers``: events after their last copy); ``c`` each GEMM's result
+    block and, where beta != 0, the event after C's old values were copied into it."""
 
-    def __init__(self, run: _Run, piece: partition.Piece, dev: int, C: _Block) -> None:
+    def __init__(self, run: _Run, piece: partition.Piece, dev: int) -> None:
         cp = run.cp
         self.run, self.cp, self.piece, self.dev = run, cp, piece, dev
         self.arrive, self.compute, self.back, self.relay = (s.ptr for s in _device_streams(cp, dev))
@@ -548,13 +559,17 @@ class _Remote:
         self.b_blocks: list[_Block] = []
         self.a: list[Any] = [None] * len(self.a_items)
         self.b: list[Any] = [None] * len(self.b_items)
+        self.c: list[Any] = []
         self.keep: list[Any] = []
         self.readers: list[Any] = []
-        self.outs: list[Any] = []
         self.finished: Any = None
 
+    def source(self, operand: str, i: int) -> _Remote | None:
+        """The remote device this input comes from (None: home)."""
+        return None if operand == "c" else getattr(self, operand + "_src")[i]
+
     def _copy_in(self, operand: str, i: int, dst: _Block, at_home: _Block | None) -> None:
-        src = getattr(self, operand + "_src")[i]
+        src = self.source(operand, i)
         if src is None:
             assert at_home is not None
             _copy(self.cp, dst, at_home, self.arrive)
@@ -575,30 +590,44 @@ class _Remote:
             b_local = self.b_local = _new_block(cp, (K, c1 - c0), B.sub((0, K), (c0, c1)), self.keep)
             self.a_blocks = [_new_block(cp, (hi - lo, K), A, self.keep) for lo, hi in self.a_items]
             self.b_blocks = [b_local.sub((0, K), (lo - c0, hi - c0)) for lo, hi in self.b_items]
-            first = self.a_items[0]
-            self.outs = [
-                self.run._out_block(C, first, chunk, self.arrive, self.keep) for chunk in self.b_items
-            ]
-            self.outs += [
-                self.run._out_block(C, band, (c0, c1), self.arrive, self.keep) for band in self.a_items[1:]
+            self.c = [
+                (_new_block(cp, C.sub(*self._out(t)).shape, C, self.keep), None) for t in range(n_tasks(self))
             ]
             _wait(cp, self.relay, _record(cp, self.arrive))
         return self._order()
 
+    def _out(self, t: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The rows and columns of C that GEMM t (in the order of ``_order``) computes: the first
+        band by chunks in ``b_order``, then the other bands over the piece's columns."""
+        n = len(self.b_order)
+        if t < n:
+            return self.a_items[0], self.b_items[self.b_order[t]]
+        return self.a_items[t - n + 1], self.piece.cols
+
     def _order(self) -> list[tuple[str, int]]:
         """The order the inputs are copied in, on each stream: A's first band, B's chunks in
-        ``b_order`` (the order the first band's GEMMs take them), A's other bands."""
-        rest = [("a", i) for i in range(1, len(self.a_items))]
-        return [("a", 0)] + [("b", j) for j in self.b_order] + rest
+        ``b_order`` (the order the first band's GEMMs take them), A's other bands; where beta
+        != 0, each GEMM's block of C right after the input that completes that GEMM's."""
+        order: list[tuple[str, int]] = [("a", 0)]
+        for t in range(n_tasks(self)):
+            n = len(self.b_order)
+            order.append(("b", self.b_order[t]) if t < n else ("a", t - n + 1))
+            if self.run.beta != 0:
+                order.append(("c", t))
+        return order
 
-    def copy_in(self, operand: str, i: int, A: _Block, B: _Block) -> None:
+    def copy_in(self, operand: str, i: int, A: _Block, B: _Block, C: _Block) -> None:
         """Queues the copy of one input, from home or from the device that brings it."""
         K = A.shape[1]
         with self.cp.cuda.Device(self.dev):
             if operand == "a":
                 self._copy_in("a", i, self.a_blocks[i], A.sub(self.a_items[i], (0, K)))
-            else:
+            elif operand == "b":
                 self._copy_in("b", i, self.b_blocks[i], B.sub((0, K), self.b_items[i]))
+            else:  # C's old values into GEMM i's block (beta != 0), from home
+                out = self.c[i][0]
+                _copy(self.cp, out, C.sub(*self._out(i)), self.arrive)
+                self.c[i] = (out, _record(self.cp, self.arrive))
 
     def relayed(self) -> None:
         """After its last copy from other devices: they may reuse the memory it copied from."""
@@ -611,38 +640,21 @@ class _Remote:
 
     def compute_and_return(self, C: _Block) -> None:
         cp, run = self.cp, self.run
-        first = self.a_items[0]
-        c0, c1 = self.piece.cols
-        tasks = []  # (A rows, B columns, result, its place in C, events of its inputs)
-        for j in self.b_order:
-            tasks.append(
-                (
-                    self.a[0][0],
-                    self.b[j][0],
-                    self.outs[j],
-                    C.sub(first, self.b_items[j]),
-                    (self.a[0][1], self.b[j][1]),
-                )
-            )
-        n = len(self.b_items)
-        for i in range(1, len(self.a_items)):
-            b_all = tuple(ev for _, ev in self.b)
-            tasks.append(
-                (
-                    self.a[i][0],
-                    self.b_local,
-                    self.outs[n + i - 1],
-                    C.sub(self.a_items[i], (c0, c1)),
-                    (self.a[i][1],) + b_all,
-                )
-            )
+        n = len(self.b_order)
         with cp.cuda.Device(self.dev):
-            for a_blk, b_blk, out, dst, events in tasks:
-                for ev in events:
+            for t in range(n_tasks(self)):
+                a_blk, a_ev = self.a[0] if t < n else self.a[t - n + 1]
+                if t < n:
+                    b_blk, b_ev = self.b[self.b_order[t]]
+                    events = [a_ev, b_ev]
+                else:  # the band against the whole piece's B
+                    b_blk, events = self.b_local, [a_ev] + [ev for _, ev in self.b]
+                out, c_ev = self.c[t]
+                for ev in events + ([c_ev] if c_ev is not None else []):
                     _wait(cp, self.compute, ev)
                 run.gemm(a_blk, b_blk, out, run.beta, self.compute)
                 _wait(cp, self.back, _record(cp, self.compute))
-                _copy(cp, dst, out, self.back)
+                _copy(cp, C.sub(*self._out(t)), out, self.back)
             self.finished = _record(cp, self.back)
 
     def release(self) -> None:
@@ -654,7 +666,7 @@ class _Remote:
         # Drop every reference to the memory now (the devices refer to each other: left to the
         # cycle collector, the memory would return to the pool late, and the next call would
         # allocate afresh).
-        self.keep, self.a, self.b, self.outs, self.readers = [], [], [], [], []
+        self.keep, self.a, self.b, self.c, self.readers = [], [], [], [], []
         self.a_src, self.b_src, self.a_blocks, self.b_blocks = [], [], [], []
         self.b_local = None
 
@@ -686,45 +698,45 @@ class _Run:
             with cp.cuda.Device(home):
                 self._sum_partials(C, partials)
             return
-        remotes = [_Remote(self, p, self.devs[p.device], C) for p in pl.pieces[1:]]
+        remotes = [_Remote(self, p, self.devs[p.device]) for p in pl.pieces[1:]]
         _share_out(cp, remotes)
-        # The copies are queued in turns over the devices, each device's in the order its GEMMs
-        # need them (links and copy engines serve copies about in the order they are queued),
-        # so that every device starts early; a copy from another device comes after that
-        # device's own copy (whose event it waits for) is queued.
-        wanted = [r.prepare(A, B, C, ready) for r in remotes]
-        queued: set[tuple[int, str, int]] = set()
-
-        def queue(r: _Remote, operand: str, i: int) -> None:
-            if (id(r), operand, i) in queued:
-                return
-            src = getattr(r, operand + "_src")[i]
-            if src is not None:
-                queue(src, operand, i)
-            r.copy_in(operand, i, A, B)
-            queued.add((id(r), operand, i))
-
-        for turn in range(max(map(len, wanted))):
-            for r, items in zip(remotes, wanted):
-                if turn < len(items):
-                    queue(r, *items[turn])
-        for r in remotes:
-            r.relayed()
-        for r in remotes:
-            r.compute_and_return(C)
+        try:
+            self._queue(remotes, A, B, C, ready)
+        except BaseException:
+            # Work queued so far may still read or write this call's memory: let it finish
+            # before the memory goes back to the pools.
+            for dev in {r.dev for r in remotes}:
+                with cp.cuda.Device(dev):
+                    cp.cuda.runtime.deviceSynchronize()
+            raise
         for r in remotes:  # a device's memory returns to its pool after its readers' copies
             r.release()
         with cp.cuda.Device(home):
             for r in remotes:
                 _wait(cp, hs, r.finished)
 
-    def _out_block(self, C, rows, cols, stream, keep) -> _Block:
-        """The device's block for C[rows, cols]: fresh, or C's values when beta != 0."""
-        dst = C.sub(rows, cols)
-        out = _new_block(self.cp, dst.shape, dst, keep)
-        if self.beta != 0:
-            _copy(self.cp, out, dst, stream)
-        return out
+    def _queue(self, remotes: list[_Remote], A: _Block, B: _Block, C: _Block, ready: Any) -> None:
+        """The remote devices' copies in, GEMMs and copies back. The copies are queued in turns
+        over the devices, each device's in the order its GEMMs need them (links and copy engines
+        serve copies about in the order they are queued), so that every device starts early; a
+        copy from another device comes right after that device's own copy (whose event it waits
+        for) is queued."""
+        wanted = [r.prepare(A, B, C, ready) for r in remotes]
+        queued: set[tuple[int, str, int]] = set()
+        for turn in range(max(map(len, wanted))):
+            for r, items in zip(remotes, wanted):
+                if turn >= len(items):
+                    continue
+                operand, i = items[turn]
+                src = r.source(operand, i)
+                for x in (src, r) if src is not None else (r,):  # a source brings it from home
+                    if (id(x), operand, i) not in queued:
+                        x.copy_in(operand, i, A, B, C)
+                        queued.add((id(x), operand, i))
+        for r in remotes:
+            r.relayed()
+        for r in remotes:
+            r.compute_and_return(C)
 
     def _remote_k(self, piece, dev, A, B, C, ready) -> tuple[Any, _Block, list[Any]]:
         """alpha * A[:, ks] @ B[ks, :] on ``dev`` (float32), summed over K chunks as they arrive,
