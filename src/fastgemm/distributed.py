@@ -510,11 +510,6 @@ def gemm(
     return C
 
 
-def n_tasks(r: _Remote) -> int:
-    """A remote piece's GEMMs: one per chunk of its first band, one per other band."""
-    return len(r.b_items) + len(r.a_items) - 1
-
-
 def _share_out(cp: Any, remotes: list[_Remote]) -> None:
     """Which device brings each band of A rows and each chunk of B columns from home: among the
     remote devices that need the same band (chunk), in turn by its index, so that each leaves
@@ -568,18 +563,6 @@ class _Remote:
         """The remote device this input comes from (None: home)."""
         return None if operand == "c" else getattr(self, operand + "_src")[i]
 
-    def _copy_in(self, operand: str, i: int, dst: _Block, at_home: _Block | None) -> None:
-        src = self.source(operand, i)
-        if src is None:
-            assert at_home is not None
-            _copy(self.cp, dst, at_home, self.arrive)
-            getattr(self, operand)[i] = (dst, _record(self.cp, self.arrive))
-        else:
-            blk, ev = getattr(src, operand)[i]
-            _wait(self.cp, self.relay, ev)
-            _copy(self.cp, dst, blk, self.relay)
-            getattr(self, operand)[i] = (dst, _record(self.cp, self.relay))
-
     def prepare(self, A: _Block, B: _Block, C: _Block, ready: Any) -> list[tuple[str, int]]:
         """Allocates the piece's blocks (from the pool on ``arrive``, also ours on ``relay``
         from here on) and returns its inputs in the order its GEMMs need them."""
@@ -590,44 +573,52 @@ class _Remote:
             b_local = self.b_local = _new_block(cp, (K, c1 - c0), B.sub((0, K), (c0, c1)), self.keep)
             self.a_blocks = [_new_block(cp, (hi - lo, K), A, self.keep) for lo, hi in self.a_items]
             self.b_blocks = [b_local.sub((0, K), (lo - c0, hi - c0)) for lo, hi in self.b_items]
-            self.c = [
-                (_new_block(cp, C.sub(*self._out(t)).shape, C, self.keep), None) for t in range(n_tasks(self))
-            ]
+            self.c = [(_new_block(cp, C.sub(*self._out(t)).shape, C, self.keep), None) for t in self._tasks()]
             _wait(cp, self.relay, _record(cp, self.arrive))
         return self._order()
 
-    def _out(self, t: int) -> tuple[tuple[int, int], tuple[int, int]]:
-        """The rows and columns of C that GEMM t (in the order of ``_order``) computes: the first
-        band by chunks in ``b_order``, then the other bands over the piece's columns."""
-        n = len(self.b_order)
-        if t < n:
-            return self.a_items[0], self.b_items[self.b_order[t]]
-        return self.a_items[t - n + 1], self.piece.cols
+    def _tasks(self) -> list[tuple[int, int | None]]:
+        """The GEMMs in order, as (band of A, chunk of B or None for the piece's whole B): the
+        first band by chunks in ``b_order``, then the other bands."""
+        first: list[tuple[int, int | None]] = [(0, j) for j in self.b_order]
+        return first + [(i, None) for i in range(1, len(self.a_items))]
+
+    def _out(self, task: tuple[int, int | None]) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The rows and columns of C that a GEMM computes."""
+        i, j = task
+        return self.a_items[i], self.piece.cols if j is None else self.b_items[j]
 
     def _order(self) -> list[tuple[str, int]]:
-        """The order the inputs are copied in, on each stream: A's first band, B's chunks in
-        ``b_order`` (the order the first band's GEMMs take them), A's other bands; where beta
-        != 0, each GEMM's block of C right after the input that completes that GEMM's."""
+        """The order the inputs are copied in, on each stream: A's first band, then for each GEMM
+        the input that completes its inputs (B's chunks in ``b_order``, then A's other bands)
+        and, where beta != 0, its block of C's old values."""
         order: list[tuple[str, int]] = [("a", 0)]
-        for t in range(n_tasks(self)):
-            n = len(self.b_order)
-            order.append(("b", self.b_order[t]) if t < n else ("a", t - n + 1))
+        for t, (i, j) in enumerate(self._tasks()):
+            order.append(("a", i) if j is None else ("b", j))
             if self.run.beta != 0:
                 order.append(("c", t))
         return order
 
     def copy_in(self, operand: str, i: int, A: _Block, B: _Block, C: _Block) -> None:
-        """Queues the copy of one input, from home or from the device that brings it."""
-        K = A.shape[1]
-        with self.cp.cuda.Device(self.dev):
-            if operand == "a":
-                self._copy_in("a", i, self.a_blocks[i], A.sub(self.a_items[i], (0, K)))
-            elif operand == "b":
-                self._copy_in("b", i, self.b_blocks[i], B.sub((0, K), self.b_items[i]))
-            else:  # C's old values into GEMM i's block (beta != 0), from home
-                out = self.c[i][0]
-                _copy(self.cp, out, C.sub(*self._out(i)), self.arrive)
-                self.c[i] = (out, _record(self.cp, self.arrive))
+        """Queues the copy of one input: on ``arrive`` from home, or on ``relay`` from the
+        device that brings it (after its copy, whose event it waits for)."""
+        cp, K = self.cp, A.shape[1]
+        if operand == "a":
+            dst, at_home = self.a_blocks[i], A.sub(self.a_items[i], (0, K))
+        elif operand == "b":
+            dst, at_home = self.b_blocks[i], B.sub((0, K), self.b_items[i])
+        else:  # C's old values into GEMM i's block (beta != 0)
+            dst, at_home = self.c[i][0], C.sub(*self._out(self._tasks()[i]))
+        src = self.source(operand, i)
+        with cp.cuda.Device(self.dev):
+            if src is None:
+                _copy(cp, dst, at_home, self.arrive)
+                getattr(self, operand)[i] = (dst, _record(cp, self.arrive))
+            else:
+                blk, ev = getattr(src, operand)[i]
+                _wait(cp, self.relay, ev)
+                _copy(cp, dst, blk, self.relay)
+                getattr(self, operand)[i] = (dst, _record(cp, self.relay))
 
     def relayed(self) -> None:
         """After its last copy from other devices: they may reuse the memory it copied from."""
@@ -640,21 +631,20 @@ class _Remote:
 
     def compute_and_return(self, C: _Block) -> None:
         cp, run = self.cp, self.run
-        n = len(self.b_order)
         with cp.cuda.Device(self.dev):
-            for t in range(n_tasks(self)):
-                a_blk, a_ev = self.a[0] if t < n else self.a[t - n + 1]
-                if t < n:
-                    b_blk, b_ev = self.b[self.b_order[t]]
-                    events = [a_ev, b_ev]
-                else:  # the band against the whole piece's B
+            for (i, j), (out, c_ev) in zip(self._tasks(), self.c):
+                a_blk, a_ev = self.a[i]
+                b_blk: Any
+                if j is None:  # the band against the piece's whole B
                     b_blk, events = self.b_local, [a_ev] + [ev for _, ev in self.b]
-                out, c_ev = self.c[t]
+                else:
+                    b_blk, b_ev = self.b[j]
+                    events = [a_ev, b_ev]
                 for ev in events + ([c_ev] if c_ev is not None else []):
                     _wait(cp, self.compute, ev)
                 run.gemm(a_blk, b_blk, out, run.beta, self.compute)
                 _wait(cp, self.back, _record(cp, self.compute))
-                _copy(cp, C.sub(*self._out(t)), out, self.back)
+                _copy(cp, C.sub(*self._out((i, j))), out, self.back)
             self.finished = _record(cp, self.back)
 
     def release(self) -> None:
