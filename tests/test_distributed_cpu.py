@@ -170,3 +170,34 @@ def test_transport_names_and_peer_slots():
         assert slot % 512 == 0 and rows * cols * item <= slot < rows * cols * item + 512
     space = fd._PeerSpace(None, 1000)
     assert space.half == 1024 and space.calls == 0 and space.last is None
+
+
+@pytest.mark.parametrize(
+    "M,N,K", [(8192, 8192, 8192), (12288, 8192, 8192), (6144, 6144, 6144), (8192, 8192, 16384)]
+)
+@pytest.mark.parametrize("devices", [2, 3, 4])
+def test_fp32_home_rows_end_on_a_wave(M, N, K, devices):
+    """fp32: home's GEMM runs in waves of 128 x 128 tiles (two per SM); its rows fill their last
+    wave, so one more tile row would cost one more wave."""
+    sms = 132
+    s = fd.plan(M, N, K, devices, 4, sms=sms)
+    if s.plan.strategy not in ("rows", "cols") or len(s.plan.pieces) < 2:
+        return
+    p0 = s.plan.pieces[0]
+    rows, cols = (p0.cols, M) if s.transposed else (p0.rows, N)
+    home = rows[1] - rows[0]
+    tm, tn, per_sm = fd.WAVES[4]
+    per_row, wave = -(-cols // tn), per_sm * sms
+
+    def waves(r):
+        return -(-(-(-r // tm) * per_row) // wave)
+
+    assert home % tm == 0 and waves(home + tm) > waves(home), (home, s)
+    assert s.home_share == pytest.approx(home / (N if s.transposed else M))
+
+
+def test_fp32_8192_cubed_on_four_gpus_leaves_home_four_waves():
+    # 132 SMs: 2048 rows are 1024 tiles (four waves of 264); the share the even-finish model asks
+    # for (about 0.29, 2400 rows) would take five.
+    s = fd.plan(8192, 8192, 8192, 4, 4, sms=132)
+    assert s.plan.strategy == "rows" and s.plan.pieces[0].rows == (0, 2048)

@@ -84,7 +84,7 @@ def multicast_off_env(base: dict[str, str] | None = None) -> dict[str, str]:
 # GPU's links, and the host's cost of issuing one remote device's work. They only balance the
 # shares and pick one device for small problems; results do not depend on them.
 RATE = {2: 700e12, 4: 47e12}  # multiply-adds x 2 per second
-LINK_BYTES_PER_S = 300e9
+LINK_BYTES_PER_S = 370e9
 ISSUE_S = 250e-6  # the host's issue and a remote pipeline's start (kernel ramps, first events)
 SPREAD_GAIN = 0.85  # spread only when the estimate is below this fraction of one device's time
 # Chunks of a remote piece, in elements: the first band of rows and the column chunks it is
@@ -96,6 +96,13 @@ CHUNK_COLS = 2048
 # about TAIL_ROWS, whose result is the only one that goes back after the GEMMs end.
 TAIL_ROWS = 512
 TILE_ROWS = 128
+# Home's GEMM in waves, per element size: (tile rows, tile columns, tiles per SM at once). fp32's
+# large GEMMs (sgemm v17) run 128 x 128 tiles two to an SM: a home share whose last wave is
+# partly empty costs that wave whole, so home's rows end on a wave (4 x H100, 8192^3 fp32: 2528
+# rows are five waves, 2688 six, 1.3 ms more). The fp16/bf16 rungs split their last round
+# (hgemm v31/v32): their time follows the share.
+WAVES = {4: (128, 128, 2)}
+SMS = 132  # planning figure where the device's count is not given
 # Bands of A rows and chunks of B columns that several remote pieces need (all of B in a split
 # by rows) leave home once: each of those devices brings its turn of them from home and the
 # others copy them from it as they arrive there (every device has its own links, and home's
@@ -141,10 +148,11 @@ def _chunks(c0: int, c1: int) -> list[tuple[int, int]]:
 def _first_chunk_bytes(rows: int, cols: int, K: int, itemsize: int) -> tuple[int, int, int]:
     """Bytes of A and of B that a remote device needs before its first GEMM, and its last
     result's bytes."""
-    first_band = _bands(0, rows)[0][1]
-    first_chunk = _chunks(0, cols)[0][1]
-    last = (rows - _bands(0, rows)[-1][0]) * cols
-    return itemsize * first_band * K, itemsize * K * first_chunk, itemsize * last
+    bands, chunks = _bands(0, rows), _chunks(0, cols)
+    # a piece of one band returns it chunk by chunk: its last result is one chunk
+    last_cols = cols if len(bands) > 1 else chunks[-1][1] - chunks[-1][0]
+    last = (rows - bands[-1][0]) * last_cols
+    return itemsize * bands[0][1] * K, itemsize * K * chunks[0][1], itemsize * last
 
 
 def _flipped(pl: partition.Plan) -> partition.Plan:
@@ -166,6 +174,38 @@ def _start_bytes(pl: partition.Plan, a_first: int, b_first: int) -> int:
     return len(bands) * a_first + (len(pl.pieces) - 1) * b_first + (a_first if relayed else 0)
 
 
+def _wave_share(
+    share: float, rows: int, cols: int, P: int, itemsize: int, sms: int, one: float, latency: float
+) -> tuple[float, float]:
+    """Home's share of ``rows`` (the pieces as they run) and its estimated seconds, where its GEMM
+    runs in waves (:data:`WAVES`): of the most rows that fit in the waves the share needs and in
+    one wave fewer, whichever the estimate finishes sooner (home's whole waves against the
+    others' start and their even shares of the rest). Other element sizes: the share, unchanged."""
+    if itemsize not in WAVES or rows <= 0 or cols <= 0:
+        return share, share * one
+    tm, tn, per_sm = WAVES[itemsize]
+    wave = per_sm * sms  # tiles
+    per_row = -(-cols // tn)  # tiles in one tile row
+    total_tiles = -(-rows // tm) * per_row
+    wave_s = one / -(-total_tiles // wave)  # one device's time is whole waves too
+    waves = -(-(-(-round(share * rows) // tm) * per_row) // wave)
+    best = (float("inf"), share, share * one)
+    for w in (waves - 1, waves):
+        r = min(rows, w * wave // per_row * tm)
+        if r < tm or rows - r < P - 1:
+            continue
+        home = -(-(-(-r // tm) * per_row) // wave) * wave_s
+        est = max(home, latency + (rows - r) / rows * one / (P - 1))
+        if est < best[0]:
+            best = (est, r / rows, home)
+    return best[1], best[2]
+
+
+@functools.cache
+def _sm_count(device: int) -> int:
+    return int(_load_cupy().cuda.runtime.getDeviceProperties(device)["multiProcessorCount"])
+
+
 def _check_strategy(strategy: str | None, itemsize: int) -> None:
     if strategy is not None and strategy not in partition.STRATEGIES:
         raise ValueError(f"strategy {strategy!r}; expected one of {', '.join(partition.STRATEGIES)}")
@@ -181,15 +221,30 @@ def plan(
     itemsize: int,
     beta_nonzero: bool = False,
     strategy: str | None = None,
+    sms: int = SMS,
 ) -> Spread:
     """How :func:`gemm` would spread an M x N x K problem over up to ``devices`` GPUs (home
     first): the way that moves the fewest bytes, or ``strategy``, on the first d of the devices
     for the d the estimate finds fastest (every device where ``strategy`` is given: every
     remote device's inputs leave home over home's links, once even where relayed, so past a few
-    devices a smaller set can finish sooner); one device where spreading is not estimated to pay (unless ``strategy`` is given).
+    devices a smaller set can finish sooner); one device where spreading is not estimated to pay
+    (unless ``strategy`` is given). ``sms``: home's SM count (its GEMM's waves, :data:`WAVES`).
     Decided once per problem class (cached: a repeated call costs a dictionary lookup)."""
     _check_strategy(strategy, itemsize)
-    key = (M, N, K, devices, itemsize, bool(beta_nonzero), strategy, FIRST_ROWS, CHUNK_COLS, TAIL_ROWS, RELAY)
+    key = (
+        M,
+        N,
+        K,
+        devices,
+        itemsize,
+        bool(beta_nonzero),
+        strategy,
+        sms,
+        FIRST_ROWS,
+        CHUNK_COLS,
+        TAIL_ROWS,
+        RELAY,
+    )
     return _plan(*key)
 
 
@@ -202,18 +257,26 @@ def _plan(
     itemsize: int,
     beta_nonzero: bool,
     strategy: str | None,
+    sms: int,
     *_chunking: int,  # the chunk sizes the estimate used (part of the cache key)
 ) -> Spread:
     if strategy is not None:
-        return _plan_on(M, N, K, devices, itemsize, beta_nonzero, strategy)
+        return _plan_on(M, N, K, devices, itemsize, beta_nonzero, strategy, sms)
     options = [
-        _plan_on(M, N, K, d, itemsize, beta_nonzero, None) for d in range(min(devices, 2), devices + 1)
+        _plan_on(M, N, K, d, itemsize, beta_nonzero, None, sms) for d in range(min(devices, 2), devices + 1)
     ]
     return min(options, key=lambda s: (s.spread_s, -len(s.plan.pieces)))
 
 
 def _plan_on(
-    M: int, N: int, K: int, devices: int, itemsize: int, beta_nonzero: bool, strategy: str | None
+    M: int,
+    N: int,
+    K: int,
+    devices: int,
+    itemsize: int,
+    beta_nonzero: bool,
+    strategy: str | None,
+    sms: int = SMS,
 ) -> Spread:
     """The plan on exactly ``devices`` devices (one where spreading is not estimated to pay)."""
     one = 2.0 * M * N * K / RATE[itemsize]
@@ -242,19 +305,25 @@ def _plan_on(
         if strategy is None:
             return Spread(whole, False, 1.0, one, one + latency)
         share = 1.0 / P
+    home_s = share * one
+    if even.strategy in ("rows", "cols"):
+        R, Cc = (N, M) if transposed else (M, N)
+        share, home_s = _wave_share(share, R, Cc, P, itemsize, sms, one, latency)
     if even.strategy in ("rows", "cols", "k"):
         cut = partition.plan(
             M, N, K, devices, itemsize, beta_nonzero, [even.strategy], home_share=share, relay=RELAY
         )
     else:
         cut, share = even, 1.0 / P
+        home_s = share * one
     if transposed:
         cut = _flipped(cut)
     remote = (1.0 - share) / (P - 1) * one
     back = sum((p.rows[1] - p.rows[0]) * (p.cols[1] - p.cols[0]) for p in cut.pieces[1:])
     back *= partition.PARTIAL_BYTES if cut.strategy == "k" else itemsize
     moved = max(cut.bytes_moved - back, back) / LINK_BYTES_PER_S  # the links are full duplex
-    spread = max(share * one, latency + remote, moved) + ISSUE_S * (P - 1)
+    # back-to-back calls: the host queues a call while the GPUs run the one before
+    spread = max(home_s, latency + remote, moved, ISSUE_S * (P - 1))
     if strategy is None and spread > SPREAD_GAIN * one:
         return Spread(whole, False, 1.0, one, spread)
     return Spread(cut, transposed, share, one, spread)
@@ -497,7 +566,7 @@ def gemm(
 
     if len(devs) == 1 or M == 0 or N == 0 or K == 0 or alpha == 0:
         return one_gpu()
-    spread = plan(M, N, K, len(devs), a.itemsize, beta != 0, strategy)
+    spread = plan(M, N, K, len(devs), a.itemsize, beta != 0, strategy, _sm_count(home))
     if len(spread.plan.pieces) < 2:
         return one_gpu()
     cp = _load_cupy()
