@@ -113,7 +113,7 @@ def timeline(args: argparse.Namespace, n: int) -> None:
     _sync(n)
     names = {int(torch.cuda.current_stream(0).cuda_stream): "d0.home"}
     for d, streams in fd._streams.items():
-        for name, s in zip(("arrive", "compute", "back", "relay"), streams):
+        for name, s in zip(("arrive", "compute", "back", "relay", "out"), streams):
             names[s.ptr] = f"d{d}.{name}"
     log: list[tuple[int, str, str, Any]] = []
 

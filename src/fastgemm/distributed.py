@@ -415,17 +415,17 @@ def _new_block(cp: Any, shape: tuple[int, int], like: _Block, keep: list[Any]) -
 # --- per-device state: streams, peer access ---------------------------------------------------
 
 _lock = threading.Lock()
-_streams: dict[int, tuple[Any, Any, Any, Any]] = {}
+_streams: dict[int, tuple[Any, Any, Any, Any, Any]] = {}
 _peers: set[tuple[int, int]] = set()
 
 
-def _device_streams(cp: Any, device: int) -> tuple[Any, Any, Any, Any]:
-    """(arrivals from home, compute, returns, arrivals from other remote devices) streams of a
-    remote device, made once."""
+def _device_streams(cp: Any, device: int) -> tuple[Any, Any, Any, Any, Any]:
+    """(pool and C's old values, compute, returns, arrivals from other remote devices) streams of
+    a remote device, and the stream of its copies out as home, made once."""
     with _lock:
         if device not in _streams:
             with cp.cuda.Device(device):
-                _streams[device] = tuple(cp.cuda.Stream(non_blocking=True) for _ in range(4))
+                _streams[device] = tuple(cp.cuda.Stream(non_blocking=True) for _ in range(5))
         return _streams[device]
 
 
@@ -603,8 +603,9 @@ def _share_out(cp: Any, remotes: list[_Remote]) -> None:
 class _Remote:
     """A block of C over all of K on a remote device: its first band of rows in column chunks
     (each chunk copied into its columns of the piece's B), the other bands over the whole
-    piece's B; each result goes back into C as soon as it is done. Inputs arrive on ``arrive``
-    from home and on ``relay`` from other remote devices; ``a``/``b`` hold each band's
+    piece's B; each result goes back into C as soon as it is done. Inputs come from home on
+    home's ``out`` stream and from other remote devices on ``relay``; the piece's memory comes
+    from the pool on ``arrive``. ``a``/``b`` hold each band's
     (chunk's) block and the event after its copy, for the GEMMs here and for the devices that
     copy it from here (``readers``: events after their last copy); ``c`` each GEMM's result
     block and, where beta != 0, the event after C's old values were copied into it."""
@@ -612,7 +613,7 @@ class _Remote:
     def __init__(self, run: _Run, piece: partition.Piece, dev: int) -> None:
         cp = run.cp
         self.run, self.cp, self.piece, self.dev = run, cp, piece, dev
-        self.arrive, self.compute, self.back, self.relay = (s.ptr for s in _device_streams(cp, dev))
+        self.arrive, self.compute, self.back, self.relay, _ = (s.ptr for s in _device_streams(cp, dev))
         self.a_items = _bands(*piece.rows)
         self.b_items = _chunks(*piece.cols)
         self.a_src: list[_Remote | None] = []
@@ -643,7 +644,10 @@ class _Remote:
             self.a_blocks = [_new_block(cp, (hi - lo, K), A, self.keep) for lo, hi in self.a_items]
             self.b_blocks = [b_local.sub((0, K), (lo - c0, hi - c0)) for lo, hi in self.b_items]
             self.c = [(_new_block(cp, C.sub(*self._out(t)).shape, C, self.keep), None) for t in self._tasks()]
-            _wait(cp, self.relay, _record(cp, self.arrive))
+            allocated = _record(cp, self.arrive)
+            _wait(cp, self.relay, allocated)
+        with cp.cuda.Device(self.run.devs[0]):
+            _wait(cp, self.run.out, allocated)
         return self._order()
 
     def _tasks(self) -> list[tuple[int, int | None]]:
@@ -669,8 +673,8 @@ class _Remote:
         return order
 
     def copy_in(self, operand: str, i: int, A: _Block, B: _Block, C: _Block) -> None:
-        """Queues the copy of one input: on ``arrive`` from home, or on ``relay`` from the
-        device that brings it (after its copy, whose event it waits for)."""
+        """Queues the copy of one input: on home's ``out`` stream from home, or on ``relay``
+        from the device that brings it (after its copy, whose event it waits for)."""
         cp, K = self.cp, A.shape[1]
         if operand == "a":
             dst, at_home = self.a_blocks[i], A.sub(self.a_items[i], (0, K))
@@ -679,15 +683,16 @@ class _Remote:
         else:  # C's old values into GEMM i's block (beta != 0)
             dst, at_home = self.c[i][0], C.sub(*self._out(self._tasks()[i]))
         src = self.source(operand, i)
+        if src is None:
+            with cp.cuda.Device(self.run.devs[0]):
+                _copy(cp, dst, at_home, self.run.out)
+                getattr(self, operand)[i] = (dst, _record(cp, self.run.out))
+            return
+        blk, ev = getattr(src, operand)[i]
         with cp.cuda.Device(self.dev):
-            if src is None:
-                _copy(cp, dst, at_home, self.arrive)
-                getattr(self, operand)[i] = (dst, _record(cp, self.arrive))
-            else:
-                blk, ev = getattr(src, operand)[i]
-                _wait(cp, self.relay, ev)
-                _copy(cp, dst, blk, self.relay)
-                getattr(self, operand)[i] = (dst, _record(cp, self.relay))
+            _wait(cp, self.relay, ev)
+            _copy(cp, dst, blk, self.relay)
+            getattr(self, operand)[i] = (dst, _record(cp, self.relay))
 
     def relayed(self) -> None:
         """After its last copy from other devices: they may reuse the memory it copied from."""
@@ -739,6 +744,7 @@ class _Run:
     def __init__(self, cp, fg, devs, hs, kernel, precision, alpha, beta):
         self.cp, self.fg, self.devs, self.hs = cp, fg, devs, hs
         self.kernel, self.precision, self.alpha, self.beta = kernel, precision, alpha, beta
+        self.out = 0  # home's stream of copies out (start)
 
     def gemm(self, a: _Block, b: _Block, c: _Block, beta: float, stream: int) -> None:
         self.fg.gemm(a, b, c, self.alpha, beta, kernel=self.kernel, stream=stream, precision=self.precision)
@@ -757,6 +763,10 @@ class _Run:
             with cp.cuda.Device(home):
                 self._sum_partials(C, partials)
             return
+        # Home's copies out leave one at a time, on a stream of their own, each at the links'
+        # full rate, in the order they are queued (on the remote devices' streams they ran side
+        # by side and shared the links: every device's first input came later).
+        self.out = _device_streams(cp, home)[4].ptr
         remotes = [_Remote(self, p, self.devs[p.device]) for p in pl.pieces[1:]]
         _share_out(cp, remotes)
         try:
@@ -801,7 +811,7 @@ class _Run:
         """alpha * A[:, ks] @ B[ks, :] on ``dev`` (float32), summed over K chunks as they arrive,
         then copied into a block on home (from home's pool on its ``arrive`` stream)."""
         cp = self.cp
-        arrive, compute, back, _ = (s.ptr for s in _device_streams(cp, dev))
+        arrive, compute, back, _, _ = (s.ptr for s in _device_streams(cp, dev))
         M, N = C.shape
         keep: list[Any] = []
         k0, k1 = piece.ks
