@@ -10,7 +10,8 @@ its operands arrive: the piece's first band of rows is computed in column chunks
 come in, the rest in bands of rows while the finished bands go back into C. An input that
 several devices need (all of B in a split by rows) leaves home once, a turn of its chunks to
 each of them, which pass them on to the others; the copies are queued in turns over the devices
-in the order their GEMMs need them, so that every device starts early. The moves are peer
+in the order their GEMMs need them, so that every device starts early, and home's leave one at
+a time on a stream of their own, each at the links' full rate. The moves are peer
 copies on the GPUs' copy engines (``cudaMemcpy2DAsync`` over NVLink or PCIe), strided on both
 sides, so they take no SM from the GEMMs beside them; a persistent GEMM kernel holds every SM of
 its GPU, and a communication kernel beside it would hold up its blocks. Everything is queued
