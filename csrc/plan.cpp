@@ -178,6 +178,15 @@ const std::vector<AutoRule> kSgemmRules = {
      "v11 on 64x128 or 128x64 tiles (32x128 or 128x32 up to 32 rows or columns): for outputs of "
      "at most 64 rows or columns, where v11's tile is at least half padding",
      0, 0, 0, 0, 90, 0, 64},
+    // Outputs of 65-128 rows over at most SMs/4 tiles of 128x128 with 1024 <= K <= 3072: v12
+    // was 4-28% faster than v16 on 16-33 such tiles at 96-127 rows (results/sweeps/
+    // rows-m96-127-float32-*, H100; level, -1.5% to +4%, at 4099x3072), v16 8-26% faster past
+    // them (N 6144-12345) and at 16 tiles with K = 4096.
+    {"sgemm_v12_split_k_narrow",
+     "v12's 64x128 tiles with K split across a cluster: for outputs of 65-128 rows over at most "
+     "SMs/4 tiles of 128x128 with 1024 <= K <= 3072, where a 128x128 block of v16 runs its short "
+     "share at half the warps per FMA",
+     0, 128, 128, 128, 90, 1024, 0, false, 4, 0, nullptr, 3072, false, 0, 65},
     {"sgemm_v12_split_k_narrow",
      "v12's four-warp 64x128 or 128x64 tiles (twice as many as 128x128 ones, two blocks per SM), "
      "K split across a cluster: for outputs of at most 16 tiles of 128x128 with K <= 2048, where "
