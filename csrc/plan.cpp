@@ -201,6 +201,14 @@ const std::vector<AutoRule> kSgemmRules = {
      "distributed shared memory: for outputs of at most 64 tiles of 128x128 with K <= 512, "
      "where the short shares make v16's reduction through global memory the larger cost",
      0, 128, 128, 0, 90, 0, 0, false, 2.0625, 0, nullptr, 512},
+    // Outputs of 129-192 rows (and more columns) where v16 would split K: v18 on the same 64x128
+    // tiles as v12 below, with v17's three-stage loop, was 1-13% faster than both v12 and v16 on
+    // all 18 points at 160 and 192 rows of results/sweeps/rows-m80-192-float32-* (H100).
+    {"sgemm_v18_split_k_multistage",
+     "v18's 64x128 tiles (v12's split of K on v17's three-stage loop): for outputs of 129-192 "
+     "rows and more columns where v16's model splits K, where v16's 128-row tiles are a quarter "
+     "or more padding and v12's two-stage loop waits on its copies",
+     0, 0, 0, 192, 90, 0, 0, false, 2, 0, &kSgemmV16Split, 0, false, 0, 129, 193},
     // Outputs of 129-192 rows where v16 would split K: v12's 64-row tiles cover 192 rows
     // exactly where v16's 128-row ones pad them to 256; v12 was 5-26% faster at 192 rows on all
     // five (N, K) of results/sweeps/prefill-v18-float32-* (H100), v16 at 128 and from 256 rows;

@@ -1,5 +1,5 @@
 // sgemm_v18_split_k_multistage — v12's cluster split of K on v17's k loop. A branch of v17, a
-// shape specialist for outputs with few rows (decode and small batches, M = 17-64) or few tiles.
+// shape specialist for outputs with few rows (small batches and short prefills, M = 33-192).
 //
 // What changed since v17: v12's split (sgemm/split_k_tile.cuh): block z of a cluster takes the
 // z-th share of the k-tiles, stages its fp32 partial tile in its drained shared memory, and the
@@ -7,15 +7,18 @@
 // model. v17's loop (sgemm/multistage.cuh: three cp.async stages, fragments read a k ahead, the
 // K-contiguous operand copied 4 bytes at a time into its transposed place, a ragged K's partial
 // k-tile first) runs the share, on v17's 128x128 tile of 16x8 lanes or, for outputs of at most
-// 64 rows or columns, on v12's 64x128 / 128x64 tiles of 8x8 lanes.
+// 192 rows or columns, on v12's 64x128 / 128x64 tiles of 8x8 lanes.
 // Why it pays: v12's four-warp blocks run v09's double-buffered loop, whose warps stall on
 // shared loads just before their FFMAs (ncu on 8192x64x8192: short scoreboard stalls lead); v17's
 // loop removes most of those stalls. auto takes it for outputs of 33-64 rows, where it was faster
-// than v12 on every point of results/sweeps/rows-m33-127-float32-*.
+// than v12 on every point of results/sweeps/rows-m33-127-float32-*, and of 129-192 rows where
+// K is split, faster than v12 and v16 on every point at 160-192 rows of rows-m80-192-*.
 // What limits it: v17's three-tile prologue on short shares; one or two blocks per SM (the loop's
 // registers), so a lone block hides less latency than v12's pairs; its 64-row tile is half
-// padding on 32 rows or fewer. On 65-512 rows and on deep K its split loses to v16's on most
-// points of results/sweeps/prefill-v18-* and deep-v18-*.
+// padding on 32 rows or fewer. At 65-127 rows it is level with v12 and v16 or behind them (v16's
+// tile is the faster from 5120 columns, v12's split on 16 tiles; rows-m80-192-*); past 192 rows
+// and on deep K its 128x128 tile's split loses to v16's on most points of
+// results/sweeps/prefill-v18-* and deep-v18-*.
 // Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; operands aligned to their 4-byte
 // elements (the K-contiguous operand is copied 4 bytes at a time whatever its alignment; an
 // MN-contiguous operand and C use 16-byte accesses where they are aligned).
@@ -87,7 +90,7 @@ int sgemm_v18_split_k_multistage_smem() {
 }
 
 void sgemm_v18_split_k_multistage(const GemmArgs& a) {
-  if (std::min(a.M, a.N) > 64) {
+  if (std::min(a.M, a.N) > 192) {  // 64-wide tiles up to 192 rows (rows-m80-192-*)
     launch_tiling<Square>(a);
   } else if (a.M <= a.N) {
     launch_tiling<Wide>(a);
@@ -100,5 +103,5 @@ void sgemm_v18_split_k_multistage(const GemmArgs& a) {
 
 FASTGEMM_REGISTER_SGEMM_SMEM(sgemm_v18_split_k_multistage, {18, 80, 0, 4, "simt", "cp_async",
     "split_k", "sgemm_v17_multistage", true,
-    "v17's three-stage loop (128x128, or 64x128 / 128x64 tiles for outputs of at most 64 rows "
+    "v17's three-stage loop (128x128, or 64x128 / 128x64 tiles for outputs of at most 192 rows "
     "or columns) with K split across a cluster, partial tiles summed in rank order"})
