@@ -173,19 +173,26 @@ def test_transport_names_and_peer_slots():
 
 
 @pytest.mark.parametrize(
-    "M,N,K", [(8192, 8192, 8192), (12288, 8192, 8192), (6144, 6144, 6144), (8192, 8192, 16384)]
+    "M,N,K",
+    [
+        (8192, 8192, 8192),
+        (12288, 8192, 8192),
+        (6144, 6144, 6144),
+        (10240, 10240, 10240),
+        (2048, 16384, 8192),  # cut by columns: rows of C.T as it runs
+        (4096, 16384, 4096),
+        (3000, 12000, 5000),
+    ],
 )
 @pytest.mark.parametrize("devices", [2, 3, 4])
 def test_fp32_home_rows_end_on_a_wave(M, N, K, devices):
-    """fp32: home's GEMM runs in waves of 128 x 128 tiles (two per SM); its rows fill their last
-    wave, so one more tile row would cost one more wave."""
+    """fp32: home's GEMM runs in waves of 128 x 128 tiles (two per SM); its rows (of the problem
+    as it runs) fill their last wave, so one more tile row would cost one more wave."""
     sms = 132
     s = fd.plan(M, N, K, devices, 4, sms=sms)
-    if s.plan.strategy not in ("rows", "cols") or len(s.plan.pieces) < 2:
-        return
-    p0 = s.plan.pieces[0]
-    rows, cols = (p0.cols, M) if s.transposed else (p0.rows, N)
-    home = rows[1] - rows[0]
+    assert s.plan.strategy in ("rows", "cols") and len(s.plan.pieces) == devices, s
+    rows, cols = (N, M) if s.transposed else (M, N)  # pieces are rows of C.T for cols
+    home = s.plan.pieces[0].rows[1] - s.plan.pieces[0].rows[0]
     tm, tn, per_sm = fd.WAVES[4]
     per_row, wave = -(-cols // tn), per_sm * sms
 
@@ -193,7 +200,9 @@ def test_fp32_home_rows_end_on_a_wave(M, N, K, devices):
         return -(-(-(-r // tm) * per_row) // wave)
 
     assert home % tm == 0 and waves(home + tm) > waves(home), (home, s)
-    assert s.home_share == pytest.approx(home / (N if s.transposed else M))
+    assert s.home_share == pytest.approx(home / rows)
+    # no waves for another kernel at home (sms 0): the even-finish share, not on a wave
+    assert fd.plan(M, N, K, devices, 4, sms=0).home_share != s.home_share
 
 
 def test_fp32_8192_cubed_on_four_gpus_leaves_home_four_waves():

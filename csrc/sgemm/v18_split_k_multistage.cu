@@ -32,8 +32,8 @@ namespace {
 namespace skt = sgemm::split_k_tile;
 namespace ms = sgemm::multistage;
 using Square = ms::Tile;                      // 128x128, 16x8 lanes (v17's)
-using Wide = sgemm::warptile::Tile<1, 4>;     // 64x128: outputs with M <= 64, M <= N
-using Tall = sgemm::warptile::Tile<2, 2>;     // 128x64: outputs with N <= 64, M > N
+using Wide = sgemm::warptile::Tile<1, 4>;     // 64x128: outputs with M <= 192, M <= N
+using Tall = sgemm::warptile::Tile<2, 2>;     // 128x64: outputs with N <= 192, M > N
 static_assert(Square::THREADS == 128 && Wide::THREADS == 128 && Tall::THREADS == 128,
               "one launch bound for every tiling");
 

@@ -98,7 +98,7 @@ CHUNK_COLS = 2048
 TAIL_ROWS = 512
 TILE_ROWS = 128
 # Home's GEMM in waves, per element size: (tile rows, tile columns, tiles per SM at once). fp32's
-# large GEMMs (sgemm v17) run 128 x 128 tiles two to an SM: a home share whose last wave is
+# large GEMMs (auto's ieee choice, sgemm v17) run 128 x 128 tiles two to an SM: a home share whose last wave is
 # partly empty costs that wave whole, so home's rows end on a wave (4 x H100, 8192^3 fp32: 2528
 # rows are five waves, 2688 six, 1.3 ms more). The fp16/bf16 rungs split their last round
 # (hgemm v31/v32): their time follows the share.
@@ -181,8 +181,9 @@ def _wave_share(
     """Home's share of ``rows`` (the pieces as they run) and its estimated seconds, where its GEMM
     runs in waves (:data:`WAVES`): of the most rows that fit in the waves the share needs and in
     one wave fewer, whichever the estimate finishes sooner (home's whole waves against the
-    others' start and their even shares of the rest). Other element sizes: the share, unchanged."""
-    if itemsize not in WAVES or rows <= 0 or cols <= 0:
+    others' start and their even shares of the rest). Other element sizes, or ``sms`` 0 (another
+    kernel than auto's ieee one at home): the share, unchanged."""
+    if itemsize not in WAVES or sms <= 0 or rows <= 0 or cols <= 0:
         return share, share * one
     tm, tn, per_sm = WAVES[itemsize]
     wave = per_sm * sms  # tiles
@@ -193,7 +194,7 @@ def _wave_share(
     best = (float("inf"), share, share * one)
     for w in (waves - 1, waves):
         r = min(rows, w * wave // per_row * tm)
-        if r < tm or rows - r < P - 1:
+        if r < tm or rows - r < (P - 1) * partition._quantum(itemsize):  # a quantum each
             continue
         home = -(-(-(-r // tm) * per_row) // wave) * wave_s
         est = max(home, latency + (rows - r) / rows * one / (P - 1))
@@ -229,7 +230,8 @@ def plan(
     for the d the estimate finds fastest (every device where ``strategy`` is given: every
     remote device's inputs leave home over home's links, once even where relayed, so past a few
     devices a smaller set can finish sooner); one device where spreading is not estimated to pay
-    (unless ``strategy`` is given). ``sms``: home's SM count (its GEMM's waves, :data:`WAVES`).
+    (unless ``strategy`` is given). ``sms``: home's SM count (its GEMM's waves, :data:`WAVES`;
+    0: no waves, for another kernel than auto's ieee one at home).
     Decided once per problem class (cached: a repeated call costs a dictionary lookup)."""
     _check_strategy(strategy, itemsize)
     key = (
@@ -421,8 +423,8 @@ _peers: set[tuple[int, int]] = set()
 
 
 def _device_streams(cp: Any, device: int) -> tuple[Any, Any, Any, Any, Any]:
-    """(pool and C's old values, compute, returns, arrivals from other remote devices) streams of
-    a remote device, and the stream of its copies out as home, made once."""
+    """(pool, compute, returns, arrivals from other remote devices) streams of a remote device,
+    and the stream of its copies out as home, made once."""
     with _lock:
         if device not in _streams:
             with cp.cuda.Device(device):
@@ -567,10 +569,15 @@ def gemm(
 
     if len(devs) == 1 or M == 0 or N == 0 or K == 0 or alpha == 0:
         return one_gpu()
-    spread = plan(M, N, K, len(devs), a.itemsize, beta != 0, strategy, _sm_count(home))
+    spread = plan(M, N, K, len(devs), a.itemsize, beta != 0, strategy)
     if len(spread.plan.pieces) < 2:
         return one_gpu()
-    cp = _load_cupy()
+    cp = _load_cupy()  # spreading needs CuPy (one GPU does not): then home's own SM count
+    sms = _sm_count(home) if kernel == "auto" and precision == "ieee" else 0
+    if sms != SMS:
+        spread = plan(M, N, K, len(devs), a.itemsize, beta != 0, strategy, sms)
+        if len(spread.plan.pieces) < 2:
+            return one_gpu()
     home_stream = _resolve_stream(stream, c.library, home)
     blocks = [_Block.of(m) for m in (a, b, c)]
     if spread.transposed:  # column pieces run as row pieces of C.T = B.T @ A.T
@@ -775,7 +782,7 @@ class _Run:
         except BaseException:
             # Work queued so far may still read or write this call's memory: let it finish
             # before the memory goes back to the pools.
-            for dev in {r.dev for r in remotes}:
+            for dev in {home} | {r.dev for r in remotes}:  # home's copies out included
                 with cp.cuda.Device(dev):
                     cp.cuda.runtime.deviceSynchronize()
             raise
