@@ -178,15 +178,26 @@ const std::vector<AutoRule> kSgemmRules = {
      "v11 on 64x128 or 128x64 tiles (32x128 or 128x32 up to 32 rows or columns): for outputs of "
      "at most 64 rows or columns, where v11's tile is at least half padding",
      0, 0, 0, 0, 90, 0, 64},
-    // Outputs of 65-128 rows over at most SMs/4 tiles of 128x128 with 1024 <= K <= 3072: v12
-    // was 4-28% faster than v16 on 16-33 such tiles at 96-127 rows (results/sweeps/
-    // rows-m96-127-float32-*, H100; level, -1.5% to +4%, at 4099x3072), v16 8-26% faster past
-    // them (N 6144-12345) and at 16 tiles with K = 4096.
+    // Outputs of 65-128 rows over 25-33 tiles of 128x128 (3073-4224 columns on 132 SMs) with
+    // 1024 <= K <= 3072: v18 on 64x128 tiles was 3-16% faster than v12 and v16 on all 20 such
+    // points of results/sweeps/rows-m72-128-v18-float32-* (H100; 72-128 rows, N 4096-4224); on
+    // 16-24 tiles it is level or behind (v12 at 16 tiles, v16 at 24 with K >= 3072), and from
+    // K = 4096 at 128 rows v16's unpadded 128-row tile is 1-5% ahead.
+    {"sgemm_v18_split_k_multistage",
+     "v18's 64x128 tiles (v12's split of K on v17's three-stage loop): for outputs of 65-128 "
+     "rows and 3073 or more columns over at most SMs/4 tiles of 128x128 with 1024 <= K <= 3072, "
+     "where v12's two-stage loop waits on its copies",
+     0, 128, 128, 128, 90, 1024, 0, false, 4, 0, nullptr, 3072, false, 0, 65, 3073},
+    // Outputs of 65-128 rows over at most 16 tiles of 128x128 with K up to 2560 (the rule after
+    // the next stops at 2048): v12 was 9-15% faster than v16 at 2048x2053 (80-127 rows), v16
+    // 9-10% faster at 2048x3072 and 15% at 2048x4096 (results/sweeps/rows-m96-127-*,
+    // rows-m72-128-v18-*, H100). On 17-24 tiles v16 is the faster of the two (2560x2053,
+    // 3072x2053: up to 20%).
     {"sgemm_v12_split_k_narrow",
      "v12's 64x128 tiles with K split across a cluster: for outputs of 65-128 rows over at most "
-     "SMs/4 tiles of 128x128 with 1024 <= K <= 3072, where a 128x128 block of v16 runs its short "
+     "16 tiles of 128x128 with 1024 <= K <= 2560, where a 128x128 block of v16 runs its short "
      "share at half the warps per FMA",
-     0, 128, 128, 128, 90, 1024, 0, false, 4, 0, nullptr, 3072, false, 0, 65},
+     0, 128, 128, 128, 90, 1024, 0, false, 8.25, 0, nullptr, 2560, false, 0, 65},
     {"sgemm_v12_split_k_narrow",
      "v12's four-warp 64x128 or 128x64 tiles (twice as many as 128x128 ones, two blocks per SM), "
      "K split across a cluster: for outputs of at most 16 tiles of 128x128 with K <= 2048, where "

@@ -11,12 +11,14 @@
 // Why it pays: v12's four-warp blocks run v09's double-buffered loop, whose warps stall on
 // shared loads just before their FFMAs (ncu on 8192x64x8192: short scoreboard stalls lead); v17's
 // loop removes most of those stalls. auto takes it for outputs of 33-64 rows, where it was faster
-// than v12 on every point of results/sweeps/rows-m33-127-float32-*, and of 129-192 rows where
-// K is split, faster than v12 and v16 on every point at 160-192 rows of rows-m80-192-*.
+// than v12 on every point of results/sweeps/rows-m33-127-float32-*, of 65-128 rows over 25-33
+// tiles with K 1024-3072 (rows-m72-128-v18-*), and of 129-192 rows where K is split, faster than
+// v12 and v16 on every point at 160-192 rows of rows-m80-192-*.
 // What limits it: v17's three-tile prologue on short shares; one or two blocks per SM (the loop's
 // registers), so a lone block hides less latency than v12's pairs; its 64-row tile is half
-// padding on 32 rows or fewer. At 65-127 rows it is level with v12 and v16 or behind them (v16's
-// tile is the faster from 5120 columns, v12's split on 16 tiles; rows-m80-192-*); past 192 rows
+// padding on 32 rows or fewer, and a ragged last 64-row tile costs it more than v12 (at 128 rows
+// it is up to 13% faster than at 127). Elsewhere at 65-127 rows it is level with v12 and v16 or
+// behind (v16's tile from 5120 columns, v12's split on 16 tiles; rows-m80-192-*); past 192 rows
 // and on deep K its 128x128 tile's split loses to v16's on most points of
 // results/sweeps/prefill-v18-* and deep-v18-*.
 // Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; operands aligned to their 4-byte
