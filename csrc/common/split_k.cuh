@@ -58,11 +58,13 @@ __device__ __forceinline__ void split_share(int64_t total, int64_t& first, int64
 
 // Steps 1-3 of the contract, by THREADS threads of the block (threads FIRST .. FIRST + THREADS - 1;
 // any others only meet the two cluster barriers, ptx::cluster_sync twice) whose partial tile is
-// `red`.
+// `red`. skip_rows (row-major C only): the tile's first rows, which another tile stores (an edge
+// tile moved inside the output).
 template <int BM, int BN, int LD, int THREADS, int FIRST = 0, bool VEC = true, typename T>
 __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int64_t ldc,
                                                      int64_t M, int64_t N, int64_t m0,
-                                                     int64_t n0, float alpha, float beta) {
+                                                     int64_t n0, float alpha, float beta,
+                                                     int skip_rows = 0) {
   static_assert(BN % 4 == 0 && LD % 4 == 0, "4-column groups of 16-byte aligned rows");
   ptx::cluster_sync();
   const uint32_t rank = ptx::cluster_ctarank(), ranks = ptx::cluster_nctarank();
@@ -70,7 +72,7 @@ __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int
   constexpr int GROUPS = BN / 4;  // 4-column groups per row
   const int thread = static_cast<int>(threadIdx.x) - FIRST;
   if (ldc >= 0) {
-    for (int u = rank * THREADS + thread; u < rows * GROUPS; u += ranks * THREADS) {
+    for (int u = skip_rows * GROUPS + rank * THREADS + thread; u < rows * GROUPS; u += ranks * THREADS) {
       const int row = u / GROUPS, col = (u % GROUPS) * 4;
       const float* mine = red + row * LD + col;
       float4 sum = ptx::ld_cluster_f32x4(mine, 0);

@@ -16,9 +16,10 @@
 // v12 and v16 on every point at 160-192 rows of rows-m80-192-*.
 // What limits it: v17's three-tile prologue on short shares; one or two blocks per SM (the loop's
 // registers), so a lone block hides less latency than v12's pairs; its 64-row tile is half
-// padding on 32 rows or fewer, and a ragged last 64-row tile costs it more than v12 (at 128 rows
-// it is up to 13% faster than at 127). Elsewhere at 65-127 rows it is level with v12 and v16 or
-// behind (v16's tile from 5120 columns, v12's split on 16 tiles; rows-m80-192-*); past 192 rows
+// padding on 32 rows or fewer. An edge tile past M moves back inside the output (row-major C) and
+// runs the unchecked loop: a ragged tile's checked copies had cost it 10-20% (ncu, 127x2048x3072:
+// 9% more instructions in those blocks, fewer eligible warps); edge tiles past N (and M below
+// one tile) still check. Past 192 rows
 // and on deep K its 128x128 tile's split loses to v16's on most points of
 // results/sweeps/prefill-v18-* and deep-v18-*.
 // Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; operands aligned to their 4-byte
@@ -52,6 +53,15 @@ __global__ void __launch_bounds__(WT::THREADS, 2)
   extern __shared__ __align__(16) float smem[];
   int64_t m0, n0;
   split_tile(A.MN, WT::BLOCK_M, WT::BLOCK_N, m0, n0);
+  // A tile past M's edge moves back inside the output (row-major C; a shift that keeps an
+  // M-contiguous A's 16-byte copies aligned) and stores only its own rows: it runs the
+  // unchecked loop, whose copies need no bounds (v17's move_inside, along M only).
+  int skip_rows = 0;
+  if (ldc >= 0 && m0 + WT::BLOCK_M > A.MN && A.MN >= WT::BLOCK_M &&
+      (!(VEC && A_COL_MAJOR) || (A.MN - WT::BLOCK_M) % 4 == 0)) {
+    skip_rows = static_cast<int>(m0 - (A.MN - WT::BLOCK_M));
+    m0 = A.MN - WT::BLOCK_M;
+  }
   int64_t first, count;  // this block's share of the k-tiles
   split_share((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
   ms::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(
@@ -61,7 +71,7 @@ __global__ void __launch_bounds__(WT::THREADS, 2)
         skt::stage_partial<WT>(smem, pos, acc);
       });
   cluster_reduce_store<WT::BLOCK_M, WT::BLOCK_N, skt::red_ld<WT>(), WT::THREADS, 0, VEC>(
-      smem, C, ldc, A.MN, B.MN, m0, n0, alpha, beta);
+      smem, C, ldc, A.MN, B.MN, m0, n0, alpha, beta, skip_rows);
 }
 
 // The split model's rates: not fitted yet (the 64-wide tiles take v12's, the square tile v11's
