@@ -188,16 +188,17 @@ const std::vector<AutoRule> kSgemmRules = {
      "rows and 3073 or more columns over at most SMs/4 tiles of 128x128 with 1024 <= K <= 3072, "
      "where v12's two-stage loop waits on its copies",
      0, 128, 128, 128, 90, 1024, 0, false, 4, 0, nullptr, 3072, false, 0, 65, 3073},
-    // Outputs of 65-128 rows over at most 16 tiles of 128x128 with K up to 2560 (the rule after
-    // the next stops at 2048): v12 was 9-15% faster than v16 at 2048x2053 (80-127 rows), v16
-    // 9-10% faster at 2048x3072 and 15% at 2048x4096 (results/sweeps/rows-m96-127-*,
-    // rows-m72-128-v18-*, H100). On 17-24 tiles v16 is the faster of the two (2560x2053,
-    // 3072x2053: up to 20%).
-    {"sgemm_v12_split_k_narrow",
-     "v12's 64x128 tiles with K split across a cluster: for outputs of 65-128 rows over at most "
-     "16 tiles of 128x128 with 1024 <= K <= 2560, where a 128x128 block of v16 runs its short "
-     "share at half the warps per FMA",
-     0, 128, 128, 128, 90, 1024, 0, false, 8.25, 0, nullptr, 2560, false, 0, 65},
+    // Outputs of 65-128 rows over at most 16 tiles of 128x128 with 1024 <= K <= 4096: v18, whose
+    // edge tiles move inside along M, was 5-18% faster than v12 and v16 on all 23 such points of
+    // results/sweeps/rows-m65-160-inside-* and rows-m65-191-inside-* (H100; 8 and 16 tiles, K
+    // 1024-4096, 65-128 rows). On so few tiles both kernels' splits fill one round of blocks
+    // alike (v18: up to 8 shares of 64-row tiles, v16: up to 16 of 128-row ones), and v18's
+    // three-stage loop is the faster.
+    {"sgemm_v18_split_k_multistage",
+     "v18's 64x128 tiles (v12's split of K on v17's three-stage loop): for outputs of 65-128 "
+     "rows over at most 16 tiles of 128x128 with 1024 <= K <= 4096, where its split fills the "
+     "SMs as v16's does and its loop is the faster",
+     0, 128, 128, 128, 90, 1024, 0, false, 8.25, 0, nullptr, 4096, false, 0, 65},
     {"sgemm_v12_split_k_narrow",
      "v12's four-warp 64x128 or 128x64 tiles (twice as many as 128x128 ones, two blocks per SM), "
      "K split across a cluster: for outputs of at most 16 tiles of 128x128 with K <= 2048, where "

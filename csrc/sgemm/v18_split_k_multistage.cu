@@ -7,20 +7,23 @@
 // model. v17's loop (sgemm/multistage.cuh: three cp.async stages, fragments read a k ahead, the
 // K-contiguous operand copied 4 bytes at a time into its transposed place, a ragged K's partial
 // k-tile first) runs the share, on v17's 128x128 tile of 16x8 lanes or, for outputs of at most
-// 192 rows or columns, on v12's 64x128 / 128x64 tiles of 8x8 lanes.
+// 192 rows or columns, on v12's 64x128 / 128x64 tiles of 8x8 lanes. As in v17, an edge tile past
+// M moves back inside the output (row-major C) and stores only its own rows, so that it runs the
+// unchecked loop: a ragged tile's checked copies had cost it 10-20% (ncu, 127x2048x3072: 9% more
+// instructions in those blocks and fewer eligible warps).
 // Why it pays: v12's four-warp blocks run v09's double-buffered loop, whose warps stall on
 // shared loads just before their FFMAs (ncu on 8192x64x8192: short scoreboard stalls lead); v17's
 // loop removes most of those stalls. auto takes it for outputs of 33-64 rows, where it was faster
 // than v12 on every point of results/sweeps/rows-m33-127-float32-*, of 65-128 rows over 25-33
-// tiles with K 1024-3072 (rows-m72-128-v18-*), and of 129-192 rows where K is split, faster than
-// v12 and v16 on every point at 160-192 rows of rows-m80-192-*.
+// tiles with K 1024-3072 (rows-m72-128-v18-*) or at most 16 tiles with K 1024-4096
+// (rows-m65-*-inside-*), and of 129-192 rows where K is split (faster than v12 and v16 on every
+// point at 160-192 rows of rows-m80-192-* but one).
 // What limits it: v17's three-tile prologue on short shares; one or two blocks per SM (the loop's
 // registers), so a lone block hides less latency than v12's pairs; its 64-row tile is half
-// padding on 32 rows or fewer. An edge tile past M moves back inside the output (row-major C) and
-// runs the unchecked loop: a ragged tile's checked copies had cost it 10-20% (ncu, 127x2048x3072:
-// 9% more instructions in those blocks, fewer eligible warps); edge tiles past N (and M below
-// one tile) still check. Past 192 rows
-// and on deep K its 128x128 tile's split loses to v16's on most points of
+// padding on 32 rows or fewer; edge tiles past N (and outputs of fewer rows than a tile) still
+// check every copy. Its split (at most 8 shares, in clusters) fills the SMs less than v16's where
+// v16's whole rounds fit the tiles (24 and 48 tiles of 128x128 at 65-128 rows: up to 17% slower).
+// Past 192 rows and on deep K its 128x128 tile's split loses to v16's on most points of
 // results/sweeps/prefill-v18-* and deep-v18-*.
 // Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; operands aligned to their 4-byte
 // elements (the K-contiguous operand is copied 4 bytes at a time whatever its alignment; an
