@@ -33,7 +33,10 @@ constexpr int SMEM = smem_bytes<Tile>();
 
 // A K-contiguous BMN x 16 tile copied by 4-byte cp.async into the K-major shared tile s[k][x]
 // (row stride LD): thread t takes k = t % 8 and k + 8 of rows t / 8 + i * THREADS / 8.
-template <int BMN, int LD, int THREADS>
+// CLAMP (the tile runs past the operand's rows, not past K): rows past the last are read from
+// the last row the thread has inside (or from the operand's last row) instead of zero-filled: they
+// only feed outputs past the edge, which are never stored, and the copies need no bounds.
+template <int BMN, int LD, int THREADS, bool CLAMP = false>
 struct TransposingCopy {
   static_assert(wt::BLOCK_K == 16, "two 8-k halves per row");
   static constexpr int ROW_STEP = THREADS / 8, ROWS = BMN / ROW_STEP;
@@ -42,6 +45,8 @@ struct TransposingCopy {
   int64_t step;        // ROW_STEP rows
   int64_t row;         // t / 8 inside the operand, from x0
   int k_lo, s_off;
+  int inside;          // CLAMP: rows of the thread's ROWS inside the operand (at least 1)
+  const float* last;   // CLAMP: where a copy of a row past them reads
 
   __device__ __forceinline__ TransposingCopy(const KmnView& v, int64_t x0) {
     const int t = threadIdx.x;
@@ -50,10 +55,25 @@ struct TransposingCopy {
     first = v.p + row * v.ld + k_lo;
     step = int64_t(ROW_STEP) * v.ld;
     s_off = k_lo * LD + t / 8;
+    if constexpr (CLAMP) {
+      const int64_t left = v.MN - row;  // rows from this thread's first to the operand's end
+      inside = left <= 0 ? 0 : static_cast<int>(left >= ROWS * ROW_STEP ? ROWS : (left + ROW_STEP - 1) / ROW_STEP);
+      last = inside > 0 ? first + (inside - 1) * step : v.p + (v.MN - 1) * v.ld + k_lo;
+    }
   }
 
   template <bool UNCHECKED>
   __device__ __forceinline__ void copy(const KmnView& v, int64_t k0, float* s) const {
+    if constexpr (CLAMP && UNCHECKED) {
+#pragma unroll
+      for (int i = 0; i < ROWS; ++i) {
+        const float* p = (i < inside ? first + i * step : last) + k0;
+        float* d = s + s_off + i * ROW_STEP;
+        ptx::cp_async_4(d, p, 4);
+        ptx::cp_async_4(d + 8 * LD, p + 8, 4);
+      }
+      return;
+    }
     const float* p = first + k0;
     const bool lo_in = k0 + k_lo >= 0 && k0 + k_lo < v.K;
     const bool hi_in = k0 + k_lo + 8 >= 0 && k0 + k_lo + 8 < v.K;
@@ -75,7 +95,7 @@ struct TransposingCopy {
 
 // One operand's copy: 16-byte (or 4-byte, !VEC) cp.async of an MN-contiguous tile as v09's, or
 // the transposing copy of a K-contiguous one.
-template <int BMN, int LD, bool MN_CONTIG, bool VEC, int THREADS>
+template <int BMN, int LD, bool MN_CONTIG, bool VEC, int THREADS, bool CLAMP = false>
 struct OperandCopy {
   TileLoader<wt::BLOCK_K, BMN, THREADS, true, VEC> loader;
   __device__ __forceinline__ OperandCopy(const KmnView& v, int64_t x0) : loader(v, x0) {}
@@ -85,9 +105,9 @@ struct OperandCopy {
     loader.template copy_async<LD, UNCHECKED, true>(v, k0, x0, s);
   }
 };
-template <int BMN, int LD, bool VEC, int THREADS>
-struct OperandCopy<BMN, LD, false, VEC, THREADS> {
-  TransposingCopy<BMN, LD, THREADS> t;
+template <int BMN, int LD, bool VEC, int THREADS, bool CLAMP>
+struct OperandCopy<BMN, LD, false, VEC, THREADS, CLAMP> {
+  TransposingCopy<BMN, LD, THREADS, CLAMP> t;
   __device__ __forceinline__ OperandCopy(const KmnView& v, int64_t x0) : t(v, x0) {}
   template <bool UNCHECKED>
   __device__ __forceinline__ void copy(const KmnView& v, int64_t k0, int64_t,
@@ -154,6 +174,11 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
   ptx::cp_async_wait<0>();  // nothing may still be landing in shared memory when the block exits
 }
 
+// The tilings whose blocks past M clamp A's rows (a third copy of the loop, where its registers
+// allow: v18's 64-row tiles; v17's 128x128 tile moves inside instead and runs at 255 registers).
+template <typename WT, bool A_COL_MAJOR>
+constexpr bool CLAMP_ROWS = WT::BLOCK_M == 64 && !A_COL_MAJOR;
+
 // The block's tile product over the k-tiles [k0, k_end) of K rounded up to whole k-tiles, handed
 // to finish(pos, acc): unchecked copies when the block's tile lies inside A and B along M and N,
 // checked ones (zero-filled) otherwise. Ragged K: the k-tiles are laid from K downwards, so the
@@ -176,6 +201,15 @@ __device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B
   const int tiles = static_cast<int>(ceil_div(k_end - k0, WT::BLOCK_K));
   if (m0 + WT::BLOCK_M <= A.MN && n0 + WT::BLOCK_N <= B.MN) {
     main_loop<WT, true>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
+  } else if constexpr (CLAMP_ROWS<WT, A_COL_MAJOR>) {
+    // Past M only, with a K-contiguous A (outputs of fewer rows than a 64-row tile, which cannot
+    // move inside): A's rows clamped, every copy unchecked.
+    if (n0 + WT::BLOCK_N <= B.MN) {
+      const OperandCopy<WT::BLOCK_M, WT::LDS_A, false, VEC, WT::THREADS, true> clamped(A, m0);
+      main_loop<WT, true>(A, B, m0, n0, k0, tiles, clamped, copy_b, As, Bs, pos, acc);
+    } else {
+      main_loop<WT, false>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
+    }
   } else {
     main_loop<WT, false>(A, B, m0, n0, k0, tiles, copy_a, copy_b, As, Bs, pos, acc);
   }
