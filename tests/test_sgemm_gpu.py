@@ -367,6 +367,9 @@ SPLIT_SHAPES = {
         (128, 128, 20),
         (512, 384, 4100),
     ],
+    # Edge tiles past M: moved inside at 65-191 rows (100: either A; 150: a row-major A, while a
+    # column-major A's shift of 86 rows would misalign it; 101: neither for a column-major A), and
+    # with a row-major A below one tile the rows past M clamped (5: threads with no row inside).
     "sgemm_v18_split_k_multistage": [
         (64, 4096, 4096),
         (4096, 64, 4096),
@@ -376,6 +379,10 @@ SPLIT_SHAPES = {
         (128, 128, 4096),
         (512, 384, 4100),
         (65, 64, 8192),
+        (100, 4096, 3000),
+        (101, 1000, 3001),
+        (150, 1000, 2004),
+        (5, 1000, 3000),
     ],
     "sgemm_v12_split_k_narrow": [
         (64, 4096, 4096),

@@ -7,7 +7,8 @@
 // its own shared memory. cluster_reduce_store then
 //   1. meets its peers at a cluster barrier (release / acquire: every partial tile is written),
 //   2. sums, for its share of the tile's 4-column groups (rank r takes groups u with
-//      u mod (S * THREADS) in [r * THREADS, (r + 1) * THREADS), counted row by row), the S
+//      u mod (S * THREADS) in [r * THREADS, (r + 1) * THREADS), counted row by row from the
+//      first row it stores: skip_rows, where another tile stores the rows before), the S
 //      partial tiles in rank order 0..S-1 through distributed shared memory, and writes
 //      alpha * sum + beta * C (C read only when beta != 0; rows >= M and columns >= N are not
 //      written). C is row-major with leading dimension ldc, or, where ldc < 0, column-major with
@@ -72,7 +73,8 @@ __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int
   constexpr int GROUPS = BN / 4;  // 4-column groups per row
   const int thread = static_cast<int>(threadIdx.x) - FIRST;
   if (ldc >= 0) {
-    for (int u = skip_rows * GROUPS + rank * THREADS + thread; u < rows * GROUPS; u += ranks * THREADS) {
+    const int first = skip_rows * GROUPS + static_cast<int>(rank) * THREADS + thread;
+    for (int u = first; u < rows * GROUPS; u += ranks * THREADS) {
       const int row = u / GROUPS, col = (u % GROUPS) * 4;
       const float* mine = red + row * LD + col;
       float4 sum = ptx::ld_cluster_f32x4(mine, 0);

@@ -45,7 +45,7 @@ struct TransposingCopy {
   int64_t step;        // ROW_STEP rows
   int64_t row;         // t / 8 inside the operand, from x0
   int k_lo, s_off;
-  int inside;          // CLAMP: rows of the thread's ROWS inside the operand (at least 1)
+  int inside;          // CLAMP: rows of the thread's ROWS inside the operand (0: none)
   const float* last;   // CLAMP: where a copy of a row past them reads
 
   __device__ __forceinline__ TransposingCopy(const KmnView& v, int64_t x0) {
@@ -57,7 +57,8 @@ struct TransposingCopy {
     s_off = k_lo * LD + t / 8;
     if constexpr (CLAMP) {
       const int64_t left = v.MN - row;  // rows from this thread's first to the operand's end
-      inside = left <= 0 ? 0 : static_cast<int>(left >= ROWS * ROW_STEP ? ROWS : (left + ROW_STEP - 1) / ROW_STEP);
+      const int64_t rows = left >= ROWS * ROW_STEP ? ROWS : (left + ROW_STEP - 1) / ROW_STEP;
+      inside = left <= 0 ? 0 : static_cast<int>(rows);
       last = inside > 0 ? first + (inside - 1) * step : v.p + (v.MN - 1) * v.ld + k_lo;
     }
   }
@@ -181,11 +182,12 @@ constexpr bool CLAMP_ROWS = WT::BLOCK_M == 64 && !A_COL_MAJOR;
 
 // The block's tile product over the k-tiles [k0, k_end) of K rounded up to whole k-tiles, handed
 // to finish(pos, acc): unchecked copies when the block's tile lies inside A and B along M and N,
-// checked ones (zero-filled) otherwise. Ragged K: the k-tiles are laid from K downwards, so the
-// partial one comes first (negative k zero-filled) and only the prologue copies it checked (v09's
-// double-buffered loop cannot afford that: double_buffer::multiply_tile); both operands' copies
-// here allow any shift (the K-contiguous one moves 4 bytes at a time, the MN-contiguous one whole
-// rows).
+// or (CLAMP_ROWS) past M only, its rows past the edge then holding copies of a row inside, which
+// finish must not store; checked ones (zero-filled) otherwise. Ragged K: the k-tiles are laid
+// from K downwards, so the partial one comes first (negative k zero-filled) and only the prologue
+// copies it checked (v09's double-buffered loop cannot afford that: double_buffer::
+// multiply_tile); both operands' copies here allow any shift (the K-contiguous one moves 4 bytes
+// at a time, the MN-contiguous one whole rows).
 template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC, typename Finish>
 __device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B, int64_t m0,
                                               int64_t n0, int64_t k0, int64_t k_end, float* smem,

@@ -10,8 +10,9 @@
 // 192 rows or columns, on v12's 64x128 / 128x64 tiles of 8x8 lanes. As in v17, an edge tile past
 // M moves back inside the output (row-major C) and stores only its own rows, so that it runs the
 // unchecked loop: a ragged tile's checked copies had cost it 10-20% (ncu, 127x2048x3072: 9% more
-// instructions in those blocks and fewer eligible warps). On fewer rows than a tile, a row-major
-// A's rows past the edge are read from the last row inside instead (multistage.cuh: CLAMP_ROWS).
+// instructions in those blocks and fewer eligible warps). Where a tile cannot move (fewer rows
+// than a tile, column-major C), a row-major A's rows past the edge are read from the last row
+// inside instead (multistage.cuh: CLAMP_ROWS).
 // Why it pays: v12's four-warp blocks run v09's double-buffered loop, whose warps stall on
 // shared loads just before their FFMAs (ncu on 8192x64x8192: short scoreboard stalls lead); v17's
 // loop removes most of those stalls. auto takes it for outputs of 33-64 rows, where it was faster
@@ -21,9 +22,11 @@
 // point at 160-192 rows of rows-m80-192-* but one).
 // What limits it: v17's three-tile prologue on short shares; one or two blocks per SM (the loop's
 // registers), so a lone block hides less latency than v12's pairs; its 64-row tile is half
-// padding on 32 rows or fewer; edge tiles past N (and past M with an M-contiguous A) still check
-// every copy, and beside unchecked blocks on one SM their loop body costs instruction fetches. Its split (at most 8 shares, in clusters) fills the SMs less than v16's where
-// v16's whole rounds fit the tiles (24 and 48 tiles of 128x128 at 65-128 rows: up to 17% slower).
+// padding on 32 rows or fewer; edge tiles past N, and past M where they can neither move nor
+// clamp (a column-major A), still check every copy, and beside unchecked blocks on one SM their
+// loop body costs instruction fetches. Its split (at most 8 shares, in clusters) fills the SMs
+// less than v16's where v16's whole rounds fit the tiles (24 and 48 tiles of 128x128 at 65-128
+// rows: up to 17% slower).
 // Past 192 rows and on deep K its 128x128 tile's split loses to v16's on most points of
 // results/sweeps/prefill-v18-* and deep-v18-*.
 // Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; operands aligned to their 4-byte
