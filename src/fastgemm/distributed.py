@@ -98,10 +98,10 @@ CHUNK_COLS = 2048
 TAIL_ROWS = 512
 TILE_ROWS = 128
 # Home's GEMM in waves, per element size: (tile rows, tile columns, tiles per SM at once). fp32's
-# large GEMMs (auto's ieee choice, sgemm v17) run 128 x 128 tiles two to an SM: a home share whose last wave is
-# partly empty costs that wave whole, so home's rows end on a wave (4 x H100, 8192^3 fp32: 2528
-# rows are five waves, 2688 six, 1.3 ms more). The fp16/bf16 rungs split their last round
-# (hgemm v31/v32): their time follows the share.
+# large GEMMs (auto's ieee choice, sgemm v17) run 128 x 128 tiles two to an SM: a home share
+# whose last wave is partly empty costs that wave whole, so home's rows end on a wave (4 x H100,
+# 8192^3 fp32: 2528 rows are five waves, 2688 six, 1.3 ms more). The fp16/bf16 rungs split their
+# last round (hgemm v31/v32): their time follows the share.
 WAVES = {4: (128, 128, 2)}
 SMS = 132  # planning figure where the device's count is not given
 # Bands of A rows and chunks of B columns that several remote pieces need (all of B in a split
