@@ -188,15 +188,18 @@ def _wave_share(
     tm, tn, per_sm = WAVES[itemsize]
     wave = per_sm * sms  # tiles
     per_row = -(-cols // tn)  # tiles in one tile row
-    total_tiles = -(-rows // tm) * per_row
-    wave_s = one / -(-total_tiles // wave)  # one device's time is whole waves too
-    waves = -(-(-(-round(share * rows) // tm) * per_row) // wave)
+
+    def waves(r: int) -> int:  # of the GEMM over r rows
+        return -(-(-(-r // tm) * per_row) // wave)
+
+    wave_s = one / waves(rows)  # one device's time is whole waves too
+    needed = waves(round(share * rows))
     best = (float("inf"), share, share * one)
-    for w in (waves - 1, waves):
+    for w in (needed - 1, needed):
         r = min(rows, w * wave // per_row * tm)
         if r < tm or rows - r < (P - 1) * partition._quantum(itemsize):  # a quantum each
             continue
-        home = -(-(-(-r // tm) * per_row) // wave) * wave_s
+        home = waves(r) * wave_s
         est = max(home, latency + (rows - r) / rows * one / (P - 1))
         if est < best[0]:
             best = (est, r / rows, home)
