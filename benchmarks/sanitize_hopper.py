@@ -51,6 +51,7 @@ if "--small" not in sys.argv or "--multi" in sys.argv:
 # by an odd count (4-byte); sgemm_v09 moves its edge tiles too (whole K).
 split_shapes = {
     "sgemm_v10_split_k": [(8, 264, 4104), (9, 263, 4103)],
+    "sgemm_v19_split_k_ring": [(8, 264, 4104), (9, 263, 4103), (3, 65, 37)],
     "sgemm_v11_split_k_tile": [(8, 264, 1032), (9, 263, 1031)],
     "sgemm_v15_split_k_global": [(8, 264, 1032)],
     "sgemm_v16_split_k_waves": [(256, 128, 264), (255, 129, 263), (260, 264, 256), (263, 259, 144)],

@@ -51,6 +51,7 @@ UNFLIPPED = {
     ],
     "float32-rows": [
         "sgemm_v10_split_k",
+        "sgemm_v19_split_k_ring",
         "sgemm_v12_split_k_narrow",
         "sgemm_v18_split_k_multistage",
         "sgemm_v11_split_k_tile",
@@ -94,7 +95,7 @@ UNFLIPPED = {
 }
 FLIPPED = {
     "float16": ["hgemm_v22_split_k", "hgemm_v26_split_k_32rows", "hgemm_v23_split_k_wide"],
-    "float32": ["sgemm_v10_split_k", "sgemm_v12_split_k_narrow"],
+    "float32": ["sgemm_v10_split_k", "sgemm_v19_split_k_ring", "sgemm_v12_split_k_narrow"],
 }
 
 
@@ -115,6 +116,9 @@ def main() -> int:
     ap.add_argument("--pre-m", default="128,256,384,512,768,1024,1536")
     ap.add_argument("--pre-nk", default="4096x4096,6144x4096,4096x14336,14336x4096,3584x18944,5120x5120")
     ap.add_argument("--kernels", default="", help="comma list of candidates (default: the family's)")
+    ap.add_argument(
+        "--b-layout", default="C", choices=["C", "F"], help="B row-major (C) or column-major (F: B = W.T)"
+    )
     ap.add_argument("--deep-max-mn", type=int, default=2048 * 1024, help="largest M * N of --deep")
     args = ap.parse_args()
 
@@ -161,7 +165,10 @@ def main() -> int:
         sets = []
         for _ in range(nsets):
             A = rng.standard_normal((M, K), dtype=cp.float32).astype(dt)
-            B = rng.standard_normal((K, N), dtype=cp.float32).astype(dt)
+            if args.b_layout == "F":
+                B = rng.standard_normal((N, K), dtype=cp.float32).astype(dt).T
+            else:
+                B = rng.standard_normal((K, N), dtype=cp.float32).astype(dt)
             sets.append((A, B, cp.empty((M, N), dt), cp.empty((N, M), dt)))
         ref = cp.matmul(sets[0][0].astype(cp.float32), sets[0][1].astype(cp.float32))
         cands = {"auto": lambda s: fn(s[0], s[1], s[2])}
@@ -234,6 +241,7 @@ def main() -> int:
         cp.get_default_memory_pool().free_all_blocks()
     os.makedirs(args.out, exist_ok=True)
     kind = "rows" if args.few_rows else "deep" if args.deep else "prefill" if args.prefill else "narrow"
+    kind += "-bcol" if args.b_layout == "F" else ""
     path = os.path.join(args.out, f"{kind}-{dt}-{gpu.lower().replace(' ', '-')}.csv")
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))

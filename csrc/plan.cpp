@@ -144,29 +144,36 @@ const std::vector<AutoRule> kHgemmRules = {
     {"hgemm_v01_mma", "tensor-core rung without 16-byte vector access", 0},
 };
 const std::vector<AutoRule> kSgemmRules = {
-    // Outputs of 9-16 rows: v12's 32-row tiles against v10's 16-row ones, fitted to
-    // results/sweeps/rows-m9-16-float32-* (H100; N 1024-37888, K 1024-18944). v12 is 10-40%
-    // faster on a short K, and where N gives its split enough tiles to fill the SMs with a K of
-    // at most 11008; v10 is faster by up to 40% on a long K over few tiles (N <= 2048,
-    // K >= 4096), by 2-8% from K = 13824 or beyond 220 tiles, and level with it around
-    // N = 3072-6144.
-    {"sgemm_v12_split_k_narrow",
-     "v12's 32x128 tiles with K split across a cluster: for outputs of 9-16 rows with K <= 2048 "
-     "and at most SMs/0.6 tiles of 16x128, where v10's 16-row tiles stream B more slowly",
-     0, 16, 128, 16, 90, 0, 0, false, 0.6, 0, nullptr, 2048, false, 0, 9},
-    {"sgemm_v12_split_k_narrow",
-     "v12's 32x128 tiles with K split across a cluster: for outputs of 9-16 rows and at least "
-     "6144 columns with K <= 11008 and at most SMs/0.6 tiles of 16x128 (enough tiles for its "
-     "split to fill the SMs), where v10's 16-row tiles stream B more slowly",
-     0, 16, 128, 16, 90, 0, 0, false, 0.6, 0, nullptr, 11008, false, 0, 9, 6144},
+    // Outputs of at most 16 rows or columns: v19 (v10 with B and A copied through a cp.async
+    // ring) against v10 and v12, fitted to three sweeps (H100; N or M 1024-28672, K 3584-14336):
+    // results/sweeps/rows-m1-32-v19-float32-* (B row-major, 11 (N, K) of model layers),
+    // rows-bcol-m1-16-v19-float32-* (B column-major, B = W^T, 6 of them) and
+    // narrow-n1-16-v19-float32-* (few columns, run transposed: the large operand K-contiguous).
+    // Time of the faster of v10 and v12 over v19's, geometric mean (range):
+    //   rows          9-16: 1.37x (1.15-1.58)  5-8: 1.08x (0.98-1.19)  1-4: 1.02x (0.97-1.14)
+    //   rows, B = W^T 9-16: 1.29x (1.13-1.42)  5-8: 1.04x (0.92-1.11)  1-4: 0.96x (0.93-0.98)
+    //   columns       9-16: 1.41x (1.21-1.63)  5-8: 1.08x (0.92-1.23)  1-4: 0.98x (0.92-1.09)
+    // So v19 from 5 rows or columns; at 1-4 v10, whose loads of a K-contiguous large operand
+    // were the faster (the rules do not see layouts; with a row-major B the two were level).
+    // Rows first: an output of at most 16 rows and columns is read by its rows.
+    {"sgemm_v19_split_k_ring",
+     "v10 with B and A copied through a cp.async ring (8-row or 16-row tiles, K split across a "
+     "cluster): for outputs of 5-16 rows (decode), where v10's loads of B into registers keep "
+     "too few bytes in flight for its FMAs",
+     0, 0, 0, 16, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 5},
     {"sgemm_v10_split_k",
-     "4-, 8- or 16-row tiles, B streamed once into registers, K split across a cluster: for "
-     "outputs of at most 16 rows (decode), where tiled rungs leave SMs idle and read B slowly",
-     0, 0, 0, 16, 90},
+     "4-row tiles, B streamed once into registers, K split across a cluster: for outputs of at "
+     "most 4 rows (decode, a matrix-vector product), where tiled rungs leave SMs idle and read B "
+     "slowly",
+     0, 0, 0, 4, 90},
+    {"sgemm_v19_split_k_ring",
+     "v19 on the transposed problem: for outputs of 5-16 columns (narrow N), whose transpose is "
+     "a decode GEMM",
+     0, 0, 0, 16, 90, 0, 0, true, 2, 0, nullptr, 0, false, 0, 5},
     {"sgemm_v10_split_k",
-     "v10 on the transposed problem: for outputs of at most 16 columns (narrow N), whose "
+     "v10 on the transposed problem: for outputs of at most 4 columns (narrow N), whose "
      "transpose is a decode GEMM",
-     0, 0, 0, 16, 90, 0, 0, true},
+     0, 0, 0, 4, 90, 0, 0, true},
     // Outputs of 33-64 rows: v18 (v12's split on v17's three-stage loop) was 4-7% faster than
     // v12 on all 21 points of results/sweeps/rows-m33-127-float32-* (H100; N 4096-14336, K 777-
     // 14336); on 32 rows its 64-row tile is half padding (v12's 32-row one is not).

@@ -337,6 +337,19 @@ def test_auto_unaligned_beta_into_misaligned_c(cp):
 # grids of more blocks than the GPU holds at once.
 SPLIT_SHAPES = {
     "sgemm_v10_split_k": [(1, 4096, 8192), (3, 1000, 4100), (16, 2056, 14336), (5, 520, 3000), (17, 64, 64)],
+    # 4-, 8- and 16-row tiles, split and not, past a wave of blocks (halves of K), tails of N and
+    # K inside a quad, several row tiles, fewer stages than the ring holds.
+    "sgemm_v19_split_k_ring": [
+        (1, 4096, 8192),
+        (3, 1000, 4100),
+        (16, 2056, 14336),
+        (8, 520, 3001),
+        (12, 30000, 1030),
+        (17, 64, 64),
+        (40, 1001, 999),
+        (16, 65, 70),
+        (2, 7, 3),
+    ],
     "sgemm_v11_split_k_tile": [
         (128, 4096, 4096),
         (260, 132, 1000),
@@ -434,6 +447,7 @@ def test_split_k_shapes(cp, name, layout):
 UNALIGNED_SHAPES = {
     "sgemm_v09_cp_async": [(301, 403, 259), (1001, 999, 1003), (5, 7, 3), (263, 259, 144), (260, 132, 144)],
     "sgemm_v10_split_k": [(1, 4097, 8195), (3, 1001, 4101), (16, 2057, 14337), (5, 521, 3001)],
+    "sgemm_v19_split_k_ring": [(1, 4097, 8195), (7, 1001, 4101), (16, 2057, 14337), (21, 67, 35)],
     "sgemm_v11_split_k_tile": [(129, 261, 10001), (33, 133, 21)],
     "sgemm_v12_split_k_narrow": [(33, 1001, 3001), (1001, 37, 2005), (17, 1001, 3001), (1001, 21, 2005)],
     "sgemm_v18_split_k_multistage": [(33, 1001, 3001), (1001, 37, 2005), (301, 403, 2059), (5, 7, 3)],
