@@ -82,8 +82,13 @@ void require_gpu() {
 // call of this shape and alignment runs), or, with cc, the decision for that architecture.
 py::dict select_plan(int64_t M, int64_t N, int64_t K, const std::string& dtype_str,
                 std::optional<int> cc, std::optional<int> alignment,
-                const std::string& precision_str) {
+                const std::string& precision_str, const std::string& order) {
   const DType dtype = dtype_or_type_error(dtype_str);
+  if (order.size() != 2 || (order[0] != 'C' && order[0] != 'F') ||
+      (order[1] != 'C' && order[1] != 'F')) {
+    throw py::value_error("order must be two of 'C' (row-major) and 'F' (column-major), for A "
+                          "and B: 'CC', 'CF', 'FC' or 'FF'; got '" + order + "'");
+  }
   const Precision precision = parse_precision(precision_str);
   if (dtype != DType::f32 && precision != Precision::ieee) {
     throw py::value_error("precision '" + precision_str + "' is for float32; " + dtype_str +
@@ -95,19 +100,22 @@ py::dict select_plan(int64_t M, int64_t N, int64_t K, const std::string& dtype_s
   }
   const int size = dtype_size(dtype);
   // Contiguous operands of one column (B and C, N == 1) read as column-major (unit_stride_layout),
-  // and a column-major C runs as C^T = B^T A^T: the plan is that of the 1 x M problem, A^T
-  // column-major with A's rows as its leading dimension.
+  // and a column-major C runs as C^T = B^T A^T: the plan is that of the 1 x M problem whose B is
+  // A^T, column-major where A is row-major (with A's rows as its leading dimension).
   const bool column = !alignment && N == 1 && M > 1;
   if (column) std::swap(M, N);
+  const bool a_col = !column && order[0] == 'F';
+  const bool b_col = column ? order[0] == 'C' : order[1] == 'F';
   const int align = alignment  ? *alignment
                     : column   ? alignment_of({256, uint64_t(K * size)})
                                : alignment_of({256, uint64_t(K * size), uint64_t(N * size)});
   Plan plan;
   if (cc) {
-    plan = decide(documented_target(*cc), dtype, M, N, K, align, align, align, precision);
+    plan = decide(documented_target(*cc), dtype, M, N, K, align, align, align, precision, a_col,
+                  b_col);
   } else {
     require_gpu();
-    plan = plan_for(PlanKey{current_device(), dtype, M, N, K, false, column, false, align, align,
+    plan = plan_for(PlanKey{current_device(), dtype, M, N, K, a_col, b_col, false, align, align,
                             align, precision});
   }
   py::dict d;
@@ -240,7 +248,7 @@ PYBIND11_MODULE(_C, m) {
   }, "The kernel table as a list of dicts.");
   m.def("select", &select_plan, py::arg("M"), py::arg("N"), py::arg("K"), py::arg("dtype"),
         py::arg("cc") = py::none(), py::arg("alignment") = py::none(),
-        py::arg("precision") = "ieee",
+        py::arg("precision") = "ieee", py::arg("order") = "CC",
         "The kernel auto runs (dict: name, dtype, reason, pad, flip).");
   m.def("check_runnable",
         [](const std::string& name, int min_cc, int max_cc, int smem_bytes, int need_alignment,
@@ -278,7 +286,10 @@ PYBIND11_MODULE(_C, m) {
                                     max_short, r.flip, split_cost, rounds, max_k, r.last_round,
                                     r.vs_n > 0 ? py::object(py::int_(r.vs_n)) : py::none(),
                                     r.min_m > 0 ? py::object(py::int_(r.min_m)) : py::none(),
-                                    r.min_n > 0 ? py::object(py::int_(r.min_n)) : py::none()));
+                                    r.min_n > 0 ? py::object(py::int_(r.min_n)) : py::none(),
+                                    r.b_order == 1   ? py::object(py::str("C"))
+                                    : r.b_order == 2 ? py::object(py::str("F"))
+                                                     : py::none()));
       }
       return rules;
     };
@@ -291,7 +302,7 @@ PYBIND11_MODULE(_C, m) {
     for (DType d : {DType::f32, DType::f16, DType::bf16}) out[dtype_name(d)] = as_list(auto_rules(d));
     return out;
   }, py::arg("precision") = "ieee",
-  "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n, parts) or None: at most SMs / parts such tiles, largest M or None, smallest cc or None, smallest K or None, largest min(M, N) or None, flip: run as C^T = B^T A^T with the limits read on it, split cost or None: K split over the SMs in S = min(16, K / 256, SMs / tiles) >= 2 shares of at least that many k-tiles of 64 per partial tile summed, times S - 1, round split or None: the round model of common/split_model.h (a dict of its fields) splits K, S >= 2, largest K or None, last round: preferred only where (tile_m, tile_n) tiles fill more than one round of SMs and leave a last round of at most SMs / 2, parts then unused, wider tile width or None: preferred only where (tile_m, tile_n) tiles cost less than (tile_m, that width) ones by last_round_cost, smallest M or None, smallest N or None)], fastest first. precision 'tf32x3' / 'tf32': the float32 rules tried before the ieee ones.");
+  "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n, parts) or None: at most SMs / parts such tiles, largest M or None, smallest cc or None, smallest K or None, largest min(M, N) or None, flip: run as C^T = B^T A^T with the limits read on it, split cost or None: K split over the SMs in S = min(16, K / 256, SMs / tiles) >= 2 shares of at least that many k-tiles of 64 per partial tile summed, times S - 1, round split or None: the round model of common/split_model.h (a dict of its fields) splits K, S >= 2, largest K or None, last round: preferred only where (tile_m, tile_n) tiles fill more than one round of SMs and leave a last round of at most SMs / 2, parts then unused, wider tile width or None: preferred only where (tile_m, tile_n) tiles cost less than (tile_m, that width) ones by last_round_cost, smallest M or None, smallest N or None, B's layout or None: preferred only where the kernel's B is row-major ('C') or column-major ('F'; in a flip rule, the transposed problem's B, A^T))], fastest first. precision 'tf32x3' / 'tf32': the float32 rules tried before the ieee ones.");
   m.def("last_round_cost", &last_round_cost, py::arg("M"), py::arg("N"), py::arg("K"),
         py::arg("tile_m"), py::arg("tile_n"), py::arg("sms"),
         "The last-round model of the auto rules (plan.h): rounds of tiles, a split last round, "

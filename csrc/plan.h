@@ -79,6 +79,11 @@ struct AutoRule {
   int64_t min_m = 0;
   // Preferred only for outputs of at least this many columns (0: any): the same, for columns.
   int64_t min_n = 0;
+  // Preferred only for this layout of the kernel's B (0: any; 1: row-major, N contiguous; 2:
+  // column-major, K contiguous, as B = W^T of a weight W): a specialist whose loads of B were
+  // measured faster for one layout. A flip rule reads the transposed problem's B, A^T: K
+  // contiguous where A is row-major.
+  int b_order = 0;
 };
 // The last-round model of a persistent kernel of tile_m x tile_n tiles that splits its last
 // partial round along K (hopper/scheduler.cuh: Hybrid, at most 4 ways, shares of at least 4
@@ -126,8 +131,10 @@ struct Plan {
 
 // The auto rules walked for C[M,N] = A[M,K] @ B[K,N] with per-operand alignments (bytes).
 // Throws std::runtime_error when no kernel of the dtype runs on the target.
+// a_col / b_col: the layouts of A and B as the kernel reads them (column-major: true).
 Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int align_a,
-            int align_b, int align_c, Precision precision = Precision::ieee);
+            int align_b, int align_c, Precision precision = Precision::ieee, bool a_col = false,
+            bool b_col = false);
 
 struct PlanKey {
   int device;

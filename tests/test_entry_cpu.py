@@ -51,8 +51,8 @@ def recorded():
     fastgemm._C._take_recorded()
 
 
-def auto(M, N, K, dtype, alignment):
-    return fastgemm.select(M, N, K, dtype, cc=90, alignment=alignment)
+def auto(M, N, K, dtype, alignment, order="CC"):
+    return fastgemm.select(M, N, K, dtype, cc=90, alignment=alignment, order=order)
 
 
 _M, _N, _K = 4, 8, 12
@@ -72,7 +72,8 @@ def test_layouts(recorded, layouts):
     a, b, c = ({"row": row, "col": col}[x] for x in layouts.split("-"))
     fastgemm.sgemm(a((_M, _K), ptr=PTR_A), b((_K, _N), ptr=PTR_B), c((_M, _N), ptr=PTR_C), 2.0, 0.5)
     expected = LAYOUTS[layouts]
-    name = auto(*expected[:3], "float32", 16).kernel.name
+    # the kernel's problem and layouts (its A and B column-major flags) decide the plan
+    name = auto(*expected[:3], "float32", 16, "CF"[expected[5]] + "CF"[expected[8]]).kernel.name
     assert recorded() == [("gemm", name, (*expected, 2, 0.5, 0, 0))]
 
 

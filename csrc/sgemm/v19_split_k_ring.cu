@@ -46,12 +46,15 @@ constexpr int THREADS = 128, BN = 64;  // block threads, tile columns
 constexpr int SLICES = THREADS / 16;   // k slices (half-warps)
 constexpr int RED_LD = BN + 4;         // floats per partial-tile row
 
-// The ring by B's layout: KB values of K per stage, STAGES stages, BLOCKS per SM. A row-major B
+// The ring by B's layout: KB values of K per stage, STAGES stages, BLOCKS per SM (two for 32-row
+// tiles, whose 128 accumulators per thread take the registers of two more). A row-major B
 // stages KB rows of 256 bytes; a column-major one 64 columns of KB x 4 bytes, which the wider
 // stage keeps at 256 contiguous bytes per column (three stages of it fit three blocks per SM).
 template <bool B_COL>
 struct Geometry {
   static constexpr int KB = B_COL ? 64 : 32, STAGES = B_COL ? 3 : 4, BLOCKS = B_COL ? 3 : 4;
+  template <int ROWS>
+  static constexpr int blocks() { return ROWS > 16 ? 2 : BLOCKS; }
   static constexpr int KB_LD = KB + 4;  // floats per staged K-contiguous row (A; a column-major B)
   static constexpr int QUADS = KB / 4;  // k quads per stage (and 16-byte quads per staged row)
   static_assert(QUADS % SLICES == 0 && THREADS % QUADS == 0, "whole quads per slice and row");
@@ -176,7 +179,7 @@ struct Copies {
 };
 
 template <int ROWS, bool A_COL, bool B_COL, bool VEC>
-__global__ void __launch_bounds__(THREADS, Geometry<B_COL>::BLOCKS)
+__global__ void __launch_bounds__(THREADS, Geometry<B_COL>::template blocks<ROWS>())
     sgemm_v19_split_k_ring_kernel(sgemm::View A, const float* B, int64_t ldb, float* C,
                                   int64_t ldc, int64_t M, int64_t N, int64_t K, float alpha,
                                   float beta) {
@@ -283,10 +286,10 @@ void launch_rows(const GemmArgs& a) {
                       : sgemm_v19_split_k_ring_kernel<ROWS, AC, BC, false>;
     constexpr int smem = Ring<ROWS, BC>::BYTES;
     set_smem(kernel, smem);
-    // BLOCKS blocks fit an SM; at least 256 of K per block.
+    // blocks<ROWS>() blocks fit an SM; at least 256 of K per block.
     using G = Geometry<BC>;
     const int split = decode_split(reinterpret_cast<const void*>(kernel), THREADS, smem, grid.x,
-                                   ceil_div(a.K, G::KB), 256 / G::KB, G::BLOCKS,
+                                   ceil_div(a.K, G::KB), 256 / G::KB, G::template blocks<ROWS>(),
                                    launch_sms(device));
     launch_split(kernel, grid, THREADS, smem, a.stream, split, props.cc, "sgemm_v19_split_k_ring",
                  sgemm::view_a(a), static_cast<const float*>(a.B), a.ldb,
@@ -296,10 +299,14 @@ void launch_rows(const GemmArgs& a) {
 
 }  // namespace
 
-int sgemm_v19_split_k_ring_smem() { return Ring<16, true>::BYTES; }  // the largest
+int sgemm_v19_split_k_ring_smem() { return Ring<32, true>::BYTES; }  // the largest
 
 void sgemm_v19_split_k_ring(const GemmArgs& a) {
-  sgemm::with_decode_rows(a.M, [&](auto rows) { launch_rows<decltype(rows)::value>(a); });
+  if (a.M > 16) {
+    launch_rows<32>(a);  // more than 32 rows: several row tiles, adjacent in the grid (B from L2)
+  } else {
+    sgemm::with_decode_rows(a.M, [&](auto rows) { launch_rows<decltype(rows)::value>(a); });
+  }
 }
 
 }  // namespace fastgemm

@@ -18,6 +18,7 @@ def select(
     cc: int | None = None,
     alignment: int | None = None,
     precision: str = "ieee",
+    order: str = "CC",
 ) -> dict[str, Any]: ...
 def check_runnable(
     name: str, min_cc: int, max_cc: int, smem_bytes: int, need_alignment: int, cc: int, alignment: int
@@ -41,6 +42,7 @@ Rule: TypeAlias = tuple[
     int | None,
     int | None,
     int | None,
+    str | None,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...

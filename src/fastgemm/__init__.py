@@ -97,14 +97,16 @@ def select(
     cc: int | None = None,
     alignment: int | None = None,
     precision: str = "ieee",
+    order: str = "CC",
 ) -> Selection:
     """Which kernel ``kernel="auto"`` runs for an M x N x K problem, and why.
 
     ``cc`` (e.g. 80 or 90) answers for another GPU architecture, so no GPU is needed;
     ``alignment`` (bytes) describes the operands (default: fresh contiguous arrays);
-    ``precision`` is :func:`sgemm`'s (float32 only).
+    ``precision`` is :func:`sgemm`'s (float32 only); ``order`` the memory orders of A and B
+    (``"C"`` row-major, ``"F"`` column-major; default ``"CC"``).
     """
-    return _select(M, N, K, dtype, cc=cc, alignment=alignment, precision=precision)
+    return _select(M, N, K, dtype, cc=cc, alignment=alignment, precision=precision, order=order)
 
 
 # --- the GEMM entry points ---------------------------------------------------------------------

@@ -50,7 +50,9 @@ __all__ = [
 # wider tile width or None: preferred only where (tile_m, tile_n) tiles cost less than
 # (tile_m, that width) ones by the last-round model (_C.last_round_cost), smallest M or None:
 # preferred only for outputs of at least that many rows, smallest N or None: the same for
-# columns)], fastest first.
+# columns, B's layout or None: preferred only where the kernel's B is row-major ("C") or
+# column-major ("F"; for a flip rule the transposed problem's B, A^T, which is column-major where
+# A is row-major))], fastest first.
 AUTO_RULES: dict[str, list[Rule]] = {dtype: list(rules) for dtype, rules in _C.auto_rules().items()}
 
 # precision ("tf32x3", "tf32") -> the float32 rules (same tuples) that auto tries for it before
@@ -114,6 +116,7 @@ def select(
     cc: int | None = None,
     alignment: int | None = None,
     precision: str = "ieee",
+    order: str = "CC",
 ) -> Selection:
     """The kernel ``kernel="auto"`` would run for ``C[M,N] = A[M,K] @ B[K,N]``, and why.
 
@@ -132,7 +135,11 @@ def select(
         columns, which a call runs as the transposed problem of one row: so does the answer).
     precision
         float32: ``"ieee"`` (default), ``"tf32x3"`` or ``"tf32"``, as for ``sgemm``.
+    order
+        The memory orders of A and B, ``"C"`` (row-major) or ``"F"`` (column-major) each, for a
+        row-major C (default ``"CC"``). A few rules prefer a kernel for one layout of B: a
+        column-major B is ``W.T`` of a row-major weight ``W`` (``x @ W.T``).
     """
-    d = _C.select(int(M), int(N), int(K), str(dtype), cc, alignment, str(precision))
+    d = _C.select(int(M), int(N), int(K), str(dtype), cc, alignment, str(precision), str(order))
     kernel = next(k for k in kernel_table() if k.name == d["name"] and k.dtype == d["dtype"])
     return Selection(kernel, d["reason"], d["pad"], d["flip"])
