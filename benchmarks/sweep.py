@@ -211,7 +211,7 @@ def main() -> int:
                 end.record()
                 end.synchronize()
                 samples[name].append(cp.cuda.get_elapsed_time(start, end) * 1e3 / n)
-        sel = fastgemm.select(M, N, K, dt)
+        sel = fastgemm.select(M, N, K, dt, order="C" + args.b_layout)
         us = {k: statistics.median(v) for k, v in samples.items()}
         best = min((v, k) for k, v in us.items() if k not in ("cuBLAS", "torch.matmul", "auto"))[1]
         peer = min(v for k, v in us.items() if k in ("cuBLAS", "torch.matmul"))
