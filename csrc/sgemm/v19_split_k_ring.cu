@@ -4,7 +4,7 @@
 // What changed since v10: v10 loads B from global memory straight into registers, two batches per
 // thread (the one being multiplied and the next one in flight), so the bytes of B in flight per SM
 // are bounded by registers; with 16-row tiles (64 accumulators per thread) a batch is half as
-// long, and v10 reads B at about 60% of HBM bandwidth there. Here a block's 64-column panel of B
+// long, and v10 reads B well below HBM bandwidth there. Here a block's 64-column panel of B
 // and its ROWS rows of A are copied by cp.async into a ring of shared-memory stages, all but one
 // in flight while the oldest is multiplied, whatever the accumulators take: a row-major B (N
 // contiguous) as four stages of 32 rows of 256 bytes (bs[k][64], four blocks per SM), a
@@ -24,11 +24,13 @@
 // height, so 16-row tiles stream B nearly as fast as 4-row ones, and the copies cost no
 // registers.
 // What limits it: per k quad, ROWS x 16 FMAs against ROWS + 4 shared loads and a share of the
-// copies and the barrier: at 16 rows the SM's issue, not HBM, is the bound (about 80% of HBM
-// bandwidth on an H100). With 1-4 rows and a K-contiguous B, v10's register loads were the faster
-// (the ring's stages read 256 bytes of each column at a time). Past 16 rows the accumulators no
-// longer fit (several 16-row tiles then read each panel of B, the later ones from L2); rows past
-// M are padding. The split needs clusters (sm_90+); older GPUs run one block per tile.
+// copies and the barrier: 16-row tiles stream B more slowly than 1-8-row ones (the SM's issue
+// and barriers, not HBM, set their pace). With 1-4 rows and a K-contiguous B, v10's register
+// loads were the faster (the ring's stages read 256 bytes of each column at a time). Outputs
+// of 17-32 rows take 32-row tiles (a thread's 32 x 4 outputs, 128 accumulators: two blocks per
+// SM), bound by the SMs' FMA issue, not HBM; more than 32 rows take several 32-row tiles, the
+// later ones reading B from L2. Rows past M are padding. The split needs clusters (sm_90+);
+// older GPUs run one block per tile.
 // Shapes: any M, N, K >= 1 (zero-filled tails: the copies read only the bytes inside the
 // operand); both layouts of A and B; any operands aligned to their 4-byte elements (where B, C
 // or a row-major A is not 16-byte aligned, the kernel compiled with 4-byte copies and stores runs
@@ -80,7 +82,9 @@ __device__ __forceinline__ void copy_quad(float* dst, const float* src, int vali
     ptx::cp_async_16(dst, valid > 0 ? src : base, 4 * valid);
   } else {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) ptx::cp_async_4(dst + i, i < valid ? src + i : base, i < valid ? 4 : 0);
+    for (int i = 0; i < 4; ++i) {
+      ptx::cp_async_4(dst + i, i < valid ? src + i : base, i < valid ? 4 : 0);
+    }
   }
 }
 
@@ -211,7 +215,9 @@ __global__ void __launch_bounds__(THREADS, Geometry<B_COL>::template blocks<ROWS
     ptx::cp_async_wait<STAGES - 2>();
     __syncthreads();
     const int64_t next = i + STAGES - 1;
-    if (next < stages) copies.load(A, B, ldb, K, (s0 + next) * KB, smem + (next % STAGES) * R::STAGE);
+    if (next < stages) {
+      copies.load(A, B, ldb, K, (s0 + next) * KB, smem + (next % STAGES) * R::STAGE);
+    }
     ptx::cp_async_commit();
 
     const float* bs = smem + (i % STAGES) * R::STAGE;
@@ -238,7 +244,8 @@ __global__ void __launch_bounds__(THREADS, Geometry<B_COL>::template blocks<ROWS
         const float4 a = *reinterpret_cast<const float4*>(as + r * KB_LD + 4 * q);
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          acc[r][j] = fmaf(a.w, b[3][j], fmaf(a.z, b[2][j], fmaf(a.y, b[1][j], fmaf(a.x, b[0][j], acc[r][j]))));
+          acc[r][j] = fmaf(a.w, b[3][j],
+                           fmaf(a.z, b[2][j], fmaf(a.y, b[1][j], fmaf(a.x, b[0][j], acc[r][j]))));
         }
       }
     }
@@ -314,4 +321,5 @@ void sgemm_v19_split_k_ring(const GemmArgs& a) {
 FASTGEMM_REGISTER_SGEMM_SMEM(sgemm_v19_split_k_ring, {19, 80, 0, 4, "simt", "cp_async", "split_k",
     "sgemm_v10_split_k", true,
     "v10 with B and A copied by cp.async through a ring of shared-memory stages (bytes in "
-    "flight independent of the accumulators), 4-, 8- or 16-row tiles, K split across a cluster"})
+    "flight independent of the accumulators), 4-, 8-, 16- or 32-row tiles, K split across a "
+    "cluster"})
