@@ -145,57 +145,36 @@ const std::vector<AutoRule> kHgemmRules = {
 };
 const std::vector<AutoRule> kSgemmRules = {
     // Outputs of at most 32 rows or 16 columns: v19 (v10 with B and A copied through a cp.async
-    // ring) against v10, v12 and v18, fitted to five sweeps (H100; N or M 1024-28672, K
-    // 3584-14336): results/sweeps/rows-m1-32-v19-float32-* and rows-m17-64-v19-float32-* (B
-    // row-major, 11 (N, K) of model layers), rows-bcol-m1-16-v19-float32-* and
-    // rows-bcol-m24-64-v19-float32-* (B column-major, B = W^T, 6 of them) and
-    // narrow-n1-16-v19-float32-* (few columns, run transposed: the large operand K-contiguous).
-    // Time of the faster of the others over v19's, geometric mean (range):
-    //   rows          9-16: 1.37x (1.15-1.58)  5-8: 1.08x (0.98-1.19)  1-4: 1.02x (0.97-1.14)
-    //   rows, B = W^T 9-16: 1.29x (1.13-1.42)  5-8: 1.04x (0.92-1.11)  1-4: 0.96x (0.93-0.98)
-    //   columns       9-16: 1.41x (1.21-1.63)  5-8: 1.08x (0.92-1.23)  1-4: 0.98x (0.92-1.09)
-    // So v19 from 5 rows or columns and, with a row-major B, from 1; at 1-4 otherwise v10, whose
-    // loads of a K-contiguous large operand were the faster. At 17-32 rows (v19's 32-row tiles):
-    // with B = W^T v19 was 4-46% faster than v12 on all 12 points (24 and 32 rows), with a
-    // row-major B 0-35% faster on the (N, K) with at most 28 tiles of 32x128 (N = 1024-3584:
-    // 24x2048x8192 41 against 68 µs) and 5-40% slower from 32 tiles on (v12's split fills the
-    // SMs; v19's 32-row loop issues more slowly). Rows first: an output of at most 16 rows and
-    // columns is read by its rows.
+    // ring, S from the device's cluster capacity) against v10, v12 and v18, fitted to three
+    // sweeps (H100; N or M 1024-28672, K 3584-14336): results/sweeps/rows-m1-64-v19-cluster-* (B
+    // row-major, 11 (N, K) of model layers), rows-bcol-m1-64-v19-cluster-* (B column-major,
+    // B = W^T, 6 of them) and narrow-n1-16-v19-cluster-* (few columns, run transposed). Time of
+    // the fastest of the others over v19's, geometric mean (range):
+    //   rows          17-32: 1.10x (0.85-1.67)  9-16: 1.48x (1.23-1.71)  5-8: 1.11x (1.05-1.19)
+    //                 1-4: 1.03x (0.93-1.09)
+    //   rows, B = W^T 17-32: 1.32x (1.04-1.73)  9-16: 1.44x (1.24-1.58)  5-8: 1.11x (0.99-1.22)
+    //                 1-4: 1.02x (0.97-1.07)
+    //   columns       9-16: 1.50x (1.27-1.70)   5-8: 1.14x (0.99-1.22)   1-4: 1.03x (0.97-1.08)
+    // At 17-32 rows with a row-major B, v19's 32-row tiles (bound by FMA issue) were 4-67% faster
+    // on outputs of at most 80 tiles of 32x64 (N <= 5120) and v12 3-15% faster from 96 tiles.
+    // Rows first: an output of at most 16 rows and columns is read by its rows.
     {"sgemm_v19_split_k_ring",
-     "v10 with B and A copied through a cp.async ring (4-, 8- or 16-row tiles, K split across a "
-     "cluster): for outputs of at most 16 rows (decode) with a row-major B, where v10's loads of "
-     "B into registers keep too few bytes in flight",
-     0, 0, 0, 16, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 0, 0, 1},
+     "4-, 8- or 16-row tiles, B and A copied through a cp.async ring, K split across a cluster "
+     "as the device's cluster capacity fits: for outputs of at most 16 rows (decode), where "
+     "tiled rungs leave SMs idle and v10's loads of B into registers keep too few bytes in flight",
+     0, 0, 0, 16, 90},
     {"sgemm_v19_split_k_ring",
-     "v10 with B and A copied through a cp.async ring (8- or 16-row tiles, K split across a "
-     "cluster): for outputs of 5-16 rows (decode), where v10's loads of B into registers keep "
-     "too few bytes in flight for its FMAs",
-     0, 0, 0, 16, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 5},
-    {"sgemm_v10_split_k",
-     "4-row tiles, B streamed once into registers, K split across a cluster: for outputs of at "
-     "most 4 rows (decode, a matrix-vector product) with a column-major B, where tiled rungs "
-     "leave SMs idle and read B slowly",
-     0, 0, 0, 4, 90},
-    {"sgemm_v19_split_k_ring",
-     "v19 on the transposed problem: for outputs of at most 16 columns (narrow N) whose "
-     "transpose, a decode GEMM, has a row-major B (A column-major)",
-     0, 0, 0, 16, 90, 0, 0, true, 2, 0, nullptr, 0, false, 0, 0, 0, 1},
-    {"sgemm_v19_split_k_ring",
-     "v19 on the transposed problem: for outputs of 5-16 columns (narrow N), whose transpose is "
-     "a decode GEMM",
-     0, 0, 0, 16, 90, 0, 0, true, 2, 0, nullptr, 0, false, 0, 5},
-    {"sgemm_v10_split_k",
-     "v10 on the transposed problem: for outputs of at most 4 columns (narrow N), whose "
+     "v19 on the transposed problem: for outputs of at most 16 columns (narrow N), whose "
      "transpose is a decode GEMM",
-     0, 0, 0, 4, 90, 0, 0, true},
+     0, 0, 0, 16, 90, 0, 0, true},
     {"sgemm_v19_split_k_ring",
      "v19 on 32-row tiles: for outputs of 17-32 rows with a column-major B (B = W^T), where "
      "v12's loads of B are slower",
      0, 0, 0, 32, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 17, 0, 2},
     {"sgemm_v19_split_k_ring",
-     "v19 on 32-row tiles: for outputs of 17-32 rows over at most SMs/4.7 tiles of 32x128, "
-     "where v12's split leaves SMs idle",
-     0, 32, 128, 32, 90, 0, 0, false, 4.7, 0, nullptr, 0, false, 0, 17},
+     "v19 on 32-row tiles: for outputs of 17-32 rows over at most SMs/1.65 tiles of 32x64, "
+     "where v12's split fills the SMs less well",
+     0, 32, 64, 32, 90, 0, 0, false, 1.65, 0, nullptr, 0, false, 0, 17},
     // Outputs of 33-64 rows: v18 (v12's split on v17's three-stage loop) was 4-7% faster than
     // v12 on all 21 points of results/sweeps/rows-m33-127-float32-* (H100; N 4096-14336, K 777-
     // 14336); on 32 rows its 64-row tile is half padding (v12's 32-row one is not).

@@ -197,6 +197,27 @@ inline int decode_split(const void* kernel, int threads, int smem, int64_t tiles
   return split;
 }
 
+// The cluster split of a kernel (at most 8 shares of at least `min_units` units of K each) from
+// the device's cluster capacity and the kernel's `rates` (cluster_split_choice,
+// common/split_model.h): at most as many blocks per SM as its occupancy allows, and, where SMs
+// are reserved for other work (launch_sms), a proportional share of each capacity. S = 1 where
+// the kernel cannot run in clusters here.
+inline ClusterChoice cluster_split_for(const void* kernel, int threads, int smem, SplitRates rates,
+                                       int64_t tiles, int64_t k_units, int64_t min_units,
+                                       double add) {
+  if (resident_split_clusters(kernel, 2, threads, smem) <= 0) return {1, false};
+  const int device = active_device();
+  rates.per_sm = std::min(rates.per_sm, resident_blocks_per_sm(kernel, threads, smem));
+  const int sms = launch_sms(device), all = device_props(device).sm_count;
+  ClusterCapacity cap = cluster_capacity(device);
+  if (sms < all) {
+    for (auto& per_policy : cap.clusters)
+      for (auto& per_n : per_policy)
+        for (int& c : per_n) c = static_cast<int>(int64_t(c) * sms / all);
+  }
+  return cluster_split_choice(cap, rates, sms, tiles, k_units, min_units, 8, add);
+}
+
 // The split of a kernel whose partial tiles meet in global memory (hopper/split_global.cuh): the
 // largest S <= most that leaves each block at least `min_units` units of K work and keeps the
 // whole grid (tiles x S blocks, one per SM) resident at once; 1 where no S > 1 does.

@@ -144,23 +144,10 @@ void launch(const GemmArgs& a, const char* name, const SplitRates& rates, Kernel
   const DeviceProps& props = device_props(device);
   with_kernel(a, kernel_for, [&](auto kernel) {
     set_smem(kernel, SMEM);
-    const void* k = reinterpret_cast<const void*>(kernel);
     const int dev_min = dev_min_ktiles();
-    ClusterChoice split{1, false};
-    if (resident_split_clusters(k, 2, WT::THREADS, SMEM) > 0) {
-      SplitRates r = rates;
-      r.per_sm = std::min(r.per_sm, resident_blocks_per_sm(k, WT::THREADS, SMEM));
-      const int sms = launch_sms(device);
-      ClusterCapacity cap = cluster_capacity(device);
-      if (sms < props.sm_count) {  // SMs reserved for other work: a share of each answer
-        for (auto& per_policy : cap.clusters)
-          for (auto& per_n : per_policy)
-            for (int& c : per_n) c = static_cast<int>(int64_t(c) * sms / props.sm_count);
-      }
-      split = cluster_split_choice(cap, r, sms, grid.x,
-                                   ceil_div(a.K, WT::BLOCK_K),
-                                   dev_min > 0 ? dev_min : CLUSTER_MIN_KTILES, 8, CLUSTER_ADD);
-    }
+    const ClusterChoice split = cluster_split_for(
+        reinterpret_cast<const void*>(kernel), WT::THREADS, SMEM, rates, grid.x,
+        ceil_div(a.K, WT::BLOCK_K), dev_min > 0 ? dev_min : CLUSTER_MIN_KTILES, CLUSTER_ADD);
     launch_split(kernel, grid, WT::THREADS, SMEM, a.stream, split, props.cc, name, kmn_a(a),
                  kmn_b(a), static_cast<float*>(a.C), split_ldc(a), a.alpha, a.beta);
   });

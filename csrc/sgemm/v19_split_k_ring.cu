@@ -18,7 +18,8 @@
 // of a shared-memory phase read 8 different bank quads. The 8 slices' partial tiles are summed in
 // slice order in shared memory, and the z blocks of a tile (a thread-block cluster, each an even
 // share of K's stages) in rank order through distributed shared memory (common/split_k.cuh), as
-// in v10: the same bits on every call.
+// in v10: the same bits on every call. The split S and the cluster scheduling policy come from
+// the device's cluster capacity and the rates below (cluster_split_for, as v12's).
 // Why it pays: the bytes in flight, not the FMAs, bound a streaming kernel at HBM speed (about
 // bandwidth x latency, ~25 KiB per SM on an H100); the ring holds several times that on any tile
 // height, so 16-row tiles stream B nearly as fast as 4-row ones, and the copies cost no
@@ -279,6 +280,21 @@ __global__ void __launch_bounds__(THREADS, Geometry<B_COL>::template blocks<ROWS
                                                           beta);
 }
 
+// An SM's throughput at 1, 2, ... blocks of v19, relative to one block alone (the split model's
+// rates, common/split_model.h), fitted to v19 timed at every S on 17 shapes (H100,
+// benchmarks/NOTES.md). The tiles of at most 16 rows stream B: a second block on an SM adds a
+// quarter (a block alone keeps too few bytes in flight for the SM's share of HBM bandwidth), a
+// third or fourth nothing. The 32-row tiles are bound by FMA issue: a second block adds a little.
+template <int ROWS, bool B_COL>
+constexpr SplitRates split_rates() {
+  constexpr int per_sm = Geometry<B_COL>::template blocks<ROWS>();
+  if constexpr (per_sm == 2) {
+    return SplitRates{2, {1.0, 1.18}};
+  } else {
+    return SplitRates{per_sm, {1.0, 1.25, 1.25, 1.25}};
+  }
+}
+
 template <int ROWS>
 void launch_rows(const GemmArgs& a) {
   const dim3 grid = split_grid(a.M, a.N, ROWS, BN, "sgemm_v19_split_k_ring");
@@ -293,11 +309,11 @@ void launch_rows(const GemmArgs& a) {
                       : sgemm_v19_split_k_ring_kernel<ROWS, AC, BC, false>;
     constexpr int smem = Ring<ROWS, BC>::BYTES;
     set_smem(kernel, smem);
-    // blocks<ROWS>() blocks fit an SM; at least 256 of K per block.
-    using G = Geometry<BC>;
-    const int split = decode_split(reinterpret_cast<const void*>(kernel), THREADS, smem, grid.x,
-                                   ceil_div(a.K, G::KB), 256 / G::KB, G::template blocks<ROWS>(),
-                                   launch_sms(device));
+    // S from the device's cluster capacity and the rates below; at least 256 of K per block.
+    const ClusterChoice split =
+        cluster_split_for(reinterpret_cast<const void*>(kernel), THREADS, smem,
+                          split_rates<ROWS, BC>(), grid.x, ceil_div(a.K, Geometry<BC>::KB),
+                          256 / Geometry<BC>::KB, 0.25);
     launch_split(kernel, grid, THREADS, smem, a.stream, split, props.cc, "sgemm_v19_split_k_ring",
                  sgemm::view_a(a), static_cast<const float*>(a.B), a.ldb,
                  static_cast<float*>(a.C), split_ldc(a), a.M, a.N, a.K, a.alpha, a.beta);
