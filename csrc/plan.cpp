@@ -175,6 +175,15 @@ const std::vector<AutoRule> kSgemmRules = {
      "v19 on 32-row tiles: for outputs of 17-32 rows over at most SMs/1.65 tiles of 32x64, "
      "where v12's split fills the SMs less well",
      0, 32, 64, 32, 90, 0, 0, false, 1.65, 0, nullptr, 0, false, 0, 17},
+    // Outputs of 33-64 rows and at least 1024 columns over at most 64 tiles of 32x64 (N <= 2048
+    // at 64 rows): v19's 32-row tiles were 13-36% faster than v18 on all 4 such points of
+    // results/sweeps/rows-m1-64-v19-cluster-* (48 and 64 rows, N 1024 and 2048), 2-21% slower on
+    // the 18 points over more tiles (v18's 64x128 tiles fill the SMs there). Smaller outputs
+    // were not measured.
+    {"sgemm_v19_split_k_ring",
+     "v19 on 32-row tiles: for outputs of 33-64 rows and at least 1024 columns over at most "
+     "SMs/2.0625 tiles of 32x64, where v18's 64x128 tiles leave SMs idle",
+     0, 32, 64, 64, 90, 0, 0, false, 2.0625, 0, nullptr, 0, false, 0, 33, 1024},
     // Outputs of 33-64 rows: v18 (v12's split on v17's three-stage loop) was 4-7% faster than
     // v12 on all 21 points of results/sweeps/rows-m33-127-float32-* (H100; N 4096-14336, K 777-
     // 14336); on 32 rows its 64-row tile is half padding (v12's 32-row one is not).
