@@ -181,7 +181,7 @@ inline int split_count(const void* kernel, int threads, int smem, int64_t tiles,
   return 1;
 }
 
-// The split of a decode kernel (sgemm v10, v19: `blocks_per_sm` blocks per SM): split_count's,
+// The split of a decode kernel (sgemm v10: `blocks_per_sm` blocks per SM): split_count's,
 // or, with more tiles than a wave of blocks holds (where split_count answers 1), halves of K when
 // each half keeps `min_units`, so that the last wave's blocks are half as long (448 tiles of 16
 // chunks on 132 SMs: 273 -> 229 us for v10 at 16 rows; a model of the SMs' loads that preferred

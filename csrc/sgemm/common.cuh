@@ -252,8 +252,8 @@ inline bool vec4_aligned(const GemmArgs& a, bool with_a = true, bool with_b = tr
 enum class VecOperands { all, mn_contiguous };
 
 // The tile height of a decode rung (v10, v19) for M rows: f(std::integral_constant<int, R>) with
-// R = 4, 8 or 16 (more than 16 rows: several 16-row tiles, adjacent in the grid, so that the
-// later ones read B from L2).
+// R = 4, 8 or 16 (v10 runs more than 16 rows as several 16-row tiles, adjacent in the grid, so
+// that the later ones read B from L2; v19 takes 32-row tiles there).
 template <typename F>
 void with_decode_rows(int64_t M, F&& f) {
   if (M <= 4) {

@@ -19,15 +19,15 @@
 // slice order in shared memory, and the z blocks of a tile (a thread-block cluster, each an even
 // share of K's stages) in rank order through distributed shared memory (common/split_k.cuh), as
 // in v10: the same bits on every call. The split S and the cluster scheduling policy come from
-// the device's cluster capacity and the rates below (cluster_split_for, as v12's).
+// the device's cluster capacity and v19's rates (split_rates; cluster_split_for, as v12's).
 // Why it pays: the bytes in flight, not the FMAs, bound a streaming kernel at HBM speed (about
 // bandwidth x latency, ~25 KiB per SM on an H100); the ring holds several times that on any tile
 // height, so 16-row tiles stream B nearly as fast as 4-row ones, and the copies cost no
 // registers.
 // What limits it: per k quad, ROWS x 16 FMAs against ROWS + 4 shared loads and a share of the
 // copies and the barrier: 16-row tiles stream B more slowly than 1-8-row ones (the SM's issue
-// and barriers, not HBM, set their pace). With 1-4 rows and a K-contiguous B, v10's register
-// loads were the faster (the ring's stages read 256 bytes of each column at a time). Outputs
+// and barriers, not HBM, set their pace); a K-contiguous B comes 256 bytes of a column per
+// stage, each column's next 256 bytes a stage later. Outputs
 // of 17-32 rows take 32-row tiles (a thread's 32 x 4 outputs, 128 accumulators: two blocks per
 // SM), bound by the SMs' FMA issue, not HBM; more than 32 rows take several 32-row tiles, the
 // later ones reading B from L2. Rows past M are padding. The split needs clusters (sm_90+);
@@ -309,7 +309,7 @@ void launch_rows(const GemmArgs& a) {
                       : sgemm_v19_split_k_ring_kernel<ROWS, AC, BC, false>;
     constexpr int smem = Ring<ROWS, BC>::BYTES;
     set_smem(kernel, smem);
-    // S from the device's cluster capacity and the rates below; at least 256 of K per block.
+    // S from the device's cluster capacity and split_rates; at least 256 of K per block.
     const ClusterChoice split =
         cluster_split_for(reinterpret_cast<const void*>(kernel), THREADS, smem,
                           split_rates<ROWS, BC>(), grid.x, ceil_div(a.K, Geometry<BC>::KB),
