@@ -104,8 +104,12 @@ py::dict select_plan(int64_t M, int64_t N, int64_t K, const std::string& dtype_s
   // A^T, column-major where A is row-major (with A's rows as its leading dimension).
   const bool column = !alignment && N == 1 && M > 1;
   if (column) std::swap(M, N);
-  const bool a_col = !column && order[0] == 'F';
-  const bool b_col = column ? order[0] == 'C' : order[1] == 'F';
+  // The layouts a call reads contiguous operands in (unit_stride_layout): a row (one row, or
+  // K == 1 for B) row-major, a column (K == 1 for A, N == 1 for B) column-major, whatever the
+  // order; otherwise the order's.
+  const bool a_col = column ? false : M == 1 ? false : K == 1 ? true : order[0] == 'F';
+  const bool b_col = column ? (K == 1 ? false : order[0] == 'C')  // B' = A^T
+                            : K == 1 ? false : N == 1 ? true : order[1] == 'F';
   const int align = alignment  ? *alignment
                     : column   ? alignment_of({256, uint64_t(K * size)})
                                : alignment_of({256, uint64_t(K * size), uint64_t(N * size)});

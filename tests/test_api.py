@@ -718,6 +718,17 @@ def test_select_order_names_b_layout():
     assert fastgemm.select(24, 6144, 4096, "float32", cc=90, order="FC").kernel.name == row.kernel.name
 
 
+def test_select_order_of_rows_and_columns():
+    # A one-row or one-column operand is read by its shape, whatever its order (as a call reads
+    # it): with K == 1, B is a row (row-major), so "CF" answers as "CC".
+    assert fastgemm.select(24, 6144, 1, "float32", cc=90, order="CF").kernel.name == (
+        fastgemm.select(24, 6144, 1, "float32", cc=90).kernel.name
+    )
+    assert fastgemm.select(24, 6144, 2, "float32", cc=90, order="CF").kernel.name != (
+        fastgemm.select(24, 6144, 2, "float32", cc=90).kernel.name
+    )
+
+
 @pytest.mark.parametrize("shape", [(-1, 8, 8), (8, -1, 8), (8, 8, -1)])
 def test_select_negative_sizes(shape):
     with pytest.raises(ValueError, match="negative problem size"):
