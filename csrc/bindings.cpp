@@ -99,17 +99,17 @@ py::dict select_plan(int64_t M, int64_t N, int64_t K, const std::string& dtype_s
                           std::to_string(N) + ", K=" + std::to_string(K));
   }
   const int size = dtype_size(dtype);
-  // Contiguous operands of one column (B and C, N == 1) read as column-major (unit_stride_layout),
-  // and a column-major C runs as C^T = B^T A^T: the plan is that of the 1 x M problem whose B is
-  // A^T, column-major where A is row-major (with A's rows as its leading dimension).
-  const bool column = !alignment && N == 1 && M > 1;
+  // The layouts a call reads contiguous operands of these orders in (unit_stride_layout, as
+  // entry.cpp: a one-row or one-column operand by its shape). A column-major C (N == 1: a
+  // column) runs as C^T = B^T A^T, the plan of the N x M problem with A' = B^T and B' = A^T.
+  auto read = [size](int64_t rows, int64_t cols, char o) {
+    const bool c = o == 'C';
+    return unit_stride_layout(rows, cols, c ? cols : 1, c ? 1 : rows, size)->col_major;
+  };
+  const bool a_in = read(M, K, order[0]), b_in = read(K, N, order[1]);
+  const bool column = !alignment && read(M, N, 'C');
+  const bool a_col = column ? !b_in : a_in, b_col = column ? !a_in : b_in;
   if (column) std::swap(M, N);
-  // The layouts a call reads contiguous operands in (unit_stride_layout): a row (one row, or
-  // K == 1 for B) row-major, a column (K == 1 for A, N == 1 for B) column-major, whatever the
-  // order; otherwise the order's.
-  const bool a_col = column ? false : M == 1 ? false : K == 1 ? true : order[0] == 'F';
-  const bool b_col = column ? (K == 1 ? false : order[0] == 'C')  // B' = A^T
-                            : K == 1 ? false : N == 1 ? true : order[1] == 'F';
   const int align = alignment  ? *alignment
                     : column   ? alignment_of({256, uint64_t(K * size)})
                                : alignment_of({256, uint64_t(K * size), uint64_t(N * size)});

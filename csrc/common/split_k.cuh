@@ -181,22 +181,6 @@ inline int split_count(const void* kernel, int threads, int smem, int64_t tiles,
   return 1;
 }
 
-// The split of a decode kernel (sgemm v10: `blocks_per_sm` blocks per SM): split_count's,
-// or, with more tiles than a wave of blocks holds (where split_count answers 1), halves of K when
-// each half keeps `min_units`, so that the last wave's blocks are half as long (448 tiles of 16
-// chunks on 132 SMs: 273 -> 229 us for v10 at 16 rows; a model of the SMs' loads that preferred
-// S = 1 or 4 at some tile counts lost to a plain S = 2 in the measured sweep, benchmarks/NOTES.md).
-inline int decode_split(const void* kernel, int threads, int smem, int64_t tiles, int64_t k_units,
-                        int64_t min_units, int blocks_per_sm, int sm_count) {
-  const int split =
-      split_count(kernel, threads, smem, tiles, k_units, min_units, blocks_per_sm, sm_count);
-  if (split == 1 && tiles > int64_t(blocks_per_sm) * sm_count && k_units >= 2 * min_units &&
-      dev_split_override() == 0 && resident_split_clusters(kernel, 2, threads, smem) > 0) {
-    return 2;
-  }
-  return split;
-}
-
 // The cluster split of a kernel (at most 8 shares of at least `min_units` units of K each) from
 // the device's cluster capacity and the kernel's `rates` (cluster_split_choice,
 // common/split_model.h): at most as many blocks per SM as its occupancy allows, and, where SMs

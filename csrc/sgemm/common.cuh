@@ -251,20 +251,6 @@ inline bool vec4_aligned(const GemmArgs& a, bool with_a = true, bool with_b = tr
 // alignment (v17).
 enum class VecOperands { all, mn_contiguous };
 
-// The tile height of a decode rung (v10, v19) for M rows: f(std::integral_constant<int, R>) with
-// R = 4, 8 or 16 (v10 runs more than 16 rows as several 16-row tiles, adjacent in the grid, so
-// that the later ones read B from L2; v19 takes 32-row tiles there).
-template <typename F>
-void with_decode_rows(int64_t M, F&& f) {
-  if (M <= 4) {
-    f(std::integral_constant<int, 4>{});
-  } else if (M <= 8) {
-    f(std::integral_constant<int, 8>{});
-  } else {
-    f(std::integral_constant<int, 16>{});
-  }
-}
-
 // with_layouts for rungs whose kernel_for also takes the alignment: f(a_col, b_col, vec) with vec
 // = std::bool_constant<vec4_aligned(a)> (16-byte accesses, or 4-byte ones for operands aligned
 // only to their elements). Rungs whose kernel_for takes the layouts only are 16-byte aligned

@@ -274,8 +274,17 @@ void launch_rows(const GemmArgs& a) {
     constexpr int smem = int(sizeof(Smem<ROWS, BC>));
     set_smem(kernel, smem);
     // Three blocks fit an SM (registers, shared memory); at least two K chunks per block.
-    const int split = decode_split(reinterpret_cast<const void*>(kernel), THREADS, smem, grid.x,
-                                   ceil_div(a.K, KC), 2, 3, launch_sms(device));
+    const void* k = reinterpret_cast<const void*>(kernel);
+    const int64_t chunks = ceil_div(a.K, KC), slots = 3 * int64_t(launch_sms(device));
+    int split = split_count(k, THREADS, smem, grid.x, chunks, 2, 3, launch_sms(device));
+    // More tiles than a wave of blocks holds (split_count answers 1 there): halves of K, so that
+    // the last wave's blocks are half as long (448 tiles of 16 chunks on 132 SMs: 273 -> 229 us
+    // at 16 rows; a model of the SMs' loads that preferred S = 1 or 4 at some tile counts lost to
+    // a plain S = 2 in the measured sweep, benchmarks/NOTES.md).
+    if (split == 1 && int64_t(grid.x) > slots && chunks >= 4 &&
+        dev_split_override() == 0 && resident_split_clusters(k, 2, THREADS, smem) > 0) {
+      split = 2;
+    }
     launch_split(kernel, grid, THREADS, smem, a.stream, split, props.cc, "sgemm_v10_split_k",
                  sgemm::view_a(a), static_cast<const float*>(a.B), a.ldb,
                  static_cast<float*>(a.C), split_ldc(a), a.M, a.N, a.K, a.alpha, a.beta);
@@ -285,7 +294,13 @@ void launch_rows(const GemmArgs& a) {
 }  // namespace
 
 void sgemm_v10_split_k(const GemmArgs& a) {
-  sgemm::with_decode_rows(a.M, [&](auto rows) { launch_rows<decltype(rows)::value>(a); });
+  if (a.M <= 4) {
+    launch_rows<4>(a);
+  } else if (a.M <= 8) {
+    launch_rows<8>(a);
+  } else {
+    launch_rows<16>(a);  // more than 16 rows: several row tiles, adjacent in the grid (B from L2)
+  }
 }
 
 }  // namespace fastgemm

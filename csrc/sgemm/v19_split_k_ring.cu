@@ -325,10 +325,16 @@ void launch_rows(const GemmArgs& a) {
 int sgemm_v19_split_k_ring_smem() { return Ring<32, true>::BYTES; }  // the largest
 
 void sgemm_v19_split_k_ring(const GemmArgs& a) {
-  if (a.M > 16) {
-    launch_rows<32>(a);  // more than 32 rows: several row tiles, adjacent in the grid (B from L2)
+  // Tiles of 4, 8, 16 or 32 rows; more than 32 rows run several 32-row tiles, adjacent in the
+  // grid (the later ones read B from L2).
+  if (a.M <= 4) {
+    launch_rows<4>(a);
+  } else if (a.M <= 8) {
+    launch_rows<8>(a);
+  } else if (a.M <= 16) {
+    launch_rows<16>(a);
   } else {
-    sgemm::with_decode_rows(a.M, [&](auto rows) { launch_rows<decltype(rows)::value>(a); });
+    launch_rows<32>(a);
   }
 }
 
