@@ -13,6 +13,9 @@ Families:
   --prefill         M from --pre-m on the (N, K) of model layers (--pre-nk): the persistent,
                     split-K and stream-K wgmma rungs by name (fp32: v09 and the split-K tile
                     rungs).
+  --pad             fp32 shapes from --pad-shapes (odd sizes, ragged K): auto as its rule
+                    decides beside auto with its padded path off and on (FASTGEMM_DEV_PAD=0 / 1,
+                    switched between candidates with the plan cache cleared).
 
 Device time: CUDA events around back-to-back launches behind a spin, rotating over enough input
 sets that A and B are not resident in L2; median over rounds. Every candidate is checked against
@@ -21,6 +24,7 @@ cuBLAS first.
     python benchmarks/sweep.py --dtype float16 --out results/sweeps
     python benchmarks/sweep.py --dtype float32 --ns 4,8,16,32,64 --mk 4096x4096
     python benchmarks/sweep.py --dtype float16 --deep --out results/sweeps
+    python benchmarks/sweep.py --dtype float32 --pad --out results/sweeps
 
 Writes narrow-, rows- or deep-<dtype>-<gpu>.csv (one row per shape and candidate) and prints a
 table of microseconds per launch with the best candidate per shape marked.
@@ -99,6 +103,19 @@ FLIPPED = {
 }
 
 
+def set_dev_pad(mode: str | None) -> bool:
+    """FASTGEMM_DEV_PAD for the calls that follow (None: unset, the rule decides); plans made
+    under another setting are forgotten. True where the setting changed."""
+    if os.environ.get("FASTGEMM_DEV_PAD") == mode:
+        return False
+    if mode is None:
+        os.environ.pop("FASTGEMM_DEV_PAD", None)
+    else:
+        os.environ["FASTGEMM_DEV_PAD"] = mode
+    fastgemm._C._clear_plan_cache()
+    return True
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dtype", default="float16", choices=["float16", "bfloat16", "float32"])
@@ -118,6 +135,14 @@ def main() -> int:
     ap.add_argument("--kernels", default="", help="comma list of candidates (default: the family's)")
     ap.add_argument(
         "--b-layout", default="C", choices=["C", "F"], help="B row-major (C) or column-major (F: B = W.T)"
+    )
+    ap.add_argument("--pad", action="store_true", help="fp32 padded path off / on: --pad-shapes")
+    ap.add_argument(
+        "--pad-shapes",
+        default="767x769x771,1023x1025x1027,1535x1537x1539,2047x2049x2051,3071x3073x3075,"
+        "4095x4097x4099,1001x999x1003,255x4097x4099,511x4097x4099,1023x4097x4099,2047x4097x4099,"
+        "127x4099x2053,33x12345x777,511x6145x4095,2047x6145x4095,1024x1024x1028,2048x2048x2052,"
+        "4096x4096x4100,512x4096x4100,2048x2049x2048,4096x4097x4096,4096x4096x4093,8192x8193x2049",
     )
     ap.add_argument("--deep-max-mn", type=int, default=2048 * 1024, help="largest M * N of --deep")
     args = ap.parse_args()
@@ -146,6 +171,8 @@ def main() -> int:
             for n in ints(args.deep_n)
             if m * n <= args.deep_max_mn
         ]
+    elif args.pad:
+        shapes = [tuple(int(x) for x in shape.split("x")) for shape in args.pad_shapes.split(",")]
     elif args.prefill:
         nks = [tuple(int(x) for x in nk.split("x")) for nk in args.pre_nk.split(",")]
         shapes = [(m, n, k) for n, k in nks for m in ints(args.pre_m)]
@@ -154,10 +181,12 @@ def main() -> int:
         for mk in args.mk.split(","):
             big, K = (int(x) for x in mk.split("x"))
             shapes += [(small, big, K) if args.few_rows else (big, small, K) for small in ints(args.ns)]
+    if args.pad and dt != "float32":
+        ap.error("--pad is for --dtype float32")
     family = ("float32" if dt == "float32" else "float16") + (
         "-rows" if args.few_rows else "-deep" if args.deep else "-prefill" if args.prefill else ""
     )
-    transposed = [] if args.few_rows or args.deep or args.prefill else FLIPPED[family]
+    transposed = [] if args.few_rows or args.deep or args.prefill or args.pad else FLIPPED[family]
     for M, N, K in shapes:
         item = 4 if dt == "float32" else 2
         per_set = (M * K + K * N + 2 * M * N) * item
@@ -172,7 +201,13 @@ def main() -> int:
             sets.append((A, B, cp.empty((M, N), dt), cp.empty((N, M), dt)))
         ref = cp.matmul(sets[0][0].astype(cp.float32), sets[0][1].astype(cp.float32))
         cands = {"auto": lambda s: fn(s[0], s[1], s[2])}
-        for k in args.kernels.split(",") if args.kernels else UNFLIPPED[family]:
+        # Called before a candidate's calls (the first one and each round's).
+        prepare = {"auto": lambda: set_dev_pad(None)}
+        if args.pad:
+            for name, mode in (("auto (no pad)", "0"), ("auto (pad)", "1")):
+                cands[name] = lambda s: fn(s[0], s[1], s[2])
+                prepare[name] = lambda mode=mode: set_dev_pad(mode)
+        for k in args.kernels.split(",") if args.kernels else [] if args.pad else UNFLIPPED[family]:
             cands[k] = lambda s, k=k: fn(s[0], s[1], s[2], kernel=k)
         for k in transposed:
             cands[k + " (C^T)"] = lambda s, k=k: fn(s[1].T, s[0].T, s[3], kernel=k)
@@ -186,6 +221,7 @@ def main() -> int:
         reps: dict[str, int] = {}
         for name, call in list(cands.items()):
             try:
+                prepare.get(name, lambda: set_dev_pad(None))()
                 call(sets[0])
                 out = sets[0][3].T if name.endswith("(C^T)") else sets[0][2]
                 errors[name] = float(cp.linalg.norm(out.astype(cp.float32) - ref) / cp.linalg.norm(ref))
@@ -203,6 +239,8 @@ def main() -> int:
         for _ in range(args.rounds):
             for name, call in cands.items():
                 n = reps[name]
+                if prepare.get(name, lambda: set_dev_pad(None))():
+                    call(sets[0])  # the new plan made outside the timed calls
                 prefill(min(0.25, 20e-6 * n + 50e-6))
                 start, end = cp.cuda.Event(), cp.cuda.Event()
                 start.record()
@@ -211,6 +249,7 @@ def main() -> int:
                 end.record()
                 end.synchronize()
                 samples[name].append(cp.cuda.get_elapsed_time(start, end) * 1e3 / n)
+        set_dev_pad(None)
         sel = fastgemm.select(M, N, K, dt, order="C" + args.b_layout)
         us = {k: statistics.median(v) for k, v in samples.items()}
         best = min((v, k) for k, v in us.items() if k not in ("cuBLAS", "torch.matmul", "auto"))[1]
@@ -235,12 +274,23 @@ def main() -> int:
                     "rel_error": errors.get(k),
                     "auto_kernel": sel.kernel.name,
                     "auto_flip": sel.flip,
+                    "auto_pad": sel.pad,
                 }
             )
         del sets, cands
         cp.get_default_memory_pool().free_all_blocks()
     os.makedirs(args.out, exist_ok=True)
-    kind = "rows" if args.few_rows else "deep" if args.deep else "prefill" if args.prefill else "narrow"
+    kind = (
+        "rows"
+        if args.few_rows
+        else "deep"
+        if args.deep
+        else "prefill"
+        if args.prefill
+        else "pad"
+        if args.pad
+        else "narrow"
+    )
     kind += "-bcol" if args.b_layout == "F" else ""
     path = os.path.join(args.out, f"{kind}-{dt}-{gpu.lower().replace(' ', '-')}.csv")
     with open(path, "w", newline="") as f:

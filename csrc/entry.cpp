@@ -187,6 +187,10 @@ struct Ops {
   // dst (row-major) = the rows x cols matrix at src with element strides (rs, cs).
   virtual void copy(uintptr_t src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
                     const Mat& dst) = 0;
+  // dst (row-major, dst_rows x dst_cols) = the rows x cols matrix at src (rows rs elements
+  // apart, contiguous) in its top-left corner, zeros elsewhere.
+  virtual void pad(uintptr_t src, int64_t rows, int64_t cols, int64_t rs, const Mat& dst,
+                   int64_t dst_rows, int64_t dst_cols) = 0;
   virtual void gemm(const KernelEntry& k, const GemmArgs& args) = 0;
   virtual void scale(DType dtype, uintptr_t C, int64_t rows, int64_t cols, int64_t ld,
                      float beta) = 0;
@@ -214,6 +218,11 @@ struct DeviceOps final : Ops {
             const Mat& dst) override {
     copy_strided(int(itemsize), reinterpret_cast<const void*>(src), rows, cols, rs, cs,
                  reinterpret_cast<void*>(dst.ptr), dst.ld, stream);
+  }
+  void pad(uintptr_t src, int64_t rows, int64_t cols, int64_t rs, const Mat& dst,
+           int64_t dst_rows, int64_t dst_cols) override {
+    copy_zero_padded(int(itemsize), reinterpret_cast<const void*>(src), rows, cols, rs,
+                     reinterpret_cast<void*>(dst.ptr), dst.ld, dst_rows, dst_cols, stream);
   }
   void gemm(const KernelEntry& k, const GemmArgs& args) override { k.launch(args); }
   void scale(DType dtype, uintptr_t C, int64_t rows, int64_t cols, int64_t ld,
@@ -256,6 +265,11 @@ struct RecordOps final : Ops {
     add("copy", "", {double(src), double(rows), double(cols), double(rs), double(cs),
                      double(dst.ptr), double(dst.ld)});
   }
+  void pad(uintptr_t src, int64_t rows, int64_t cols, int64_t rs, const Mat& dst,
+           int64_t dst_rows, int64_t dst_cols) override {
+    add("pad", "", {double(src), double(rows), double(cols), double(rs), double(dst.ptr),
+                    double(dst.ld), double(dst_rows), double(dst_cols)});
+  }
   void gemm(const KernelEntry& k, const GemmArgs& a) override {
     add("gemm", k.name, {double(a.M), double(a.N), double(a.K), p(a.A), double(a.lda),
                          double(a.a_col_major), p(a.B), double(a.ldb), double(a.b_col_major),
@@ -292,7 +306,11 @@ struct Strided {
 // Everything a launch needs, decided with the GIL held; executed without it.
 struct Job {
   const KernelEntry* kernel;
+  // The plan's padded path: operands aligned below pad_alignment bytes go through aligned
+  // temporaries; or (grown_k > 0) the problem grown to grown_m x grown_n x grown_k (Plan).
   bool pad;
+  int pad_alignment;
+  int64_t grown_m, grown_n, grown_k;
   int device;
   cudaStream_t stream;
   std::vector<cudaStream_t> waits;
@@ -342,9 +360,35 @@ void execute(const Job& job, Ops& work) {
     args.C = reinterpret_cast<void*>(mc.ptr), args.ldc = mc.ld, args.c_col_major = mc.col;
     ops->gemm(k, args);
   };
+  if (job.pad && job.grown_k > 0) {
+    // fp32: A, B (and C where it grew or is under-aligned) copied into aligned temporaries,
+    // zero-filled to the grown problem, each in its own layout. A (M x K) is stored as M rows of
+    // K or (column-major) K rows of M, B (K x N) as K rows of N or N rows of K.
+    const int64_t gm = job.grown_m, gn = job.grown_n, gk = job.grown_k;
+    auto grown = [&](const Mat& m, int64_t rows, int64_t cols, int64_t grown_rows,
+                     int64_t grown_cols) {
+      const int64_t r = m.col ? cols : rows, c = m.col ? rows : cols;
+      const int64_t gr = m.col ? grown_cols : grown_rows, gc = m.col ? grown_rows : grown_cols;
+      Mat copy = ops->alloc(gr, gc);
+      ops->pad(m.ptr, r, c, m.ld, copy, gr, gc);
+      copy.col = m.col;
+      return copy;
+    };
+    const Mat ga = grown(pa, M, K, gm, gk), gb = grown(pb, K, N, gk, gn);
+    args.M = gm, args.N = gn, args.K = gk;
+    if (gm == M && gn == N && alignment(pc, size) >= 16) {
+      run(ga, gb, pc);
+      return;
+    }
+    const Mat work = ops->alloc(gm, gn);  // beta = 0 never reads C: then no copy of it
+    if (job.beta != 0.0f) ops->pad(pc.ptr, M, N, pc.ld, work, gm, gn);
+    run(ga, gb, work);
+    ops->copy(work.ptr, M, N, work.ld, 1, pc);
+    return;
+  }
   if (job.pad) {  // under-aligned operands go through aligned temporaries, in their own layouts
     auto aligned = [&](const Mat& m, int64_t rows, int64_t cols) {
-      if (alignment(m, size) >= k.alignment) return m;
+      if (alignment(m, size) >= job.pad_alignment) return m;
       // Stored as `rows` rows of `cols` elements, or (column-major) `cols` rows of `rows`.
       Mat copy = m.col ? copied(m.ptr, cols, rows, m.ld, 1) : copied(m.ptr, rows, cols, m.ld, 1);
       copy.col = m.col;
@@ -357,7 +401,7 @@ void execute(const Job& job, Ops& work) {
   // (a padded view, e.g. 100 fp16 columns of a 128-wide array), it would write the elements past
   // the view's edge. Such a C, like an under-aligned one, goes through an aligned work buffer.
   const bool row_edge = std::string_view(k.epilogue) == "tma_store" && (N * size) % 16 != 0;
-  if (row_edge || (job.pad && alignment(pc, size) < k.alignment)) {
+  if (row_edge || (job.pad && alignment(pc, size) < job.pad_alignment)) {
     // beta = 0 never reads C: the work buffer then needs no copy of it.
     const Mat work = job.beta != 0.0f ? copied(pc.ptr, M, N, pc.ld, 1) : ops->alloc(M, N);
     run(pa, pb, work);
@@ -587,12 +631,16 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
 
   const KernelEntry* k = named;
   bool pad = false, flip = false;
+  int pad_alignment = 0;
+  int64_t grown_m = 0, grown_n = 0, grown_k = 0;
   if (automatic) {
     const PlanKey key{device, dtype, Mk, Nk, K, a_col_k, b_col_k, beta_d != 0.0,
                       align_ak, align_bk, align_c, precision};
     const Plan plan = plan_for(key);
     k = plan.kernel;
     pad = plan.pad;
+    pad_alignment = plan.pad_alignment;
+    grown_m = plan.grown_m, grown_n = plan.grown_n, grown_k = plan.grown_k;
     flip = plan.flip;
   } else {
     const std::string problem = runnable_problem(
@@ -601,7 +649,7 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   }
 
   // --- launch: no Python from here, so other threads run meanwhile ------------------------------
-  Job job{k, pad, device, cuda_stream, std::move(waits), size, Mk, Nk, K, alpha_f, beta_f,
+  Job job{k, pad, pad_alignment, grown_m, grown_n, grown_k, device, cuda_stream, std::move(waits), size, Mk, Nk, K, alpha_f, beta_f,
           pa, pb, pc, swap, flip};
   if (!a_layout) job.copy_a = Strided{a.ptr, a.rows, a.cols, a.rs, a.cs};
   if (!b_layout) job.copy_b = Strided{b.ptr, b.rows, b.cols, b.rs, b.cs};

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -371,6 +374,63 @@ std::string runnable_problem(const KernelEntry& k, const Target& t, int alignmen
                           k.alignment, t, alignment);
 }
 
+namespace {
+
+// FASTGEMM_DEV_PAD=0 never takes the fp32 padded path, =1 takes it wherever it can run (for the
+// sweeps that fit kF32PadIntensity). Read at every decide(), so that a sweep can switch it and
+// clear the plan cache between candidates; not for users.
+int dev_pad_override() {
+  const char* v = std::getenv("FASTGEMM_DEV_PAD");
+  return v == nullptr ? -1 : std::string_view(v) == "0" ? 0 : std::string_view(v) == "1" ? 1 : -1;
+}
+
+// The fp32 padded path pays where the problem's multiply-adds are at least this many per element
+// it copies (A and B, and C twice, in and out, where it goes through a work buffer): the
+// CUDA-core rungs copy under-aligned rows 4 bytes at a time, and the copies cost about what that
+// saves at this intensity. Fitted to results/sweeps/pad-float32-* (H100, 18 shapes with an
+// under-aligned MN-contiguous operand and C): from 512 the padded path was 3-19% faster on all 9,
+// below it 2-36% slower on 7 of 9 and at most 1% faster on the other 2.
+constexpr double kF32PadIntensity = 500;
+
+// fp32 on the CUDA cores with an MN-contiguous operand or C under 16-byte alignment: the problem
+// grown to M and N multiples of 4 and K of 16 on zero-filled, aligned copies of A and B (so that
+// an edge tile moved inside the output keeps its 16-byte copies aligned: with M or N as they were,
+// it falls back to checked copies, and the padded problem ran slower than the 4-byte one), where
+// the copies cost less than the 4-byte loop (kF32PadIntensity) and the grown problem runs a
+// CUDA-core rung untransposed; nullopt otherwise.
+std::optional<Plan> f32_padded_plan(const Target& t, int64_t M, int64_t N, int64_t K, int align_a,
+                                    int align_b, int align_c, Precision precision, bool a_col,
+                                    bool b_col) {
+  if (t.cc < 90) return std::nullopt;  // measured on sm_90 only
+  // A K-contiguous operand is copied 4 bytes at a time into its transposed place whatever its
+  // alignment (v17); the MN-contiguous ones and C decide.
+  if ((!a_col || align_a >= 16) && (b_col || align_b >= 16) && align_c >= 16) return std::nullopt;
+  const int mode = dev_pad_override();
+  if (mode == 0) return std::nullopt;
+  const int64_t m4 = (M + 3) / 4 * 4, n4 = (N + 3) / 4 * 4, k16 = (K + 15) / 16 * 16;
+  const bool work = align_c < 16 || m4 != M || n4 != N;  // C through a work buffer
+  const double copied = double(M) * K + double(K) * N + (work ? 2 * double(M) * N : 0);
+  const double intensity = double(M) * N * K / copied;
+  if (mode < 0 && intensity < kF32PadIntensity) return std::nullopt;
+  Plan plan = decide(t, DType::f32, m4, n4, k16, 16, 16, 16, precision, a_col, b_col);
+  if (plan.pad || plan.flip || std::string_view(plan.kernel->family) != "simt") return std::nullopt;
+  plan.pad = true;
+  plan.pad_alignment = 16;
+  plan.grown_m = m4, plan.grown_n = n4, plan.grown_k = k16;
+  char why[96];
+  std::snprintf(why, sizeof why, "%.0f multiply-adds per element copied >= %.0f", intensity,
+                kF32PadIntensity);
+  plan.reason = std::make_shared<const std::string>(
+      *plan.reason + "; operands below 16-byte alignment: A and B are copied into aligned " +
+      "temporaries, zero-filled to " + std::to_string(m4) + "x" + std::to_string(n4) + "x" +
+      std::to_string(k16) + (work ? ", C through an aligned work buffer" : "") + " (" +
+      (mode == 1 ? std::string("FASTGEMM_DEV_PAD=1") : std::string(why)) +
+      ": the copies cost less than the CUDA-core loop's 4-byte copies)");
+  return plan;
+}
+
+}  // namespace
+
 Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int align_a,
             int align_b, int align_c, Precision precision, bool a_col, bool b_col) {
   const int alignment = std::min(align_a, std::min(align_b, align_c));
@@ -516,6 +576,13 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
       }
     }
     std::string problem = runnable_problem(*k, t, alignment);
+    if (problem.empty() && dtype == DType::f32 && !rule.flip &&
+        std::string_view(k->family) == "simt") {
+      if (auto padded = f32_padded_plan(t, M_, N_, K, align_a, align_b, align_c, precision,
+                                        a_col, b_col)) {
+        return *padded;
+      }
+    }
     if (problem.empty()) {
       const std::string note = skipped.empty() ? "" : " (" + joined() + ")";
       return Plan{k, false, rule.flip,
@@ -532,13 +599,16 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
     if (!rule.flip && fastest_for_cc && runnable_problem(*k, t, k->alignment).empty()) {
       fastest_for_cc = false;
       if (macs_at_least(M, N, K, kPadMinMacs)) {
-        return Plan{k, true, false, std::make_shared<const std::string>(
-                                 std::string(rule.why) + "; operands are only " +
-                                 std::to_string(alignment) + "-byte aligned, so they are copied into " +
-                                 std::to_string(k->alignment) +
-                                 "-byte aligned temporaries first (M*N*K >= " +
-                                 std::to_string(kPadMinMacs) +
-                                 ": the O(n^2) copy costs less than a slower kernel)")};
+        Plan plan{k, true, false, std::make_shared<const std::string>(
+                                      std::string(rule.why) + "; operands are only " +
+                                      std::to_string(alignment) +
+                                      "-byte aligned, so they are copied into " +
+                                      std::to_string(k->alignment) +
+                                      "-byte aligned temporaries first (M*N*K >= " +
+                                      std::to_string(kPadMinMacs) +
+                                      ": the O(n^2) copy costs less than a slower kernel)")};
+        plan.pad_alignment = k->alignment;
+        return plan;
       }
     }
     skipped.push_back(std::move(problem));

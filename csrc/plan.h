@@ -124,9 +124,15 @@ std::string runnable_problem(const KernelEntry& k, const Target& t, int alignmen
 
 struct Plan {
   const KernelEntry* kernel = nullptr;
-  bool pad = false;  // copy operands aligned below kernel->alignment into aligned temporaries
+  bool pad = false;  // copy operands aligned below pad_alignment bytes into aligned temporaries
   bool flip = false;  // run C^T = B^T A^T (the rule's flip; never with pad)
   std::shared_ptr<const std::string> reason;  // what select() says; shared, so a copy is cheap
+  int pad_alignment = 0;  // with pad: the kernel's alignment (hgemm), 16 bytes (fp32)
+  // fp32 with pad (f32_padded_plan): the kernel runs the problem grown to grown_m x grown_n x
+  // grown_k (M and N rounded up to multiples of 4, K to 16) on zero-filled, 16-byte aligned
+  // copies of A and B, into an aligned work buffer copied back to C where the output grew or C
+  // is under-aligned (0: not grown).
+  int64_t grown_m = 0, grown_n = 0, grown_k = 0;
 };
 
 // The auto rules walked for C[M,N] = A[M,K] @ B[K,N] with per-operand alignments (bytes).

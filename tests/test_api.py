@@ -680,11 +680,20 @@ def test_select_pad_threshold():
         assert not fastgemm.select(n, n, n - 1, dtype, cc=cc, alignment=align).pad, dtype
 
 
-def test_select_float32_unaligned_in_place():
-    # The cp.async rungs and v10 take 4-byte operands: no padded copies at any size on sm_90.
+def test_select_float32_unaligned_large_pads():
+    # The CUDA-core rungs run 4-byte operands in place, but on sm_90 a problem of at least
+    # kF32PadIntensity multiply-adds per element copied runs grown and aligned.
     big = fastgemm.select(4096, 4096, 4096, "float32", cc=90, alignment=4)
-    assert big.kernel.name == "sgemm_v17_multistage" and big.pad is False
-    assert "with 4-byte alignment" in big.reason and "temporaries" not in big.reason
+    assert big.kernel.name == "sgemm_v17_multistage" and big.pad is True
+    assert "zero-filled to 4096x4096x4096, C through an aligned work buffer" in big.reason
+    assert "1024 multiply-adds per element copied >= 500" in big.reason
+    odd = fastgemm.select(4095, 4097, 4099, "float32", cc=90)
+    assert odd.pad is True and "zero-filled to 4096x4100x4112" in odd.reason
+    # Below that intensity, and before sm_90 (not measured there), in place.
+    for shape in [(1001, 999, 1003), (127, 4099, 2053), (33, 12345, 777)]:
+        sel = fastgemm.select(*shape, "float32", cc=90)
+        assert sel.pad is False and "with 4-byte alignment" in sel.reason, shape
+    assert fastgemm.select(4096, 4096, 4096, "float32", cc=80, alignment=4).pad is False
     small = fastgemm.select(64, 64, 64, "float32", cc=90, alignment=4)
     assert small.kernel.alignment == 4 and small.pad is False
     # So does the decode rung (v19), whose B is the large operand.
@@ -833,7 +842,8 @@ def test_auto_always_has_an_answer(dtype, cc, alignment, size):
     assert sel.kernel.dtype == dtype
     if sel.pad:  # runs on the 16-byte aligned copies
         assert dispatch.check_runnable(sel.kernel, cc, 16) is None
-        assert alignment % sel.kernel.alignment != 0
+        # a kernel that needs more alignment, or an fp32 CUDA-core rung whose 16-byte copies pay
+        assert alignment % sel.kernel.alignment != 0 or (dtype == "float32" and alignment < 16)
     else:
         assert dispatch.check_runnable(sel.kernel, cc, alignment) is None
 
@@ -1732,3 +1742,26 @@ def test_select_precision(precision):
     # misaligned: the tensor-core kernel with padded temporaries, as for ieee
     padded = fastgemm.select(4096, 4096, 4096, "float32", cc=90, alignment=4, precision=precision)
     assert padded.kernel.precision == precision and padded.pad, padded
+
+
+def test_select_fp32_padded_path_matches_the_sweep():
+    # The fp32 padded path against the same problem run in place, auto with the path forced off
+    # and on (FASTGEMM_DEV_PAD, H100): on every swept shape whose B and C are under-aligned (N not
+    # a multiple of 4), auto pads exactly where padding was more than 2% faster, and runs in place
+    # where it was more than 2% slower.
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    times: dict[tuple[int, int, int], dict[str, float]] = {}
+    for path in sorted(sweeps.glob("pad-float32-*.csv")):
+        for row in csv.DictReader(path.read_text().splitlines()):
+            shape = (int(row["M"]), int(row["N"]), int(row["K"]))
+            times.setdefault(shape, {})[row["candidate"]] = float(row["us"])
+    checked = 0
+    for (m, n, k), t in times.items():
+        if n % 4 == 0:
+            continue
+        gain = t["auto (no pad)"] / t["auto (pad)"]
+        if abs(gain - 1) <= 0.02:
+            continue
+        assert fastgemm.select(m, n, k, "float32", cc=90).pad == (gain > 1), ((m, n, k), gain)
+        checked += 1
+    assert checked >= 12

@@ -4,7 +4,7 @@ The `record` runtime hook (``fastgemm._C._set_runtime_hooks``) pretends a GPU of
 capability that owns every address, and makes the entry log the work it would queue instead of
 queuing it: ``("gemm", kernel, (M, N, K, A, lda, a_col, B, ldb, b_col, C, ldc, alpha, beta,
 stream, c_col))``, ``("alloc", "", (ptr, rows, cols, ld))``, ``("copy", "", (src, rows, cols, rs, cs, dst,
-dst_ld))``, ``("scale", "", (C, rows, cols, ld, beta, stream))`` and ``("wait", "", (producer,
+dst_ld))``, ``("pad", "", (src, rows, cols, rs, dst, dst_ld, dst_rows, dst_cols))``, ``("scale", "", (C, rows, cols, ld, beta, stream))`` and ``("wait", "", (producer,
 consumer))``. The arrays are fakes exporting ``__cuda_array_interface__`` with made-up addresses;
 nothing is dereferenced, so this runs the same with or without a GPU.
 """
@@ -142,6 +142,55 @@ def test_padded_path_column_major_a_keeps_its_layout(recorded):
     assert log[1][2] == (PTR_A, K, M, M, 1, a_tmp, 520)
     gemm = next(e for e in log if e[0] == "gemm")
     assert gemm[2][3:6] == (a_tmp, 520, 1)
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+def test_f32_padded_path_grows_the_problem(recorded, beta):
+    # fp32, odd extents, large: A and B copied zero-filled to 4096 x 4112 and 4112 x 4100, the
+    # kernel runs the grown problem into a work buffer (zero-filled copy of C only when beta != 0),
+    # whose M x N corner is copied back to C.
+    M, N, K = 4095, 4097, 4099
+    sel = auto(M, N, K, "float32", 4)
+    assert sel.pad and "4096x4100x4112" in sel.reason
+    fastgemm.sgemm(row((M, K), ptr=PTR_A), row((K, N), ptr=PTR_B), row((M, N), ptr=PTR_C), 1.0, beta)
+    log = recorded()
+    ops = [op for op, _, _ in log]
+    a_tmp, b_tmp, work = log[0][2][0], log[2][2][0], log[4][2][0]
+    assert log[0][2] == (a_tmp, 4096, 4112, 4112) and log[1][2] == (PTR_A, M, K, K, a_tmp, 4112, 4096, 4112)
+    assert log[2][2] == (b_tmp, 4112, 4100, 4100) and log[3][2] == (PTR_B, K, N, N, b_tmp, 4100, 4112, 4100)
+    assert log[4][2] == (work, 4096, 4100, 4100)
+    if beta:
+        assert ops == ["alloc", "pad", "alloc", "pad", "alloc", "pad", "gemm", "copy"]
+        assert log[5][2] == (PTR_C, M, N, N, work, 4100, 4096, 4100)
+    else:
+        assert ops == ["alloc", "pad", "alloc", "pad", "alloc", "gemm", "copy"]
+    gemm = log[-2]
+    assert gemm[1] == sel.kernel.name
+    assert gemm[2][:11] == (4096, 4100, 4112, a_tmp, 4112, 0, b_tmp, 4100, 0, work, 4100)
+    assert log[-1][2] == (work, M, N, 4100, 1, PTR_C, N)
+
+
+def test_f32_padded_path_column_major_a(recorded):
+    # A column-major (M-contiguous, 4095 rows: under-aligned) is stored as K rows of M: it grows to
+    # 4112 rows of 4096; C aligned and not grown is written in place.
+    M, N, K = 4095, 4096, 4096
+    fastgemm.sgemm(col((M, K), ptr=PTR_A), row((K, N), ptr=PTR_B), row((M, N), ptr=PTR_C))
+    log = recorded()
+    a_tmp = log[0][2][0]
+    assert log[0][2] == (a_tmp, 4096, 4096, 4096) and log[1][2] == (PTR_A, K, M, M, a_tmp, 4096, 4096, 4096)
+    gemm = next(e for e in log if e[0] == "gemm")
+    assert gemm[2][:6] == (4096, 4096, 4096, a_tmp, 4096, 1)
+    assert [op for op, _, _ in log][-2:] == ["gemm", "copy"]  # M grew: C through the work buffer
+
+
+def test_f32_k_contiguous_under_aligned_runs_in_place(recorded):
+    # An odd K leaves a row-major A 4-byte aligned, but the CUDA-core rungs copy a K-contiguous
+    # operand 4 bytes at a time anyway: no padded path.
+    M, N, K = 4096, 4096, 4093
+    fastgemm.sgemm(row((M, K), ptr=PTR_A), row((K, N), ptr=PTR_B), row((M, N), ptr=PTR_C))
+    log = recorded()
+    assert [op for op, _, _ in log] == ["gemm"]
+    assert log[0][2][:6] == (M, N, K, PTR_A, K, 0)
 
 
 @pytest.mark.parametrize("c_order", ["C", "F"])

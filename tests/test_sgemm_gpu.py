@@ -150,6 +150,84 @@ def test_views_padded_strided_misaligned(cp, kernel):
         check_gemm(cp, A3, B3, C3, 1.0, 0.0)
 
 
+@pytest.fixture
+def dev_pad(monkeypatch):
+    """Force the fp32 padded path on (FASTGEMM_DEV_PAD=1) wherever it can run; the plans made
+    under it are forgotten before and after."""
+    monkeypatch.setenv("FASTGEMM_DEV_PAD", "1")
+    fastgemm._C._clear_plan_cache()
+    yield
+    monkeypatch.delenv("FASTGEMM_DEV_PAD")
+    fastgemm._C._clear_plan_cache()
+
+
+# (M, N, K): odd sizes (every extent grown), an odd K only (A's rows 4-byte aligned), an odd N
+# only (K a multiple of 16, not grown), a tile's worth of rows.
+PAD_SHAPES = [(301, 403, 259), (256, 384, 1001), (200, 301, 512), (64, 2051, 33)]
+
+
+@pytest.mark.parametrize("shape", PAD_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("orders", ["CCC", "FCC", "CFF", "FFC"])
+@pytest.mark.parametrize("beta", [0.0, -0.75])
+def test_padded_path_forced(cp, dev_pad, shape, orders, beta):
+    M, N, K = shape
+    assert fastgemm.select(M, N, K, "float32", order=orders[:2]).pad
+    A, B = (
+        random_matrix(cp, M, K, "float32", order=orders[0]),
+        random_matrix(cp, K, N, "float32", order=orders[1]),
+    )
+    if beta:
+        C0 = random_matrix(cp, M, N, "float32", order=orders[2])
+        C = C0.copy(order="K")
+    else:
+        C0, C = None, _poisoned(cp, M, N, orders[2])
+    fastgemm.sgemm(A, B, C, 1.25, beta)
+    check_gemm(cp, A, B, C, 1.25, beta, C0)
+    first = C.copy()
+    if beta == 0.0:  # the same bits on every call
+        fastgemm.sgemm(A, B, C, 1.25, beta)
+        assert bool((C == first).all())
+
+
+def test_padded_path_views_and_edges(cp, dev_pad):
+    # A view 4 bytes past alignment, B of odd width inside a wider array, C a view whose rows
+    # continue past N: the padded copies read only the views, and C outside the view is untouched.
+    big_a, big_b = random_matrix(cp, 300, 262, "float32"), random_matrix(cp, 260, 410, "float32")
+    A, B = big_a[:, 1:260], big_b[:259, :401]
+    host = _poisoned(cp, 300, 408)
+    host[:, 401:] = 7.0
+    C = host[:, :401]
+    fastgemm.sgemm(A, B, C, 1.0, 0.0)
+    check_gemm(cp, A, B, C, 1.0, 0.0)
+    assert bool((host[:, 401:] == 7.0).all())
+
+
+def test_padded_path_nonfinite(cp, dev_pad):
+    # inf and NaN in A or B reach C as in the unpadded kernels: the zero-filled extents add 0 * 0.
+    M, N, K = 130, 131, 133
+    A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
+    A[3, 5] = cp.inf
+    B[7, 9] = cp.nan
+    C = _poisoned(cp, M, N)
+    fastgemm.sgemm(A, B, C, 1.0, 0.0)
+    ref = A.astype(cp.float64) @ B.astype(cp.float64)
+    assert bool((cp.isnan(C) == cp.isnan(ref)).all())
+    assert bool((cp.isinf(C) == cp.isinf(ref)).all())
+    finite = cp.isfinite(ref)
+    assert float(cp.abs(C[finite] - ref[finite]).max()) < 1e-3
+
+
+def test_auto_pads_large_odd_fp32(cp):
+    # At this intensity the rule takes the padded path on its own.
+    M, N, K = 2047, 2049, 2051
+    sel = fastgemm.select(M, N, K, "float32")
+    assert sel.pad and "zero-filled" in sel.reason, sel
+    A, B = random_matrix(cp, M, K, "float32"), random_matrix(cp, K, N, "float32")
+    C = _poisoned(cp, M, N)
+    fastgemm.sgemm(A, B, C)
+    check_gemm(cp, A, B, C, 1.0, 0.0)
+
+
 def test_auto_misaligned_and_odd(cp):
     # (1000, 1000, 1004): aligned, K a multiple of 4 but not of 16 (v16 split, bounds-checked
     # copies); (1000, 1000, 1001): padded, K odd.

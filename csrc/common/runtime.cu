@@ -430,25 +430,30 @@ __global__ void copy_strided_kernel(const W* src, int64_t rows, int64_t cols, in
   }
 }
 
-// Rows of contiguous elements (a padded, unaligned or aligned matrix) -> rows of dst. Warp w of
-// the x-grid owns 32 16-byte chunks of columns (32 * VEC elements) in every row it visits. Where
-// the destination row is 16-byte aligned, lane l moves chunk l: one 16-byte store, and one
-// 16-byte load where the source row is aligned too (scalar loads otherwise, which L1 merges).
-// Where it is not, lane l moves elements l, l + 32, ... of the warp's span, so that every warp
-// store covers 32 contiguous elements (one lane per 16-byte chunk would scatter each store
-// instruction over 512 bytes of partial sectors: ~1 TB/s instead of ~3 on an H200).
+// Rows of contiguous elements (a padded, unaligned or aligned matrix) -> rows of dst, which may
+// be larger (dst_rows x dst_cols): what lies outside the source is written as zeros. Warp w of the
+// x-grid owns 32 16-byte chunks of columns (32 * VEC elements) in every row it visits. Where the
+// destination row is 16-byte aligned, lane l moves chunk l: one 16-byte store, and one 16-byte
+// load where the source row is aligned too and the chunk lies inside it (scalar loads otherwise,
+// which L1 merges). Where it is not, lane l moves elements l, l + 32, ... of the warp's span, so
+// that every warp store covers 32 contiguous elements (one lane per 16-byte chunk would scatter
+// each store instruction over 512 bytes of partial sectors: ~1 TB/s instead of ~3 on an H200).
 template <typename W>
 __global__ void copy_rows_kernel(const W* src, int64_t rows, int64_t cols, int64_t rs, W* dst,
-                                 int64_t dst_ld) {
+                                 int64_t dst_ld, int64_t dst_rows, int64_t dst_cols) {
   constexpr int VEC = 16 / sizeof(W);
   const int lane = threadIdx.x % 32;
   const int64_t span = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x - lane) * VEC;
-  if (span >= cols) return;
+  if (span >= dst_cols) return;
   const int64_t j = span + lane * VEC;  // this lane's chunk in the aligned scheme
-  const int n = j >= cols ? 0 : cols - j < VEC ? static_cast<int>(cols - j) : VEC;
-  for (int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
+  auto inside = [j](int64_t extent) {   // elements of the chunk within [0, extent)
+    return j >= extent ? 0 : extent - j < VEC ? static_cast<int>(extent - j) : VEC;
+  };
+  const int m = inside(dst_cols);
+  for (int64_t i = blockIdx.y; i < dst_rows; i += gridDim.y) {
     const W* s = src + i * rs;
     W* d = dst + i * dst_ld;
+    const int n = i < rows ? inside(cols) : 0;  // source elements of the chunk
     if (reinterpret_cast<uintptr_t>(d) % 16 == 0) {
       alignas(16) W v[VEC];
       if (n == VEC && reinterpret_cast<uintptr_t>(s) % 16 == 0) {
@@ -457,19 +462,20 @@ __global__ void copy_rows_kernel(const W* src, int64_t rows, int64_t cols, int64
 #pragma unroll
         for (int k = 0; k < VEC; ++k) v[k] = k < n ? s[j + k] : W(0);
       }
-      if (n == VEC) {
+      if (m == VEC) {
         *reinterpret_cast<uint4*>(d + j) = *reinterpret_cast<const uint4*>(v);
       } else {
 #pragma unroll
         for (int k = 0; k < VEC; ++k) {
-          if (k < n) d[j + k] = v[k];
+          if (k < m) d[j + k] = v[k];
         }
       }
     } else {
+      const int64_t have = i < rows ? cols : 0;
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
         const int64_t c = span + 32 * k + lane;
-        if (c < cols) d[c] = s[c];
+        if (c < dst_cols) d[c] = c < have ? s[c] : W(0);
       }
     }
   }
@@ -477,12 +483,32 @@ __global__ void copy_rows_kernel(const W* src, int64_t rows, int64_t cols, int64
 
 template <typename W>
 void launch_copy_rows(const void* src, int64_t rows, int64_t cols, int64_t rs, void* dst,
-                      int64_t dst_ld, cudaStream_t stream) {
+                      int64_t dst_ld, int64_t dst_rows, int64_t dst_cols, cudaStream_t stream) {
   constexpr int VEC = 16 / sizeof(W), THREADS = 128;
-  const dim3 grid(static_cast<unsigned>(ceil_div(ceil_div(cols, VEC), THREADS)),
-                  static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
+  const dim3 grid(static_cast<unsigned>(ceil_div(ceil_div(dst_cols, VEC), THREADS)),
+                  static_cast<unsigned>(std::min<int64_t>(dst_rows, 65535)));
   copy_rows_kernel<<<grid, THREADS, 0, stream>>>(static_cast<const W*>(src), rows, cols, rs,
-                                                  static_cast<W*>(dst), dst_ld);
+                                                  static_cast<W*>(dst), dst_ld, dst_rows, dst_cols);
+}
+
+// copy_rows_kernel for elements of elem_bytes.
+void copy_rows(int elem_bytes, const void* src, int64_t rows, int64_t cols, int64_t rs, void* dst,
+               int64_t dst_ld, int64_t dst_rows, int64_t dst_cols, cudaStream_t stream) {
+  if (dst_cols > int64_t(65535) * 128 * (16 / elem_bytes)) {
+    throw std::invalid_argument("copy_strided: rows of more than 2^26 elements");
+  }
+  switch (elem_bytes) {
+    case 2:
+      launch_copy_rows<uint16_t>(src, rows, cols, rs, dst, dst_ld, dst_rows, dst_cols, stream);
+      break;
+    case 4:
+      launch_copy_rows<uint32_t>(src, rows, cols, rs, dst, dst_ld, dst_rows, dst_cols, stream);
+      break;
+    default:
+      throw std::invalid_argument("copy_strided: unsupported element size " +
+                                  std::to_string(elem_bytes));
+  }
+  FASTGEMM_CHECK_LAUNCH("copy_rows_kernel");
 }
 
 unsigned elementwise_blocks(int64_t total) {
@@ -516,21 +542,7 @@ void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, i
     // Rows of contiguous elements (a padded or unaligned matrix): copied row by row in 16-byte
     // chunks. (The element-wise kernel below pays an index division per element; a pitched
     // cudaMemcpy2DAsync, used before, was slower for the padded path: benchmarks/NOTES.md.)
-    if (cols > int64_t(65535) * 128 * (16 / elem_bytes)) {
-      throw std::invalid_argument("copy_strided: rows of more than 2^26 elements");
-    }
-    switch (elem_bytes) {
-      case 2:
-        launch_copy_rows<uint16_t>(src, rows, cols, rows == 1 ? cols : rs, dst, dst_ld, stream);
-        break;
-      case 4:
-        launch_copy_rows<uint32_t>(src, rows, cols, rows == 1 ? cols : rs, dst, dst_ld, stream);
-        break;
-      default:
-        throw std::invalid_argument("copy_strided: unsupported element size " +
-                                    std::to_string(elem_bytes));
-    }
-    FASTGEMM_CHECK_LAUNCH("copy_rows_kernel");
+    copy_rows(elem_bytes, src, rows, cols, rows == 1 ? cols : rs, dst, dst_ld, rows, cols, stream);
     return;
   }
   const unsigned blocks = elementwise_blocks(rows * cols);
@@ -550,6 +562,16 @@ void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, i
                                   std::to_string(elem_bytes));
   }
   FASTGEMM_CHECK_LAUNCH("copy_strided_kernel");
+}
+
+void copy_zero_padded(int elem_bytes, const void* src, int64_t rows, int64_t cols, int64_t rs,
+                      void* dst, int64_t dst_ld, int64_t dst_rows, int64_t dst_cols,
+                      cudaStream_t stream) {
+  if (dst_rows < rows || dst_cols < cols) {
+    throw std::invalid_argument("copy_zero_padded: the destination is smaller than the source");
+  }
+  if (dst_rows <= 0 || dst_cols <= 0) return;
+  copy_rows(elem_bytes, src, rows, cols, rs, dst, dst_ld, dst_rows, dst_cols, stream);
 }
 
 void set_smem_once(const void* kernel, int bytes) {

@@ -124,6 +124,11 @@ void scale_matrix(DType dtype, void* C, int64_t M, int64_t N, int64_t ldc, float
 // possibly negative.
 void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, int64_t rs,
                   int64_t cs, void* dst, int64_t dst_ld, cudaStream_t stream);
+// dst (dst_rows x dst_cols, row-major, leading dimension dst_ld) = src (rows x cols of contiguous
+// elements, rows rs apart) in its top-left corner, zeros elsewhere.
+void copy_zero_padded(int elem_bytes, const void* src, int64_t rows, int64_t cols, int64_t rs,
+                      void* dst, int64_t dst_ld, int64_t dst_rows, int64_t dst_cols,
+                      cudaStream_t stream);
 // The consumer stream waits for the work queued so far on the producer stream (an event, no
 // device-wide synchronisation).
 void stream_wait(cudaStream_t producer, cudaStream_t consumer);

@@ -82,7 +82,9 @@ class Selection:
     """What ``kernel="auto"`` runs for a problem, and why.
 
     ``pad`` is True when the operands are first copied into 16-byte aligned temporaries (rows
-    padded), because the fastest kernel needs more alignment than they have. ``flip`` is True
+    padded), because the fastest kernel needs more alignment than they have, or (fp32 on the CUDA
+    cores, large problems) runs slower on them than the copies cost; fp32 then also zero-fills K
+    up to a multiple of 16 (the reason says so). ``flip`` is True
     when the kernel runs the transposed problem ``C^T = B^T A^T`` (an output with few columns run
     as one with few rows; C is written column-major).
     """
