@@ -198,16 +198,17 @@ const std::vector<AutoRule> kSgemmRules = {
      "v11 on 64x128 or 128x64 tiles (32x128 or 128x32 up to 32 rows or columns): for outputs of "
      "at most 64 rows or columns, where v11's tile is at least half padding",
      0, 0, 0, 0, 90, 0, 64},
-    // Outputs of 65-128 rows over 25-33 tiles of 128x128 (3073-4224 columns on 132 SMs) with
-    // 1024 <= K <= 3072: v18 on 64x128 tiles was 3-16% faster than v12 and v16 on all 20 such
-    // points of results/sweeps/rows-m72-128-v18-float32-* (H100; 72-128 rows, N 4096-4224); on
-    // 16-24 tiles it is level or behind (v12 at 16 tiles, v16 at 24 with K >= 3072), and from
-    // K = 4096 at 128 rows v16's unpadded 128-row tile is 1-5% ahead.
+    // Outputs of 65-192 rows with at least 1024 columns and K >= 1024: v18 at three blocks per
+    // SM was the fastest of v12, v16 and v18 on 59 of the 60 points of
+    // results/sweeps/rows-v18-blocks3-m65-192-float32-* (H100; 72-192 rows, N 1024-28672, K
+    // 1024-18944), by 1-20% over v16 at 72-128 rows and 5-35% over v12 and v16 at 160-192 (v09,
+    // which auto ran at 160-192x15360x5120, 26% slower); v16 was 5% faster on the other
+    // (128x3584x18944: a deep K on v16's unpadded 128-row tile).
     {"sgemm_v18_split_k_multistage",
-     "v18's 64x128 tiles (v12's split of K on v17's three-stage loop): for outputs of 65-128 "
-     "rows and 3073 or more columns over at most SMs/4 tiles of 128x128 with 1024 <= K <= 3072, "
-     "where v12's two-stage loop waits on its copies",
-     0, 128, 128, 128, 90, 1024, 0, false, 4, 0, nullptr, 3072, false, 0, 65, 3073},
+     "v18's 64x128 tiles at three blocks per SM (v12's split of K on v17's three-stage loop): for "
+     "outputs of 65-192 rows and at least 1024 columns with K >= 1024, where v16's 128-row tiles "
+     "are padding past 128 rows and its blocks run v09's two-stage loop",
+     0, 0, 0, 192, 90, 1024, 0, false, 2, 0, nullptr, 0, false, 0, 65, 1024},
     // Outputs of 65-128 rows over at most 16 tiles of 128x128 with 1024 <= K <= 4096: v18, whose
     // edge tiles move inside along M, was 5-18% faster than v12 and v16 on all 23 such points of
     // results/sweeps/rows-m65-160-inside-* and rows-m65-191-inside-* (H100; 8 and 16 tiles, K

@@ -12,7 +12,13 @@
 // unchecked loop: a ragged tile's checked copies had cost it 10-20% (ncu, 127x2048x3072: 9% more
 // instructions in those blocks and fewer eligible warps). Where a tile cannot move (fewer rows
 // than a tile, column-major C), a row-major A's rows past the edge are read from the last row
-// inside instead (multistage.cuh: CLAMP_ROWS).
+// inside instead (multistage.cuh: CLAMP_ROWS). The 64-wide tiles are compiled for three blocks
+// per SM (168 registers a thread: 64 accumulators, the k-ahead fragments and the copies' places,
+// no spills), where the first version took 195 registers and so ran two: at two four-warp blocks
+// an SM has two warps per scheduler, and ncu on 64x4096x14336 showed issue 69% busy. Three blocks
+// took 160-192-row outputs 5-49% faster, 65-128 rows up to 30% and 33-64 rows 3% (geometric mean;
+// 2% slower on a few), results/sweeps/rows-v18-blocks-*; four (128 registers) spilled and lost on
+// most shapes.
 // Why it pays: v12's four-warp blocks run v09's double-buffered loop, whose warps stall on
 // shared loads just before their FFMAs (ncu on 8192x64x8192: short scoreboard stalls lead); v17's
 // loop removes most of those stalls. auto takes it for outputs of 33-64 rows, where it was faster
@@ -20,8 +26,9 @@
 // tiles with K 1024-3072 (rows-m72-128-v18-*) or at most 16 tiles with K 1024-4096
 // (rows-m65-*-inside-*), and of 129-192 rows where K is split (faster than v12 and v16 on every
 // point at 160-192 rows of rows-m80-192-* but one).
-// What limits it: v17's three-tile prologue on short shares; one or two blocks per SM (the loop's
-// registers), so a lone block hides less latency than v12's pairs; its 64-row tile is half
+// What limits it: v17's three-tile prologue on short shares; three blocks per SM at most (the
+// loop's registers; two of the 128x128 tile), so a lone block hides less latency than v12's
+// pairs; its 64-row tile is half
 // padding on 32 rows or fewer; edge tiles past N, and past M where they can neither move nor
 // clamp (a column-major A), still check every copy, and beside unchecked blocks on one SM their
 // loop body costs instruction fetches. Its split (at most 8 shares, in clusters) fills the SMs
@@ -53,8 +60,14 @@ constexpr int smem_bytes() {
   return loop > red ? loop : red;
 }
 
+// The blocks per SM the registers are budgeted for: three of the 64-wide tiles, two of the square.
+template <typename WT>
+constexpr int min_blocks() {
+  return WT::WARP_M == 128 ? 2 : 3;
+}
+
 template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC>
-__global__ void __launch_bounds__(WT::THREADS, 2)
+__global__ void __launch_bounds__(WT::THREADS, min_blocks<WT>())
     sgemm_v18_split_k_multistage_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C,
                                         int64_t ldc, float alpha, float beta) {
   extern __shared__ __align__(16) float smem[];
@@ -81,14 +94,16 @@ __global__ void __launch_bounds__(WT::THREADS, 2)
       smem, C, ldc, A.MN, B.MN, m0, n0, alpha, beta, skip_rows);
 }
 
-// The split model's rates: not fitted yet (the 64-wide tiles take v12's, the square tile v11's
-// pair guess); FASTGEMM_DEV_SPLIT_K fixes S for sweeps.
+// The split model's rates: not fitted (the square tile takes v11's pair guess; the 64-wide tiles
+// a second block adding a tenth, a third a twentieth); FASTGEMM_DEV_SPLIT_K fixes S for sweeps.
+// Checked at three blocks per SM against S = 1, 2, 3, 4, 6, 8 on seven 33-64-row shapes (H100):
+// the model's S was the fastest or within 3% (results/sweeps/sgemm_v18_splits-*).
 template <typename WT>
 constexpr SplitRates split_rates() {
   if constexpr (WT::WARP_M == 128) {
     return SplitRates{2, {1.0, 1.3}};
   } else {
-    return SplitRates{2, {1.0, 1.1}};
+    return SplitRates{3, {1.0, 1.1, 1.15}};
   }
 }
 
