@@ -198,12 +198,23 @@ const std::vector<AutoRule> kSgemmRules = {
      "v11 on 64x128 or 128x64 tiles (32x128 or 128x32 up to 32 rows or columns): for outputs of "
      "at most 64 rows or columns, where v11's tile is at least half padding",
      0, 0, 0, 0, 90, 0, 64},
+    // Outputs of 65-128 rows over at most 16 tiles of 128x128 (N <= 2048) with K >= 16384: v16's
+    // split of up to 16 shares was 2-22% faster than v18's of up to 8 on all 4 such points of
+    // results/sweeps/rows-v18-blocks3-deep-m96-192-float32-* (96 and 128 rows, 1024x32768 and
+    // 2048x16384; at 192 rows v18 was 9-14% faster).
+    {"sgemm_v16_split_k_waves",
+     "v16 for outputs of 65-128 rows over at most SMs/8.25 tiles of 128x128 with K >= 16384, "
+     "where its split of up to 16 shares fills more of the SMs than v18's of up to 8",
+     0, 128, 128, 128, 90, 16384, 0, false, 8.25, 0, &kSgemmV16Split, 0, false, 0, 65},
     // Outputs of 65-192 rows with at least 1024 columns and K >= 1024: v18 at three blocks per
     // SM was the fastest of v12, v16 and v18 on 59 of the 60 points of
     // results/sweeps/rows-v18-blocks3-m65-192-float32-* (H100; 72-192 rows, N 1024-28672, K
     // 1024-18944), by 1-20% over v16 at 72-128 rows and 5-35% over v12 and v16 at 160-192 (v09,
     // which auto ran at 160-192x15360x5120, 26% slower); v16 was 5% faster on the other
-    // (128x3584x18944: a deep K on v16's unpadded 128-row tile).
+    // (128x3584x18944). With K >= 12288 (rows-v18-blocks3-deep-*), v18 was faster on all 8
+    // points at 192 rows and 6 of 8 at 96, and v16 on 5 of 8 at 128 rows (by 4-9% where N is
+    // 3584 or 5120; v18 by 5-6% where it is 4096 or 8192): v16's unpadded 128-row tile on a deep
+    // K, with no rule in that pattern.
     {"sgemm_v18_split_k_multistage",
      "v18's 64x128 tiles at three blocks per SM (v12's split of K on v17's three-stage loop): for "
      "outputs of 65-192 rows and at least 1024 columns with K >= 1024, where v16's 128-row tiles "

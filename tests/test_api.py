@@ -1551,6 +1551,7 @@ def _v12_v16_v18_sweeps() -> dict[tuple[int, int, int], dict[str, float]]:
         "rows-m65-160-inside-float32-*.csv",
         "rows-v18-blocks3-m33-64-float32-*.csv",
         "rows-v18-blocks3-m65-192-float32-*.csv",
+        "rows-v18-blocks3-deep-m96-192-float32-*.csv",
     )
     for pattern in patterns:
         for path in sorted(sweeps.glob(pattern)):
@@ -1570,10 +1571,11 @@ def _v12_v16_v18_sweeps() -> dict[tuple[int, int, int], dict[str, float]]:
 
 def test_select_fp32_rows_33_192_matches_the_sweep():
     # v18 (64x128 tiles at three blocks per SM up to 192 rows) for 33-64 rows, and for 65-192 rows
-    # with at least 1024 columns and K >= 1024: the fastest of v12, v16 and v18 on every point
-    # timed (within 0.5%), but 128x3584x18944 (v16 5% faster: a deep K on its unpadded 128-row
-    # tile). Elsewhere at 65-128 rows auto (v12 or v16) is within 2% of the faster of those two;
-    # past 192 rows within 13%.
+    # with at least 1024 columns and K >= 1024 (v16 at 65-128 rows over at most 16 tiles with K >=
+    # 16384): the fastest of v12, v16 and v18 on every point timed (within 0.5%), but at 128 rows
+    # with K >= 12288, where v16's unpadded 128-row tile was up to 9% faster on 4 points (and v18
+    # up to 6% on 4 others). Elsewhere at 65-192 rows auto (v12 or v16) is within 2% of the
+    # fastest; past 192 rows within 13%.
     v18 = "sgemm_v18_split_k_multistage"
     points = _v12_v16_v18_sweeps()
     picks = {shape: fastgemm.select(*shape, "float32", cc=90).kernel.name for shape in points}
@@ -1587,8 +1589,9 @@ def test_select_fp32_rows_33_192_matches_the_sweep():
     assert (
         sum(65 <= shape[0] <= 192 for shape in on_v18) >= 55 and sum(shape[0] <= 64 for shape in on_v18) >= 25
     )
-    deep = on_v18.pop((128, 3584, 18944))
-    _auto_within({(128, 3584, 18944): deep}, 4, lambda m: 1.06)
+    deep = {shape: on_v18.pop(shape) for shape in list(on_v18) if shape[0] == 128 and shape[2] >= 12288}
+    assert len(deep) >= 6
+    _auto_within(deep, 4, lambda m: 1.095)
     _auto_within(on_v18, 4, lambda m: 1.005)
     mid = {shape: times for shape, times in points.items() if 65 <= shape[0] <= 192 and picks[shape] != v18}
     assert len(mid) >= 5
