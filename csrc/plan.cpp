@@ -194,6 +194,24 @@ const std::vector<AutoRule> kSgemmRules = {
      "v12's 64x128 tiles and cluster split of K on v17's three-stage cp.async loop: for outputs "
      "of 33-64 rows (and at least 33 columns), where v12's two-stage loop waits on its copies",
      0, 0, 0, 64, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 33, 33},
+    // Outputs of 33-64 columns and at least 1024 rows over at most 64 tiles of 32x64 in the
+    // transposed problem (M <= 2048 at 64 columns): v19's 32-row tiles on C^T, the rows rule's
+    // mirror, were 4-16% faster than v18 and 22-48% faster than v12 on all 3 such points of
+    // results/sweeps/narrow-n33-192-v18-blocks3-float32-* (2048 x 33, 48, 64 x 4096; H100).
+    {"sgemm_v19_split_k_ring",
+     "v19 on 32-row tiles of the transposed problem: for outputs of 33-64 columns and at least "
+     "1024 rows over at most SMs/2.0625 tiles of 32x64, where v18's 128x64 tiles leave SMs idle",
+     0, 32, 64, 64, 90, 0, 0, true, 2.0625, 0, nullptr, 0, false, 0, 33, 1024},
+    // Outputs of 33-192 columns and at least 2048 rows with K >= 4096: v18's 128x64 tiles at three
+    // blocks per SM were the fastest of v12, v16 and v18 on 20 of the 27 other points of
+    // results/sweeps/narrow-n33-192-v18-blocks3-float32-* (M 2048-16384, K 4096-14336; H100), by
+    // 4-37% over v12 at 33-64 columns and 14-52% over v16 (and v09) at 192; v16 was up to 3.5%
+    // faster on the others (96 and 128 columns).
+    {"sgemm_v18_split_k_multistage",
+     "v18's 128x64 tiles at three blocks per SM: for outputs of 33-192 columns and at least 2048 "
+     "rows with K >= 4096, where v12's two-stage loop waits on its copies and v16's 128-column "
+     "tiles are padding",
+     0, 0, 0, 0, 90, 4096, 192, false, 2, 0, nullptr, 0, false, 0, 2048, 33},
     {"sgemm_v12_split_k_narrow",
      "v11 on 64x128 or 128x64 tiles (32x128 or 128x32 up to 32 rows or columns): for outputs of "
      "at most 64 rows or columns, where v11's tile is at least half padding",
