@@ -238,6 +238,15 @@ const std::vector<AutoRule> kSgemmRules = {
      "outputs of 65-192 rows and at least 1024 columns with K >= 1024, where v16's 128-row tiles "
      "are padding past 128 rows and its blocks run v09's two-stage loop",
      0, 0, 0, 192, 90, 1024, 0, false, 2, 0, nullptr, 0, false, 0, 65, 1024},
+    // Outputs of 193-768 rows with at least 3584 columns and 4096 <= K < 16384: v18's 64x128
+    // tiles at three blocks per SM were 3-9% faster than v16 (auto's pick there, v09 on
+    // 256x15360x5120) on all 20 such points of results/sweeps/rows-v18-wide-m256-1024-float32-*
+    // (256-768 rows, N 4096-28672, K 4096-14336; H100); with K = 18944 v16's split of up to 16
+    // shares was 4-10% faster on all 4, and at 1024 rows v17 took 3 of 6.
+    {"sgemm_v18_split_k_multistage",
+     "v18's 64x128 tiles at three blocks per SM: for outputs of 193-768 rows and at least 3584 "
+     "columns with 4096 <= K < 16384, where v16's eight-warp blocks run v09's two-stage loop",
+     0, 0, 0, 768, 90, 4096, 0, false, 2, 0, nullptr, 16383, false, 0, 193, 3584},
     // Outputs of 65-128 rows over at most 16 tiles of 128x128 with 1024 <= K <= 4096: v18, whose
     // edge tiles move inside along M, was 5-18% faster than v12 and v16 on all 23 such points of
     // results/sweeps/rows-m65-160-inside-* and rows-m65-191-inside-* (H100; 8 and 16 tiles, K

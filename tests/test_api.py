@@ -1424,8 +1424,8 @@ def test_select_fp32_v17_from_2048x2048():
 @pytest.mark.parametrize(
     "m, n, k, split",
     [
-        (256, 6144, 4096, True),  # 96 tiles: a prefill of few rows
-        (512, 6144, 4096, True),  # 192 tiles: 1.45 rounds of whole tiles on 132 SMs x 2
+        (256, 2048, 8192, True),  # 32 tiles: a prefill of few rows
+        (512, 3584, 18944, True),  # 112 tiles and a deep K
         (1024, 1024, 65536, True),  # deep K
         (8192, 256, 8192, True),  # narrow output, 128 tiles
         (2048, 3584, 18944, True),  # 448 tiles: a last round of 184 whole tiles
@@ -1535,10 +1535,11 @@ def test_select_fp32_decode_matches_the_sweep(pattern, order, slack):
 
 
 def _v12_v16_v18_sweeps() -> dict[tuple[int, int, int], dict[str, float]]:
-    """Device times (us) of v12, v16 and v18 on 33-192 rows and on prefills of 128-512 rows. v18's
-    times count from the sweeps taken since its 64-wide tiles run three blocks per SM
-    (rows-v18-blocks3-*), and from the older ones at 33-64 rows only (its rule there stayed and
-    three blocks made it faster still) and past 192 rows (its 128x128 tile, unchanged)."""
+    """Device times (us) of v12, v16 and v18 on 33-192 rows and on prefills of 128-1024 rows. v18's
+    times count from the sweeps taken since its 64-wide tiles run three blocks per SM up to 768
+    rows (rows-v18-blocks3-*, rows-v18-wide-*), and from the older ones at 33-64 rows only (its
+    rule there stayed and three blocks made it faster still) and past 768 rows (its 128x128
+    tile, unchanged)."""
     sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
     points: dict[tuple[int, int, int], dict[str, float]] = {}
     patterns = (
@@ -1554,6 +1555,7 @@ def _v12_v16_v18_sweeps() -> dict[tuple[int, int, int], dict[str, float]]:
         "rows-v18-blocks3-m33-64-float32-*.csv",
         "rows-v18-blocks3-m65-192-float32-*.csv",
         "rows-v18-blocks3-deep-m96-192-float32-*.csv",
+        "rows-v18-wide-m256-1024-float32-*.csv",
     )
     for pattern in patterns:
         for path in sorted(sweeps.glob(pattern)):
@@ -1563,8 +1565,9 @@ def _v12_v16_v18_sweeps() -> dict[tuple[int, int, int], dict[str, float]]:
                     continue
                 if (
                     row["candidate"] == "sgemm_v18_split_k_multistage"
-                    and 64 < min(shape[:2]) <= 192
+                    and 64 < min(shape[:2]) <= 768
                     and "-blocks3-" not in path.name
+                    and "-wide-" not in path.name
                 ):
                     continue
                 points.setdefault(shape, {})[row["candidate"]] = float(row["us"])
@@ -1577,7 +1580,7 @@ def test_select_fp32_rows_33_192_matches_the_sweep():
     # 16384): the fastest of v12, v16 and v18 on every point timed (within 0.5%), but at 128 rows
     # with K >= 12288, where v16's unpadded 128-row tile was up to 9% faster on 4 points (and v18
     # up to 6% on 4 others). Elsewhere at 65-192 rows auto (v12 or v16) is within 2% of the
-    # fastest; past 192 rows within 13%.
+    # fastest; past 192 rows within 0.5% where it runs v18 (193-768 rows), 13% elsewhere.
     v18 = "sgemm_v18_split_k_multistage"
     points = _v12_v16_v18_sweeps()
     picks = {shape: fastgemm.select(*shape, "float32", cc=90).kernel.name for shape in points}
@@ -1599,6 +1602,10 @@ def test_select_fp32_rows_33_192_matches_the_sweep():
     assert len(mid) >= 5
     _auto_within(mid, 4, lambda m: 1.02)
     rest = {shape: times for shape, times in points.items() if shape[0] > 192}
+    # 193-768 rows with N >= 3584 and 4096 <= K < 16384: v18's 64-wide tiles, the fastest
+    wide = {shape: times for shape, times in rest.items() if picks[shape] == v18}
+    assert len(wide) >= 20 and all(m <= 768 for m, _, _ in wide)
+    _auto_within(wide, 4, lambda m: 1.005)
     _auto_within(rest, 4, lambda m: 1.13)
 
 

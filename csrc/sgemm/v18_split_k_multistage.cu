@@ -7,7 +7,7 @@
 // model. v17's loop (sgemm/multistage.cuh: three cp.async stages, fragments read a k ahead, the
 // K-contiguous operand copied 4 bytes at a time into its transposed place, a ragged K's partial
 // k-tile first) runs the share, on v17's 128x128 tile of 16x8 lanes or, for outputs of at most
-// 192 rows or columns, on v12's 64x128 / 128x64 tiles of 8x8 lanes. As in v17, an edge tile past
+// 768 rows or columns, on v12's 64x128 / 128x64 tiles of 8x8 lanes. As in v17, an edge tile past
 // M moves back inside the output (row-major C) and stores only its own rows, so that it runs the
 // unchecked loop: a ragged tile's checked copies had cost it 10-20% (ncu, 127x2048x3072: 9% more
 // instructions in those blocks and fewer eligible warps). Where a tile cannot move (fewer rows
@@ -17,15 +17,14 @@
 // no spills), where the first version took 195 registers and so ran two: at two four-warp blocks
 // an SM has two warps per scheduler, and ncu on 64x4096x14336 showed issue 69% busy. Three blocks
 // took 160-192-row outputs 5-49% faster, 65-128 rows up to 30% and 33-64 rows 3% (geometric mean;
-// 2% slower on a few), results/sweeps/rows-v18-blocks-*; four (128 registers) spilled and lost on
-// most shapes.
+// 2% slower on a few), results/sweeps/rows-v18-blocks*; four (128 registers) spilled and lost on
+// most shapes. At three blocks the 64-wide tiles also beat v16 at 193-768 rows (3-9% on 20 of 24
+// points of rows-v18-wide-m256-1024-*, not with K = 18944) and stay until 768.
 // Why it pays: v12's four-warp blocks run v09's double-buffered loop, whose warps stall on
 // shared loads just before their FFMAs (ncu on 8192x64x8192: short scoreboard stalls lead); v17's
 // loop removes most of those stalls. auto takes it for outputs of 33-64 rows, where it was faster
-// than v12 on every point of results/sweeps/rows-m33-127-float32-*, of 65-128 rows over 25-33
-// tiles with K 1024-3072 (rows-m72-128-v18-*) or at most 16 tiles with K 1024-4096
-// (rows-m65-*-inside-*), and of 129-192 rows where K is split (faster than v12 and v16 on every
-// point at 160-192 rows of rows-m80-192-* but one).
+// than v12 on every point of results/sweeps/rows-m33-127-float32-*, of 65-768 rows with N and K
+// at least 1024 (plan.cpp: the rules and their sweeps), and of 33-192 columns on many rows.
 // What limits it: v17's three-tile prologue on short shares; three blocks per SM at most (the
 // loop's registers; two of the 128x128 tile), so a lone block hides less latency than v12's
 // pairs; its 64-row tile is half
@@ -34,8 +33,8 @@
 // loop body costs instruction fetches. Its split (at most 8 shares, in clusters) fills the SMs
 // less than v16's where v16's whole rounds fit the tiles (24 and 48 tiles of 128x128 at 65-128
 // rows: up to 17% slower).
-// Past 192 rows and on deep K its 128x128 tile's split loses to v16's on most points of
-// results/sweeps/prefill-v18-* and deep-v18-*.
+// Past 768 rows, and on deep K, its 128x128 tile's split loses to v16's on most points of
+// results/sweeps/prefill-v18-* and deep-v18-*, and v17's unsplit loop wins from 1024 rows.
 // Shapes: any M, N, K >= 1 (zero-filled tails); both layouts; operands aligned to their 4-byte
 // elements (the K-contiguous operand is copied 4 bytes at a time whatever its alignment; an
 // MN-contiguous operand and C use 16-byte accesses where they are aligned).
@@ -124,7 +123,9 @@ int sgemm_v18_split_k_multistage_smem() {
 }
 
 void sgemm_v18_split_k_multistage(const GemmArgs& a) {
-  if (std::min(a.M, a.N) > 192) {  // 64-wide tiles up to 192 rows (rows-m80-192-*)
+  // 64-wide tiles up to 768 rows or columns: at three blocks per SM they were faster than the
+  // 128x128 tile's two on 193-768 rows, and than v16 (rows-v18-wide-m256-1024-*).
+  if (std::min(a.M, a.N) > 768) {
     launch_tiling<Square>(a);
   } else if (a.M <= a.N) {
     launch_tiling<Wide>(a);
@@ -137,5 +138,6 @@ void sgemm_v18_split_k_multistage(const GemmArgs& a) {
 
 FASTGEMM_REGISTER_SGEMM_SMEM(sgemm_v18_split_k_multistage, {18, 80, 0, 4, "simt", "cp_async",
     "split_k", "sgemm_v17_multistage", true,
-    "v17's three-stage loop (128x128, or 64x128 / 128x64 tiles for outputs of at most 192 rows "
-    "or columns) with K split across a cluster, partial tiles summed in rank order"})
+    "v17's three-stage loop (128x128, or 64x128 / 128x64 tiles at three blocks per SM for "
+    "outputs of at most 768 rows or columns) with K split across a cluster, partial tiles summed "
+    "in rank order"})
