@@ -182,6 +182,9 @@ int64_t aligned_ld(int64_t cols, int64_t itemsize) {
 struct Ops {
   virtual ~Ops() = default;
   virtual void wait(cudaStream_t producer) = 0;
+  // One allocation for the call's temporaries that follow (temporary_bytes: their sum), so that
+  // a call with several pays for one; the others then come out of it.
+  virtual void reserve(size_t /*bytes*/) {}
   // A row-major temporary with 16-byte aligned rows, alive until the call's work is queued.
   virtual Mat alloc(int64_t rows, int64_t cols) = 0;
   // dst (row-major) = the rows x cols matrix at src with element strides (rs, cs).
@@ -196,20 +199,39 @@ struct Ops {
                      float beta) = 0;
 };
 
+// Bytes of a temporary of rows x cols, its rows 16-byte aligned, rounded up to 256 so that the
+// next one in a shared allocation starts aligned.
+size_t temporary_size(int64_t rows, int64_t cols, int64_t itemsize) {
+  return (size_t(rows * aligned_ld(cols, itemsize) * itemsize) + 255) / 256 * 256;
+}
+
 // On the device, in the operands' device and stream. Temporaries are stream-ordered
-// (cudaMallocAsync, cudaFreeAsync once the work is queued); captured into a CUDA graph, their
-// allocation and release become the graph's own memory nodes, made anew on each replay.
+// (cudaMallocAsync, cudaFreeAsync once the work is queued), carved out of one reserved
+// allocation where the call reserved one; captured into a CUDA graph, their allocation and
+// release become the graph's own memory nodes, made anew on each replay.
 struct DeviceOps final : Ops {
   DeviceGuard guard;
   cudaStream_t stream;
   int device;
   int64_t itemsize;
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  size_t reserved = 0, used = 0;  // of buffers.front(), where reserve() made it
   DeviceOps(int dev, cudaStream_t s, int64_t size)
       : guard(dev), stream(s), device(dev), itemsize(size) {}
   void wait(cudaStream_t producer) override { stream_wait(producer, stream); }
+  void reserve(size_t bytes) override {
+    if (bytes == 0 || !buffers.empty()) return;
+    buffers.push_back(
+        std::make_unique<DeviceBuffer>(bytes, reinterpret_cast<uintptr_t>(stream), device));
+    reserved = bytes;
+  }
   Mat alloc(int64_t rows, int64_t cols) override {
     const int64_t ld = aligned_ld(cols, itemsize);
+    const size_t bytes = temporary_size(rows, cols, itemsize);
+    if (used + bytes <= reserved) {
+      used += bytes;
+      return Mat{buffers.front()->ptr() + (used - bytes), ld, false};
+    }
     buffers.push_back(std::make_unique<DeviceBuffer>(size_t(rows * ld * itemsize),
                                                      reinterpret_cast<uintptr_t>(stream), device));
     return Mat{buffers.back()->ptr(), ld, false};
@@ -254,6 +276,9 @@ struct RecordOps final : Ops {
   static double p(const void* x) { return double(reinterpret_cast<uintptr_t>(x)); }
   RecordOps(cudaStream_t s, int64_t size) : stream(s), itemsize(size) {}
   void wait(cudaStream_t producer) override { add("wait", "", {p(producer), p(stream)}); }
+  void reserve(size_t bytes) override {
+    if (bytes > 0) add("reserve", "", {double(bytes), double(itemsize)});
+  }
   Mat alloc(int64_t rows, int64_t cols) override {
     static std::atomic<uint64_t> next{0};
     const Mat m{0x7e00'0000'0000ull + (next++ << 32), aligned_ld(cols, itemsize), false};
@@ -279,6 +304,23 @@ struct RecordOps final : Ops {
   void scale(DType, uintptr_t C, int64_t rows, int64_t cols, int64_t ld, float beta) override {
     add("scale", "", {double(C), double(rows), double(cols), double(ld), beta, p(stream)});
   }
+};
+
+// Counts the bytes of the temporaries a call's work takes (temporary_size each) and does nothing.
+struct SizingOps final : Ops {
+  int64_t itemsize;
+  size_t bytes = 0;
+  explicit SizingOps(int64_t size) : itemsize(size) {}
+  void wait(cudaStream_t) override {}
+  Mat alloc(int64_t rows, int64_t cols) override {
+    const Mat m{uintptr_t(1) << 40 | bytes, aligned_ld(cols, itemsize), false};  // 256-aligned
+    bytes += temporary_size(rows, cols, itemsize);
+    return m;
+  }
+  void copy(uintptr_t, int64_t, int64_t, int64_t, int64_t, const Mat&) override {}
+  void pad(uintptr_t, int64_t, int64_t, int64_t, const Mat&, int64_t, int64_t) override {}
+  void gemm(const KernelEntry&, const GemmArgs&) override {}
+  void scale(DType, uintptr_t, int64_t, int64_t, int64_t, float) override {}
 };
 
 // Calls f(ops) with the device's Ops, or the recorder under the `record` hook: a stack object
@@ -655,7 +697,16 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   if (!b_layout) job.copy_b = Strided{b.ptr, b.rows, b.cols, b.rs, b.cs};
   {
     py::gil_scoped_release release;
-    with_ops(device, cuda_stream, size, [&job](Ops& ops) { execute(job, ops); });
+    with_ops(device, cuda_stream, size, [&job](Ops& ops) {
+      // (temporaries: the padded path, strided operands, a TMA store's under-aligned C rows)
+      if (job.pad || job.copy_a || job.copy_b ||
+          std::string_view(job.kernel->epilogue) == "tma_store") {
+        SizingOps sizing(job.itemsize);  // the same work, counted: one allocation for it all
+        execute(job, sizing);
+        ops.reserve(sizing.bytes);
+      }
+      execute(job, ops);
+    });
   }
   return result;
 }

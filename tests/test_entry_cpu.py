@@ -5,7 +5,8 @@ capability that owns every address, and makes the entry log the work it would qu
 queuing it: ``("gemm", kernel, (M, N, K, A, lda, a_col, B, ldb, b_col, C, ldc, alpha, beta,
 stream, c_col))``, ``("alloc", "", (ptr, rows, cols, ld))``, ``("copy", "", (src, rows, cols, rs, cs, dst,
 dst_ld))``, ``("pad", "", (src, rows, cols, rs, dst, dst_ld, dst_rows, dst_cols))``, ``("scale", "", (C, rows, cols, ld, beta, stream))`` and ``("wait", "", (producer,
-consumer))``. The arrays are fakes exporting ``__cuda_array_interface__`` with made-up addresses;
+consumer))``; a call with temporaries first reserves one allocation for them all, ``("reserve", "",
+(bytes, itemsize))``, which the fixture checks against the allocations that follow and leaves out. The arrays are fakes exporting ``__cuda_array_interface__`` with made-up addresses;
 nothing is dereferenced, so this runs the same with or without a GPU.
 """
 
@@ -41,12 +42,25 @@ def col(shape, dtype="float32", ptr=PTR_A, **kw):
     return Fake(shape, dtype, ptr, (1, shape[0]), **kw)
 
 
+def _take_checked():
+    """The logged work, its reservation (if any) checked to be the sum of the temporaries' 256-byte
+    rounded sizes and left out."""
+    log = fastgemm._C._take_recorded()
+    if log and log[0][0] == "reserve":
+        (_, _, (nbytes, itemsize)), log = log[0], log[1:]
+        allocs = [args for op, _, args in log if op == "alloc"]
+        assert allocs
+        assert nbytes == sum(-(-rows * ld * itemsize // 256) * 256 for _, rows, _, ld in allocs)
+    assert all(op != "reserve" for op, _, _ in log)
+    return log
+
+
 @pytest.fixture
 def recorded():
     """Pretend one sm_90 GPU owning every address; returns a function giving the logged work."""
     fastgemm._C._set_runtime_hooks(device_count=1, pointer_device=0, cc=90, record=True)
     fastgemm._C._take_recorded()
-    yield fastgemm._C._take_recorded
+    yield _take_checked
     fastgemm._C._set_runtime_hooks()
     fastgemm._C._take_recorded()
 
@@ -89,6 +103,23 @@ def test_explicit_stream_and_forced_kernel(recorded):
     assert recorded() == [
         ("gemm", "sgemm_v01_naive", (M, N, K, PTR_A, K, 0, PTR_B, N, 0, PTR_C, N, 1, 0, 0x77, 0))
     ]
+
+
+def test_temporaries_share_one_reservation():
+    # The padded path's three temporaries (A, B, C's work buffer) come out of one reservation.
+    fastgemm._C._set_runtime_hooks(device_count=1, pointer_device=0, cc=90, record=True)
+    try:
+        fastgemm._C._take_recorded()
+        M = N = K = 515
+        fastgemm.hgemm(
+            row((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C)
+        )
+        log = fastgemm._C._take_recorded()
+        assert log[0] == ("reserve", "", (3 * -(-515 * 520 * 2 // 256) * 256, 2))
+        assert [op for op, _, _ in log].count("alloc") == 3
+    finally:
+        fastgemm._C._set_runtime_hooks()
+        fastgemm._C._take_recorded()
 
 
 def test_strided_input_is_copied_row_major(recorded):
