@@ -365,9 +365,12 @@ struct Job {
   std::optional<Strided> copy_a, copy_b;
 };
 
-void execute(const Job& job, Ops& work) {
+// reserve: the bytes of the temporaries that follow (SizingOps), reserved once the waits are
+// queued, so that a capture the waits join owns the allocation too.
+void execute(const Job& job, Ops& work, size_t reserve = 0) {
   Ops* const ops = &work;
   for (cudaStream_t w : job.waits) ops->wait(w);
+  ops->reserve(reserve);
   int64_t M = job.M, N = job.N;
   const int64_t K = job.K, size = job.itemsize;
   // A copy of rows x cols at src (strides rs, cs) into a fresh aligned temporary.
@@ -699,13 +702,14 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
     py::gil_scoped_release release;
     with_ops(device, cuda_stream, size, [&job](Ops& ops) {
       // (temporaries: the padded path, strided operands, a TMA store's under-aligned C rows)
+      size_t bytes = 0;
       if (job.pad || job.copy_a || job.copy_b ||
           std::string_view(job.kernel->epilogue) == "tma_store") {
         SizingOps sizing(job.itemsize);  // the same work, counted: one allocation for it all
         execute(job, sizing);
-        ops.reserve(sizing.bytes);
+        bytes = sizing.bytes;
       }
-      execute(job, ops);
+      execute(job, ops, bytes);
     });
   }
   return result;

@@ -46,12 +46,15 @@ def _take_checked():
     """The logged work, its reservation (if any) checked to be the sum of the temporaries' 256-byte
     rounded sizes and left out."""
     log = fastgemm._C._take_recorded()
-    if log and log[0][0] == "reserve":
-        (_, _, (nbytes, itemsize)), log = log[0], log[1:]
-        allocs = [args for op, _, args in log if op == "alloc"]
-        assert allocs
+    at = [i for i, (op, _, _) in enumerate(log) if op == "reserve"]
+    assert len(at) <= 1
+    if at:
+        (_, _, (nbytes, itemsize)) = log.pop(at[0])
+        # after the waits on producer streams, before the temporaries it holds
+        assert all(op == "wait" for op, _, _ in log[: at[0]])
+        allocs = [args for op, _, args in log[at[0] :] if op == "alloc"]
+        assert allocs and all(op != "alloc" for op, _, _ in log[: at[0]])
         assert nbytes == sum(-(-rows * ld * itemsize // 256) * 256 for _, rows, _, ld in allocs)
-    assert all(op != "reserve" for op, _, _ in log)
     return log
 
 
@@ -117,6 +120,22 @@ def test_temporaries_share_one_reservation():
         log = fastgemm._C._take_recorded()
         assert log[0] == ("reserve", "", (3 * -(-515 * 520 * 2 // 256) * 256, 2))
         assert [op for op, _, _ in log].count("alloc") == 3
+    finally:
+        fastgemm._C._set_runtime_hooks()
+        fastgemm._C._take_recorded()
+
+
+def test_reservation_follows_the_waits():
+    # A producer stream is waited on before the temporaries' one allocation is made, so that a
+    # capture the wait joins owns that allocation too.
+    fastgemm._C._set_runtime_hooks(device_count=1, pointer_device=0, cc=90, record=True)
+    try:
+        fastgemm._C._take_recorded()
+        M = N = K = 515
+        A = row((M, K), "float16", PTR_A, stream=0x55)
+        fastgemm.hgemm(A, row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C), stream=0x77)
+        ops = [op for op, _, _ in fastgemm._C._take_recorded()]
+        assert ops[:3] == ["wait", "reserve", "alloc"], ops
     finally:
         fastgemm._C._set_runtime_hooks()
         fastgemm._C._take_recorded()

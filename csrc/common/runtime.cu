@@ -492,10 +492,11 @@ void launch_copy_rows(const void* src, int64_t rows, int64_t cols, int64_t rs, v
 }
 
 // copy_rows_kernel for elements of elem_bytes.
-void copy_rows(int elem_bytes, const void* src, int64_t rows, int64_t cols, int64_t rs, void* dst,
-               int64_t dst_ld, int64_t dst_rows, int64_t dst_cols, cudaStream_t stream) {
+void copy_rows(const char* name, int elem_bytes, const void* src, int64_t rows, int64_t cols,
+               int64_t rs, void* dst, int64_t dst_ld, int64_t dst_rows, int64_t dst_cols,
+               cudaStream_t stream) {
   if (dst_cols > int64_t(65535) * 128 * (16 / elem_bytes)) {
-    throw std::invalid_argument("copy_strided: rows of more than 2^26 elements");
+    throw std::invalid_argument(std::string(name) + ": rows of more than 2^26 elements");
   }
   switch (elem_bytes) {
     case 2:
@@ -505,7 +506,7 @@ void copy_rows(int elem_bytes, const void* src, int64_t rows, int64_t cols, int6
       launch_copy_rows<uint32_t>(src, rows, cols, rs, dst, dst_ld, dst_rows, dst_cols, stream);
       break;
     default:
-      throw std::invalid_argument("copy_strided: unsupported element size " +
+      throw std::invalid_argument(std::string(name) + ": unsupported element size " +
                                   std::to_string(elem_bytes));
   }
   FASTGEMM_CHECK_LAUNCH("copy_rows_kernel");
@@ -542,7 +543,8 @@ void copy_strided(int elem_bytes, const void* src, int64_t rows, int64_t cols, i
     // Rows of contiguous elements (a padded or unaligned matrix): copied row by row in 16-byte
     // chunks. (The element-wise kernel below pays an index division per element; a pitched
     // cudaMemcpy2DAsync, used before, was slower for the padded path: benchmarks/NOTES.md.)
-    copy_rows(elem_bytes, src, rows, cols, rows == 1 ? cols : rs, dst, dst_ld, rows, cols, stream);
+    copy_rows("copy_strided", elem_bytes, src, rows, cols, rows == 1 ? cols : rs, dst, dst_ld, rows,
+              cols, stream);
     return;
   }
   const unsigned blocks = elementwise_blocks(rows * cols);
@@ -571,7 +573,8 @@ void copy_zero_padded(int elem_bytes, const void* src, int64_t rows, int64_t col
     throw std::invalid_argument("copy_zero_padded: the destination is smaller than the source");
   }
   if (dst_rows <= 0 || dst_cols <= 0) return;
-  copy_rows(elem_bytes, src, rows, cols, rs, dst, dst_ld, dst_rows, dst_cols, stream);
+  copy_rows("copy_zero_padded", elem_bytes, src, rows, cols, rs, dst, dst_ld, dst_rows, dst_cols,
+            stream);
 }
 
 void set_smem_once(const void* kernel, int bytes) {

@@ -13,8 +13,8 @@
 // instructions in those blocks and fewer eligible warps). Where a tile cannot move (fewer rows
 // than a tile, column-major C), a row-major A's rows past the edge are read from the last row
 // inside instead (multistage.cuh: CLAMP_ROWS). The 64-wide tiles are compiled for three blocks
-// per SM (168 registers a thread: 64 accumulators, the k-ahead fragments and the copies' places,
-// no spills), where the first version took 195 registers and so ran two: at two four-warp blocks
+// per SM on sm_90 (168 registers a thread: 64 accumulators, the k-ahead fragments and the copies'
+// places, no spills), where the first version took 195 registers and so ran two: at two four-warp blocks
 // an SM has two warps per scheduler, and ncu on 64x4096x14336 showed issue 69% busy. Three blocks
 // took 160-192-row outputs 5-49% faster, 65-128 rows up to 30% and 33-64 rows 3% (geometric mean;
 // 2% slower on a few), results/sweeps/rows-v18-blocks*; four (128 registers) spilled and lost on
@@ -48,8 +48,8 @@ namespace {
 namespace skt = sgemm::split_k_tile;
 namespace ms = sgemm::multistage;
 using Square = ms::Tile;                      // 128x128, 16x8 lanes (v17's)
-using Wide = sgemm::warptile::Tile<1, 4>;     // 64x128: outputs with M <= 192, M <= N
-using Tall = sgemm::warptile::Tile<2, 2>;     // 128x64: outputs with N <= 192, M > N
+using Wide = sgemm::warptile::Tile<1, 4>;     // 64x128: outputs with M <= 768, M <= N
+using Tall = sgemm::warptile::Tile<2, 2>;     // 128x64: outputs with N <= 768, M > N
 static_assert(Square::THREADS == 128 && Wide::THREADS == 128 && Tall::THREADS == 128,
               "one launch bound for every tiling");
 
@@ -59,10 +59,16 @@ constexpr int smem_bytes() {
   return loop > red ? loop : red;
 }
 
-// The blocks per SM the registers are budgeted for: three of the 64-wide tiles, two of the square.
+// The blocks per SM the registers are budgeted for: two of the square tile; three of the
+// 64-wide ones on sm_90, where that was measured (two before it: at three, sm_86 and sm_89 code
+// spills).
 template <typename WT>
 constexpr int min_blocks() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  return 2;
+#else
   return WT::WARP_M == 128 ? 2 : 3;
+#endif
 }
 
 template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC>
