@@ -365,6 +365,14 @@ struct Job {
   std::optional<Strided> copy_a, copy_b;
 };
 
+// A TMA store bounds its writes at whole 16-byte units of a row: where C's N-element rows end
+// inside one (a padded view, e.g. 100 fp16 columns of a 128-wide array), it would write the
+// elements past the view's edge. Such a C, like an under-aligned one, goes through an aligned
+// work buffer.
+bool row_edge(const KernelEntry& k, int64_t N, int64_t itemsize) {
+  return std::string_view(k.epilogue) == "tma_store" && (N * itemsize) % 16 != 0;
+}
+
 // reserve: the bytes of the temporaries that follow (SizingOps), reserved once the waits are
 // queued, so that a capture the waits join owns the allocation too.
 void execute(const Job& job, Ops& work, size_t reserve = 0) {
@@ -442,11 +450,7 @@ void execute(const Job& job, Ops& work, size_t reserve = 0) {
     pa = aligned(pa, M, K);
     pb = aligned(pb, K, N);
   }
-  // A TMA store bounds its writes at whole 16-byte units of a row: where C's rows end inside one
-  // (a padded view, e.g. 100 fp16 columns of a 128-wide array), it would write the elements past
-  // the view's edge. Such a C, like an under-aligned one, goes through an aligned work buffer.
-  const bool row_edge = std::string_view(k.epilogue) == "tma_store" && (N * size) % 16 != 0;
-  if (row_edge || (job.pad && alignment(pc, size) < job.pad_alignment)) {
+  if (row_edge(k, N, size) || (job.pad && alignment(pc, size) < job.pad_alignment)) {
     // beta = 0 never reads C: the work buffer then needs no copy of it.
     const Mat work = job.beta != 0.0f ? copied(pc.ptr, M, N, pc.ld, 1) : ops->alloc(M, N);
     run(pa, pb, work);
@@ -701,10 +705,10 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   {
     py::gil_scoped_release release;
     with_ops(device, cuda_stream, size, [&job](Ops& ops) {
-      // (temporaries: the padded path, strided operands, a TMA store's under-aligned C rows)
+      // Temporaries come only from the padded path, strided operands and a TMA store's C rows
+      // (a transposed run never has a TMA store: N is the kernel's).
       size_t bytes = 0;
-      if (job.pad || job.copy_a || job.copy_b ||
-          std::string_view(job.kernel->epilogue) == "tma_store") {
+      if (job.pad || job.copy_a || job.copy_b || row_edge(*job.kernel, job.N, job.itemsize)) {
         SizingOps sizing(job.itemsize);  // the same work, counted: one allocation for it all
         execute(job, sizing);
         bytes = sizing.bytes;
