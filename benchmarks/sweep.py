@@ -78,6 +78,7 @@ UNFLIPPED = {
         "hgemm_v29_stream_k",
         "hgemm_v30_stream_k_wide",
         "hgemm_v31_split_last_round",
+        "hgemm_v33_split_k_n64",
     ],
     "float32-deep": [
         "sgemm_v09_cp_async",

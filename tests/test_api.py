@@ -540,7 +540,7 @@ def _best_half(dtype: str, cc: int, m: int = 4096, n: int = 4096, k: int = 4096,
 def test_select_split_through_global_memory(dtype):
     # The splits through global memory go to deep K on a few tiles (v27 on wide tiles, v28 on
     # 128x128 ones), never to an output whose K gives no split (S = 1: a 256^3 or a 1024^3 output),
-    # and not to a prefill of 128 rows, where the cluster split (v24) reduces for less.
+    # and not to a prefill of 128 rows, where the cluster split (v24, v33) reduces for less.
     if not any(k.epilogue == "split_k_global" for k in fastgemm.kernels(dtype)):
         pytest.skip("no sm_90 code in this build")
     unsplit = [(256, 256, 256), (1024, 1024, 1024), (128, 3584, 18944), (8192, 128, 8192), (4096, 4096, 4096)]
@@ -552,8 +552,37 @@ def test_select_split_through_global_memory(dtype):
     assert pick[(512, 512, 32768)].name == "hgemm_v28_split_k_global_narrow"
     for shape in unsplit:
         assert pick[shape].epilogue != "split_k_global", (shape, pick[shape].name)
-    why = fastgemm.select(1024, 1024, 2048, dtype, cc=HOPPER_CC).reason
+    why = fastgemm.select(1024, 1024, 512, dtype, cc=HOPPER_CC).reason
     assert "hgemm_v27_split_k_global is for K shares of at least 22" in why
+
+
+def test_select_fp16_128x64_tiles_match_the_sweep():
+    # v33 (v24's split on 128x64 tiles) where the tiles number at most the SMs: 112-128 rows with
+    # K >= 768, more rows with 768 <= K <= 2048, at most 8 tiles with K >= 8192. Fitted to
+    # results/sweeps/*-v33*-float16-* (H100, 132 SMs; v33 beside v20, v21, v24, v27 and v28 by
+    # name, and auto as it then was): where auto now runs v33 it was the fastest kernel timed, or
+    # within 1% of it; v33 was more than 3% faster than auto's pick on a few shapes it does not
+    # take (M = 96-100 and 240-256 with K = 4096-12288, 2048 x 128-192 x 4096), where it was up to
+    # 1.6x slower on their neighbours (M = 96-100 x 5120 x 8192, 136-224 rows).
+    if not any(k.name == "hgemm_v33_split_k_n64" for k in fastgemm.kernels("float16")):
+        pytest.skip("no sm_90 code in this build")
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    points: dict[tuple[int, int, int], dict[str, float]] = {}
+    for path in sorted(sweeps.glob("*-v33*-float16-*.csv")):
+        for row in csv.DictReader(path.read_text().splitlines()):
+            if row["candidate"].startswith("hgemm_"):
+                shape = (int(row["M"]), int(row["N"]), int(row["K"]))
+                points.setdefault(shape, {})[row["candidate"]] = float(row["us"])
+    assert len(points) >= 190
+    v33 = "hgemm_v33_split_k_n64"
+    on_v33 = 0
+    for shape, times in points.items():
+        name = fastgemm.select(*shape, "float16", cc=90).kernel.name
+        assert name == _first_runnable_rule("float16", 90, *shape, 16)
+        if name == v33:
+            on_v33 += 1
+            assert times[v33] <= 1.01 * min(times.values()), (shape, times)
+    assert on_v33 >= 45
 
 
 @pytest.mark.parametrize("dtype", HALF)

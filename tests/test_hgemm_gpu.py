@@ -273,6 +273,7 @@ def test_dependent_launch_chain(torch, kernel, capture):
         "hgemm_v30_stream_k_wide",
         "hgemm_v31_split_last_round",
         "hgemm_v32_split_last_round_192",
+        "hgemm_v33_split_k_n64",
     ],
 )
 def test_dependent_launch_split_chain(torch, kernel, capture):
@@ -312,6 +313,16 @@ SPLIT_SHAPES = {
         (200, 264, 1000),
         (3, 24, 5000),
         (130, 136, 64),
+    ],
+    # v24's split on 128x64 tiles: S = 4 (16 tiles), 2 (one row of 16 tiles), a ragged last
+    # column of 8 (N = 1000), rows and columns past the edge, one k-tile.
+    "hgemm_v33_split_k_n64": [
+        (512, 512, 8192),
+        (128, 1000, 4104),
+        (200, 264, 1000),
+        (3, 24, 5000),
+        (130, 72, 64),
+        (1024, 1024, 1024),
     ],
     "hgemm_v25_wgmma_split_k_wide": [
         (512, 512, 8192),

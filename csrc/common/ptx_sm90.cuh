@@ -185,6 +185,11 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
     }                                                                                           \
   }
 
+#define FASTGEMM_WGMMA_D64 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define FASTGEMM_WGMMA_DESC_A64 "32"
+#define FASTGEMM_WGMMA_DESC_B64 "33"
+#define FASTGEMM_WGMMA_SCALE_D64 "34"
+#define FASTGEMM_WGMMA_OUT64 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 #define FASTGEMM_WGMMA_D128 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define FASTGEMM_WGMMA_DESC_A128 "64"
 #define FASTGEMM_WGMMA_DESC_B128 "65"
@@ -215,6 +220,8 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
                  : FASTGEMM_WGMMA_OUT##N                                                        \
                  : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)));                           \
   }
+FASTGEMM_WGMMA_SPECIALIZATION(64, __half, "f16")
+FASTGEMM_WGMMA_SPECIALIZATION(64, __nv_bfloat16, "bf16")
 FASTGEMM_WGMMA_SPECIALIZATION(128, __half, "f16")
 FASTGEMM_WGMMA_SPECIALIZATION(128, __nv_bfloat16, "bf16")
 FASTGEMM_WGMMA_SPECIALIZATION(192, __half, "f16")

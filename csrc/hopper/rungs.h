@@ -11,7 +11,8 @@
 // V24's; V29 and V30 (V28 and V27 with a stream-K schedule) share all the k-tiles of the problem
 // evenly among the SMs; V31 (V20 with the last partial round of tiles split along K) evens out
 // the rounds of V20's tiles, and V32 runs it on 128x192 tiles, whose count fits the SMs better on
-// some widths. The registry's `parent` and `branch` say the same.
+// some widths; V33 runs V24's split on 128x64 tiles, twice as many blocks for the same output.
+// The registry's `parent` and `branch` say the same.
 #pragma once
 #include "hopper/launch.cuh"
 
@@ -77,6 +78,11 @@ struct V24 : V21 {
   static constexpr Store STORE = Store::split_k;
   static constexpr int C_PIECE = 0, C_SLOTS = 0;
   static constexpr int RED_LD = BN + 8, SPLIT_MIN_KTILES = 4;
+};
+// V24 on 128x64 tiles (m64n64k16): a 24 KiB stage, eight of them; the partial tile half V24's.
+struct V33 : V24 {
+  static constexpr int BN = 64, STAGES = 8;
+  static constexpr int RED_LD = BN + 8;
 };
 struct V25 : V24 {  // V24's split on V20's 128x256 tile and 4-stage ring (a branch of V20)
   static constexpr int BN = 256, STAGES = 4;
