@@ -337,7 +337,7 @@ void with_ops(int device, cudaStream_t stream, int64_t itemsize, F&& f) {
 }
 
 int alignment(const Mat& m, int64_t itemsize) {
-  return alignment_of({uint64_t(m.ptr), uint64_t(m.ld * itemsize)});
+  return alignment_of({uint64_t(m.ptr), uint64_t(m.ld * itemsize)}, kPlanAlignCap);
 }
 
 struct Strided {

@@ -77,15 +77,15 @@ const std::vector<AutoRule> kHgemmRules = {
     {"hgemm_v33_split_k_n64",
      "v24 on 128x64 tiles: for outputs of 112-128 rows and at most SMs tiles of 128x64, where "
      "v24's 128x128 tiles are too few for its split to fill the SMs",
-     0, 128, 64, 128, 90, 768, 0, false, 1, 0, nullptr, 32768, false, 0, 112},
+     0, 128, 64, 128, 90, 768, 0, false, 1, 0, nullptr, 32768, false, 0, 112, 0, 0, 32},
     {"hgemm_v33_split_k_n64",
      "v24 on 128x64 tiles: for outputs of at most SMs tiles of 128x64 with 768 <= K <= 2048, "
      "where 128x128 tiles leave SMs idle and a short K gives their split little to share",
-     0, 128, 64, 0, 90, 768, 0, false, 1, 0, nullptr, 2048, false, 0, 97},
+     0, 128, 64, 0, 90, 768, 0, false, 1, 0, nullptr, 2048, false, 0, 97, 0, 0, 32},
     {"hgemm_v33_split_k_n64",
      "v24 on 128x64 tiles: for outputs of at most SMs/16 tiles of 128x64 with K >= 8192, where "
      "its split of up to 8 shares fills twice the SMs that v24's fills",
-     0, 128, 64, 0, 90, 8192, 0, false, 16},
+     0, 128, 64, 0, 90, 8192, 0, false, 16, 0, nullptr, 0, false, 0, 0, 0, 0, 32},
     {"hgemm_v27_split_k_global",
      "v20's 128x256 wgmma tile with K split over the SMs, the partial tiles summed in global "
      "memory: for outputs of at most SMs/4 wide tiles whose K shares are long, where it fills "
@@ -489,7 +489,10 @@ std::optional<Plan> f32_padded_plan(const Target& t, int64_t M, int64_t N, int64
 
 Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int align_a,
             int align_b, int align_c, Precision precision, bool a_col, bool b_col) {
-  const int alignment = std::min(align_a, std::min(align_b, align_c));
+  // What the kernels need is at most 16 bytes (the runnable checks and the words say that);
+  // row_align rules read the alignment as given, up to kPlanAlignCap.
+  const int row_alignment = std::min(align_a, std::min(align_b, align_c));
+  const int alignment = std::min(row_alignment, 16);
   std::vector<std::string> skipped;
   auto joined = [&skipped] {  // each reason once (two rules of one kernel may skip alike)
     std::string out;
@@ -546,6 +549,12 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
       skipped.push_back(std::string(rule.kernel) + " is for a " +
                         (rule.b_order == 2 ? "column-major (K-contiguous)" : "row-major") + " B" +
                         (rule.flip ? " in the transposed problem" : ""));
+      continue;
+    }
+    if (rule.row_align > 0 && row_alignment < rule.row_align) {
+      skipped.push_back(std::string(rule.kernel) + " is for operands whose rows are " +
+                        std::to_string(rule.row_align) + "-byte aligned (these are " +
+                        std::to_string(row_alignment) + ")");
       continue;
     }
     if (rule.max_short > 0 && std::min(M, N) > rule.max_short) {

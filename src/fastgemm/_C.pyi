@@ -43,6 +43,7 @@ Rule: TypeAlias = tuple[
     int | None,
     int | None,
     str | None,
+    int | None,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...
