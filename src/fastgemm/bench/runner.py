@@ -16,6 +16,7 @@ from .device import Device, _try, peak_tflops
 from .peers import cublas_launchers, torch_matmul_launcher
 from .report import Progress, result_records, run_meta, tflops_of, warn, write_outputs
 from .shapes import (
+    PLAN_ALIGN_BYTES,
     ROW_ALIGN_BYTES,
     InputSet,
     Launch,
@@ -188,7 +189,13 @@ def run_shape(
         trial = _setup_trial(ctx, dtype, cand, shape, torch_launch)
         if cand.kind == "auto":
             trial.selected = selected_kernel(
-                ctx.fastgemm, M, N, K, dtype, ctx.device.cc, operand_alignment(sets[0], np_dtype.itemsize)
+                ctx.fastgemm,
+                M,
+                N,
+                K,
+                dtype,
+                ctx.device.cc,
+                operand_alignment(sets[0], np_dtype.itemsize, PLAN_ALIGN_BYTES),
             )
         unfit = None
         if cand.kind == "kernel":  # a rung that declares an alignment these operands break
