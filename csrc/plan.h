@@ -85,8 +85,8 @@ struct AutoRule {
   // contiguous where A is row-major.
   int b_order = 0;
   // Preferred only where every operand's rows (base address and pitch) are aligned to this many
-  // bytes (0: any): 32, the L2 sector, for a kernel whose speed is its L2 traffic, where rows that
-  // straddle sectors read a fifth more of it.
+  // bytes (0: any): 128, a swizzled TMA box row, for a kernel whose speed is its L2 traffic: then
+  // every box row is whole L2 sectors, and (contiguous operands) the boxes tile K and N exactly.
   int row_align = 0;
 };
 // The last-round model of a persistent kernel of tile_m x tile_n tiles that splits its last
@@ -119,8 +119,8 @@ constexpr int64_t kPadMinMacs = int64_t(1) << 27;
 // Bytes to which all `values` (addresses, byte strides) are aligned: the largest power of two
 // dividing them all, at most `cap` (cap when every value is 0).
 int alignment_of(std::initializer_list<uint64_t> values, int cap = 16);
-// The alignment classes a plan is keyed and decided on: up to the L2 sector (AutoRule::row_align).
-constexpr int kPlanAlignCap = 32;
+// The alignment classes a plan is keyed and decided on: up to a TMA box row (AutoRule::row_align).
+constexpr int kPlanAlignCap = 128;
 
 // Why a kernel with these needs cannot run on `t` with operands aligned to `alignment` bytes;
 // empty when it can.

@@ -53,7 +53,7 @@ __all__ = [
 # columns, B's layout or None: preferred only where the kernel's B is row-major ("C") or
 # column-major ("F"; for a flip rule the transposed problem's B, A^T, which is column-major where
 # A is row-major), row alignment or None: preferred only where every operand's rows (base address
-# and pitch) are aligned to that many bytes (32: the L2 sector))], fastest first.
+# and pitch) are aligned to that many bytes (128: a TMA box row))], fastest first.
 AUTO_RULES: dict[str, list[Rule]] = {dtype: list(rules) for dtype, rules in _C.auto_rules().items()}
 
 # precision ("tf32x3", "tf32") -> the float32 rules (same tuples) that auto tries for it before
@@ -134,8 +134,8 @@ def select(
         cached plan for this shape is what a call runs.
     alignment
         Bytes to which all operand addresses and leading dimensions are aligned (16 is all any
-        kernel needs; a few rules ask for rows aligned to the 32-byte L2 sector, so classes go up
-        to 32). Default: that of freshly allocated, contiguous row-major operands of this shape
+        kernel needs; a few rules ask for rows aligned to a 128-byte TMA box row, so classes go up
+        to 128). Default: that of freshly allocated, contiguous row-major operands of this shape
         (with N == 1, B and C are columns, which a call runs as the transposed problem of one row:
         so does the answer).
     precision
