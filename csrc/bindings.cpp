@@ -109,10 +109,13 @@ py::dict select_plan(int64_t M, int64_t N, int64_t K, const std::string& dtype_s
   const bool a_in = read(M, K, order[0]), b_in = read(K, N, order[1]);
   const bool column = !alignment && read(M, N, 'C');
   const bool a_col = column ? !b_in : a_in, b_col = column ? !a_in : b_in;
+  // Fresh operands' row pitches in bytes: A's (K or M elements), B's (N or K) and C's (N; a
+  // column has none).
+  const uint64_t a_pitch = uint64_t((a_in ? M : K) * size), b_pitch = uint64_t((b_in ? K : N) * size);
+  const int align = alignment ? *alignment
+                    : column  ? alignment_of({256, a_pitch, b_pitch}, kPlanAlignCap)
+                              : alignment_of({256, a_pitch, b_pitch, uint64_t(N * size)}, kPlanAlignCap);
   if (column) std::swap(M, N);
-  const int align = alignment  ? *alignment
-                    : column   ? alignment_of({256, uint64_t(K * size)}, kPlanAlignCap)
-                               : alignment_of({256, uint64_t(K * size), uint64_t(N * size)}, kPlanAlignCap);
   Plan plan;
   if (cc) {
     plan = decide(documented_target(*cc), dtype, M, N, K, align, align, align, precision, a_col,

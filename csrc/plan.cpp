@@ -69,23 +69,25 @@ const std::vector<AutoRule> kHgemmRules = {
      "v23 on the transposed problem: for outputs of at most 64 columns and at most SMs/2 tiles "
      "of 128x64, where 128-wide tiles are half padding and leave SMs idle",
      0, 64, 128, 64, 90, 0, 0, true},
-    // v33 (results/sweeps/*-v33-*): its 128x64 tiles double the blocks of v24's 128x128 ones,
+    // v33 (results/sweeps/*-v33*): its 128x64 tiles double the blocks of v24's 128x128 ones,
     // where the tiles number at most the SMs. Faster than every other kernel swept with 112-128
-    // rows (one row of tiles) and K >= 1024; with more rows only where K <= 2048 (past it, a
-    // partly empty second row of tiles ran up to 1.6x slower than v24, and full rows split
+    // rows (one row of tiles) and 1024 <= K <= 28672; with more rows only where K <= 2048 (past
+    // it, a partly empty second row of tiles ran up to 1.6x slower than v24, and full rows split
     // further by v24/v28 kept up), or at most 8 tiles of a deep K; all with rows on 128 bytes
     // (1000^3, 1008^3: 13.4 and 9.0 us against v21's 9.9 and 8.1).
     {"hgemm_v33_split_k_n64",
-     "v24 on 128x64 tiles: for outputs of 112-128 rows and at most SMs tiles of 128x64, where "
-     "v24's 128x128 tiles are too few for its split to fill the SMs",
+     "v24 on 128x64 tiles: for outputs of 112-128 rows and at most SMs tiles of 128x64 with 768 "
+     "<= K <= 32768 and rows on 128 bytes, where v24's 128x128 tiles are too few for its split "
+     "to fill the SMs",
      0, 128, 64, 128, 90, 768, 0, false, 1, 0, nullptr, 32768, false, 0, 112, 0, 0, 128},
     {"hgemm_v33_split_k_n64",
-     "v24 on 128x64 tiles: for outputs of at most SMs tiles of 128x64 with 768 <= K <= 2048, "
-     "where 128x128 tiles leave SMs idle and a short K gives their split little to share",
+     "v24 on 128x64 tiles: for outputs of at least 97 rows and at most SMs tiles of 128x64 with "
+     "768 <= K <= 2048 and rows on 128 bytes, where 128x128 tiles leave SMs idle and a short K "
+     "gives their split little to share",
      0, 128, 64, 0, 90, 768, 0, false, 1, 0, nullptr, 2048, false, 0, 97, 0, 0, 128},
     {"hgemm_v33_split_k_n64",
-     "v24 on 128x64 tiles: for outputs of at most SMs/16 tiles of 128x64 with K >= 8192, where "
-     "its split of up to 8 shares fills twice the SMs that v24's fills",
+     "v24 on 128x64 tiles: for outputs of at most SMs/16 tiles of 128x64 with K >= 8192 and rows "
+     "on 128 bytes, where its split of up to 8 shares fills twice the SMs that v24's fills",
      0, 128, 64, 0, 90, 8192, 0, false, 16, 0, nullptr, 0, false, 0, 0, 0, 0, 128},
     {"hgemm_v27_split_k_global",
      "v20's 128x256 wgmma tile with K split over the SMs, the partial tiles summed in global "

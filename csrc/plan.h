@@ -87,6 +87,8 @@ struct AutoRule {
   // Preferred only where every operand's rows (base address and pitch) are aligned to this many
   // bytes (0: any): 128, a swizzled TMA box row, for a kernel whose speed is its L2 traffic: then
   // every box row is whole L2 sectors, and (contiguous operands) the boxes tile K and N exactly.
+  // Read on the operands as given: a padded plan (or a strided operand, copied) does not qualify,
+  // whatever its copies' rows would be.
   int row_align = 0;
 };
 // The last-round model of a persistent kernel of tile_m x tile_n tiles that splits its last

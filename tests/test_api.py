@@ -601,6 +601,10 @@ def test_select_fp16_128x64_tiles_match_the_sweep():
             sel.kernel.name != v33 and "v33_split_k_n64 is for operands whose rows are 128-byte" in sel.reason
         )
     assert fastgemm.select(1000, 1000, 1000, "float16", cc=90, alignment=128).kernel.name == v33
+    # The default alignment reads each operand's pitch in its order: a column-major A of 1000
+    # rows has 2000-byte rows, whatever K is.
+    assert fastgemm.select(1000, 1024, 1024, "float16", cc=90).kernel.name == v33
+    assert fastgemm.select(1000, 1024, 1024, "float16", cc=90, order="FC").kernel.name != v33
 
 
 @pytest.mark.parametrize("dtype", HALF)
@@ -682,8 +686,9 @@ def test_select_bfloat16_sm75(shape):
 @pytest.mark.parametrize("cc", [80, 86, 89, 90])
 def test_select_half_unaligned_large_pads(dtype, cc):
     sel = fastgemm.select(4096, 4096, 4096, dtype, cc=cc, alignment=2)
-    # The fastest rung for the GPU, run on 16-byte aligned copies.
-    assert sel.kernel.name == _best_half(dtype, cc) and sel.kernel.dtype == dtype
+    # The fastest rung for the GPU, run on 16-byte aligned copies (a rule that asks for rows on
+    # more bytes reads the operands as given).
+    assert sel.kernel.name == _best_half(dtype, cc, alignment=16) and sel.kernel.dtype == dtype
     assert sel.pad is True
     assert "aligned temporaries" in sel.reason and "2-byte" in sel.reason
 
