@@ -109,21 +109,24 @@ py::dict select_plan(int64_t M, int64_t N, int64_t K, const std::string& dtype_s
   const bool a_in = read(M, K, order[0]), b_in = read(K, N, order[1]);
   const bool column = !alignment && read(M, N, 'C');
   const bool a_col = column ? !b_in : a_in, b_col = column ? !a_in : b_in;
-  // Fresh operands' row pitches in bytes: A's (K or M elements), B's (N or K) and C's (N; a
-  // column has none).
-  const uint64_t a_pitch = uint64_t((a_in ? M : K) * size), b_pitch = uint64_t((b_in ? K : N) * size);
-  const int align = alignment ? *alignment
-                    : column  ? alignment_of({256, a_pitch, b_pitch}, kPlanAlignCap)
-                              : alignment_of({256, a_pitch, b_pitch, uint64_t(N * size)}, kPlanAlignCap);
+  // Each fresh operand's alignment, as a call reads it (entry.cpp): its row pitch in bytes (A: K
+  // or M elements, B: N or K, C: N, or M for a column) on a 256-byte base; `alignment` stands for
+  // all three. A column's problem exchanges A and B.
+  auto fresh = [&](int64_t pitch) {
+    return alignment ? *alignment : alignment_of({256, uint64_t(pitch * size)}, kPlanAlignCap);
+  };
+  const int align_a = fresh(a_in ? M : K), align_b = fresh(b_in ? K : N);
+  const int align_c = fresh(column ? M : N);
+  const int align_ak = column ? align_b : align_a, align_bk = column ? align_a : align_b;
   if (column) std::swap(M, N);
   Plan plan;
   if (cc) {
-    plan = decide(documented_target(*cc), dtype, M, N, K, align, align, align, precision, a_col,
-                  b_col);
+    plan = decide(documented_target(*cc), dtype, M, N, K, align_ak, align_bk, align_c, precision,
+                  a_col, b_col);
   } else {
     require_gpu();
-    plan = plan_for(PlanKey{current_device(), dtype, M, N, K, a_col, b_col, false, align, align,
-                            align, precision});
+    plan = plan_for(PlanKey{current_device(), dtype, M, N, K, a_col, b_col, false, align_ak,
+                            align_bk, align_c, precision});
   }
   py::dict d;
   d["name"] = plan.kernel->name;

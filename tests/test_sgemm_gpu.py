@@ -161,9 +161,11 @@ def dev_pad(monkeypatch):
     fastgemm._C._clear_plan_cache()
 
 
-# (M, N, K): odd sizes (every extent grown), an odd K only (A's rows 4-byte aligned), an odd N
-# only (K a multiple of 16, not grown), a tile's worth of rows.
-PAD_SHAPES = [(301, 403, 259), (256, 384, 1001), (200, 301, 512), (64, 2051, 33)]
+# (M, N, K): odd sizes (every extent grown), an odd K beside odd M and N, K a multiple of 16 (not
+# grown), a tile's worth of rows and one. M and N are odd in every case, so that each order has an
+# MN-contiguous operand or a C below 16-byte alignment, which is what takes the path (an odd K
+# alone leaves only K-contiguous rows under-aligned, and those are read in place).
+PAD_SHAPES = [(301, 403, 259), (257, 383, 1001), (201, 301, 512), (65, 2051, 33)]
 
 
 @pytest.mark.parametrize("shape", PAD_SHAPES, ids=lambda s: "x".join(map(str, s)))
