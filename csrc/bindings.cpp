@@ -356,6 +356,7 @@ PYBIND11_MODULE(_C, m) {
         }, py::arg("device"),
         "The device's cluster capacity table [balance][n][S] (common/split_model.h).");
   m.attr("PAD_MIN_MACS") = kPadMinMacs;
+  m.attr("PLAN_ALIGN_CAP") = kPlanAlignCap;
   m.def("documented_smem_per_block", [](int cc) { return documented_target(cc).smem_per_block; },
         "Shared memory per block (bytes) that select(cc=...) assumes for an architecture.");
   m.def("alignment_of",

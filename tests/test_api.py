@@ -534,7 +534,7 @@ def _best_half(
     bytes (default: fresh contiguous ones), or their aligned copies, on cc >= 80. cc 80/86/89 never get a Hopper rung: the mma.sync rung, by name.
     cc 90: the first rule that runs, which is a Hopper rung when the build and the rules have one."""
     if alignment is None:  # fresh contiguous operands: rows aligned as their pitches allow
-        alignment = dispatch.alignment_of(256, 2 * k, 2 * n, cap=128)
+        alignment = dispatch.alignment_of(256, 2 * k, 2 * n, cap=dispatch.PLAN_ALIGN_CAP)
     if cc != HOPPER_CC:
         return _best_mma_sync(cc, m, n)
     name = _first_runnable_rule(dtype, cc, m, n, k, alignment)
@@ -586,7 +586,7 @@ def test_select_fp16_128x64_tiles_match_the_sweep():
     on_v33 = 0
     for shape, times in points.items():
         name = fastgemm.select(*shape, "float16", cc=90).kernel.name
-        rows = dispatch.alignment_of(256, 2 * shape[1], 2 * shape[2], cap=128)
+        rows = dispatch.alignment_of(256, 2 * shape[1], 2 * shape[2], cap=dispatch.PLAN_ALIGN_CAP)
         assert name == _first_runnable_rule("float16", 90, *shape, rows)
         if name == v33:
             on_v33 += 1

@@ -274,7 +274,10 @@ def _fake_fastgemm(wrong_sgemm: bool = False) -> Any:
         name = select(1, 1, 1, dtype).kernel.name
         return [types.SimpleNamespace(name=name, version=20, techniques="fake", min_cc=90, max_cc=None)]
 
-    return types.SimpleNamespace(hgemm=gemm, sgemm=sgemm, select=select, kernels=kernels, seen=seen)
+    dispatch = types.SimpleNamespace(PLAN_ALIGN_CAP=128)  # the alignment classes select() reads
+    return types.SimpleNamespace(
+        hgemm=gemm, sgemm=sgemm, select=select, kernels=kernels, dispatch=dispatch, seen=seen
+    )
 
 
 def _run_overhead_pipeline(fg: Any, libs: list) -> list[dict]:

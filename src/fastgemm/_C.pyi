@@ -5,6 +5,7 @@ from typing import Any, TypeAlias
 __version__: str
 cuda_archs: str
 PAD_MIN_MACS: int
+PLAN_ALIGN_CAP: int
 
 def gemm(
     fn: int, A: Any, B: Any, C: Any, alpha: Any, beta: Any, kernel: Any, stream: Any, precision: Any = ..., /

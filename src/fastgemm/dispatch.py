@@ -9,7 +9,8 @@ missing from a build is skipped. A call decides once per problem class (device, 
 layouts, alignment, beta != 0) and caches the plan; ``select()`` without ``cc`` reads that same
 cached plan, so the explanation is the decision that runs.
 
-``AUTO_RULES``, ``PAD_MIN_MACS`` and ``SMEM_PER_BLOCK`` are read-only views of the C++ tables.
+``AUTO_RULES``, ``PAD_MIN_MACS``, ``PLAN_ALIGN_CAP`` and ``SMEM_PER_BLOCK`` are read-only views of the
+C++ tables.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .registry import KernelInfo, kernel_table
 __all__ = [
     "AUTO_RULES",
     "PAD_MIN_MACS",
+    "PLAN_ALIGN_CAP",
     "PRECISION_RULES",
     "Selection",
     "alignment_of",
@@ -65,6 +67,9 @@ PRECISION_RULES: dict[str, list[Rule]] = {p: list(_C.auto_rules(p)["float32"]) f
 # O(MK + KN + MN) bytes against O(MNK) math, and the fast kernels are 2x (fp32) to 10x (tensor
 # cores) faster than the rungs that take any alignment. Below it the extra launches dominate.
 PAD_MIN_MACS: int = _C.PAD_MIN_MACS
+# The widest alignment class (bytes) plans are keyed and rules decided on (a rule may ask for rows
+# on 128 bytes, a TMA box row).
+PLAN_ALIGN_CAP: int = _C.PLAN_ALIGN_CAP
 
 
 class _SmemTable(dict[int, int]):

@@ -16,7 +16,6 @@ from .device import Device, _try, peak_tflops
 from .peers import cublas_launchers, torch_matmul_launcher
 from .report import Progress, result_records, run_meta, tflops_of, warn, write_outputs
 from .shapes import (
-    PLAN_ALIGN_BYTES,
     ROW_ALIGN_BYTES,
     InputSet,
     Launch,
@@ -195,7 +194,7 @@ def run_shape(
                 K,
                 dtype,
                 ctx.device.cc,
-                operand_alignment(sets[0], np_dtype.itemsize, PLAN_ALIGN_BYTES),
+                operand_alignment(sets[0], np_dtype.itemsize, ctx.fastgemm.dispatch.PLAN_ALIGN_CAP),
             )
         unfit = None
         if cand.kind == "kernel":  # a rung that declares an alignment these operands break

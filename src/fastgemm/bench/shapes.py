@@ -16,7 +16,6 @@ QUICK_SIZES = (1024, 2048)
 L2_FACTOR = 3  # input sets rotate until together they are >= L2_FACTOR x L2
 MAX_INPUT_SETS = 64
 ROW_ALIGN_BYTES = 16  # leading dimensions are padded to this (the widest alignment any rung needs)
-PLAN_ALIGN_BYTES = 128  # the widest alignment class auto's rules read (rows on TMA box rows)
 
 Shape = tuple  # (M, N, K)
 
