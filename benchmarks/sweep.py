@@ -13,9 +13,10 @@ Families:
   --prefill         M from --pre-m on the (N, K) of model layers (--pre-nk): the persistent,
                     split-K and stream-K wgmma rungs by name (fp32: v09 and the split-K tile
                     rungs).
-  --pad             fp32 shapes from --pad-shapes (odd sizes, ragged K): auto as its rule
-                    decides beside auto with its padded path off and on (FASTGEMM_DEV_PAD=0 / 1,
-                    switched between candidates with the plan cache cleared).
+  --pad             shapes from --pad-shapes (odd sizes, ragged K): auto as its rule decides
+                    beside the --kernels by name; fp32 adds auto with its padded path off and on
+                    (FASTGEMM_DEV_PAD=0 / 1, switched between candidates with the plan cache
+                    cleared). --pad-m crosses the (N, K) of --pad-shapes with those rows.
 
 Device time: CUDA events around back-to-back launches behind a spin, rotating over enough input
 sets that A and B are not resident in L2; median over rounds. Every candidate is checked against
@@ -25,6 +26,8 @@ cuBLAS first.
     python benchmarks/sweep.py --dtype float32 --ns 4,8,16,32,64 --mk 4096x4096
     python benchmarks/sweep.py --dtype float16 --deep --out results/sweeps
     python benchmarks/sweep.py --dtype float32 --pad --out results/sweeps
+    python benchmarks/sweep.py --dtype float16 --pad --pad-m 1,16,64,128 --pad-shapes 1x4097x4099 \
+        --kernels hgemm_v34_split_k_unaligned
 
 Writes narrow-, rows- or deep-<dtype>-<gpu>.csv (one row per shape and candidate) and prints a
 table of microseconds per launch with the best candidate per shape marked.
@@ -137,7 +140,9 @@ def main() -> int:
     ap.add_argument(
         "--b-layout", default="C", choices=["C", "F"], help="B row-major (C) or column-major (F: B = W.T)"
     )
-    ap.add_argument("--pad", action="store_true", help="fp32 padded path off / on: --pad-shapes")
+    ap.add_argument(
+        "--pad", action="store_true", help="odd shapes: --pad-shapes (fp32: padded path off / on)"
+    )
     ap.add_argument(
         "--pad-shapes",
         default="767x769x771,1023x1025x1027,1535x1537x1539,2047x2049x2051,3071x3073x3075,"
@@ -145,6 +150,7 @@ def main() -> int:
         "127x4099x2053,33x12345x777,511x6145x4095,2047x6145x4095,1024x1024x1028,2048x2048x2052,"
         "4096x4096x4100,512x4096x4100,2048x2049x2048,4096x4097x4096,4096x4096x4093,8192x8193x2049",
     )
+    ap.add_argument("--pad-m", default="", help="with --pad: these M for each shape's N, K")
     ap.add_argument("--deep-max-mn", type=int, default=2048 * 1024, help="largest M * N of --deep")
     args = ap.parse_args()
 
@@ -174,6 +180,8 @@ def main() -> int:
         ]
     elif args.pad:
         shapes = [tuple(int(x) for x in shape.split("x")) for shape in args.pad_shapes.split(",")]
+        if args.pad_m:
+            shapes = [(m, n, k) for _, n, k in shapes for m in ints(args.pad_m)]
     elif args.prefill:
         nks = [tuple(int(x) for x in nk.split("x")) for nk in args.pre_nk.split(",")]
         shapes = [(m, n, k) for n, k in nks for m in ints(args.pre_m)]
@@ -182,8 +190,6 @@ def main() -> int:
         for mk in args.mk.split(","):
             big, K = (int(x) for x in mk.split("x"))
             shapes += [(small, big, K) if args.few_rows else (big, small, K) for small in ints(args.ns)]
-    if args.pad and dt != "float32":
-        ap.error("--pad is for --dtype float32")
     family = ("float32" if dt == "float32" else "float16") + (
         "-rows" if args.few_rows else "-deep" if args.deep else "-prefill" if args.prefill else ""
     )
@@ -204,7 +210,7 @@ def main() -> int:
         cands = {"auto": lambda s: fn(s[0], s[1], s[2])}
         # Called before a candidate's calls (the first one and each round's).
         prepare = {"auto": lambda: set_dev_pad(None)}
-        if args.pad:
+        if args.pad and dt == "float32":
             for name, mode in (("auto (no pad)", "0"), ("auto (pad)", "1")):
                 cands[name] = lambda s: fn(s[0], s[1], s[2])
                 prepare[name] = lambda mode=mode: set_dev_pad(mode)

@@ -300,7 +300,9 @@ PYBIND11_MODULE(_C, m) {
                                     r.b_order == 1   ? py::object(py::str("C"))
                                     : r.b_order == 2 ? py::object(py::str("F"))
                                                      : py::none(),
-                                    r.row_align > 0 ? py::object(py::int_(r.row_align)) : py::none()));
+                                    r.row_align > 0 ? py::object(py::int_(r.row_align)) : py::none(),
+                                    r.unaligned != nullptr ? py::object(py::str(r.unaligned))
+                                                           : py::none()));
       }
       return rules;
     };

@@ -47,6 +47,19 @@ std::string fmt_cc(int cc) { return std::to_string(cc / 10) + "." + std::to_stri
 // too small to fill the GPU with them (hgemm_v09's 128x256 tiles: below ~2M outputs, fewer blocks
 // than SMs).
 const std::vector<AutoRule> kHgemmRules = {
+    // v34 (results/sweeps/pad-v34-*float16*): a row-major B whose rows are not 16-byte aligned, read
+    // in place. Against auto's padded path, 1.3-1.8x faster on one row of at most SMs tiles of
+    // 128x128, 1.0-1.5x on any rows at up to SMs/2 tiles; with more rows and SMs/2-SMs tiles
+    // 0.8-1.1x, past SMs tiles the persistent rungs on aligned copies 1.1-1.9x faster. A
+    // column-major B it copies as the padded path does: level there, so these rules leave it.
+    {"hgemm_v34_split_k_unaligned",
+     "v24 reading an under-aligned row-major B in place (no padded copy of it): for outputs of at "
+     "most 128 rows and at most SMs tiles of 128x128 (sm_90a only)",
+     0, 128, 128, 128, 90, 0, 0, false, 1, 0, nullptr, 0, false, 0, 0, 0, 1, 0, "B"},
+    {"hgemm_v34_split_k_unaligned",
+     "v24 reading an under-aligned row-major B in place (no padded copy of it): for outputs of at "
+     "most SMs/2 tiles of 128x128 (sm_90a only)",
+     0, 128, 128, 0, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 0, 0, 1, 0, "B"},
     {"hgemm_v22_split_k",
      "16-row tiles with K split across a cluster: for outputs of at most 16 rows (decode), where "
      "any wider tile leaves SMs idle and reads B at a fraction of HBM bandwidth",
@@ -159,6 +172,14 @@ const std::vector<AutoRule> kHgemmRules = {
      "epilogue through a borrowed stage (beta tested once), programmatic dependent launch "
      "(sm_90a only)",
      0},
+    // Reached on sm_90 only by problems below kPadMinMacs (no padded copies) with under-aligned
+    // operands: where B is one of them, 4-29x faster than v01 on every such shape swept, in both
+    // layouts of B (results/sweeps/pad-v34-*float16*); where only A or C is, v01 was faster
+    // (1 x 4096 x 4099 and 1 x 4097 x 4096: 14 against 26-30 us).
+    {"hgemm_v34_split_k_unaligned",
+     "the Hopper rung that reads rows aligned to 2 bytes: for an under-aligned B where the "
+     "problem is too small for the padded path's copies (sm_90a only)",
+     0, 0, 0, 0, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 0, 0, 0, 0, "B"},
     {"hgemm_v09_raster", "fastest mma.sync rung: 128x256x64 tiles, 3-stage cp.async, L2-friendly order",
      int64_t(1) << 21},
     {"hgemm_v07_multistage",
@@ -522,6 +543,12 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
       skipped.push_back(std::string("no ") + precision_name(precision) +
                         " kernel is preferred here, so fp32 arithmetic (precision 'ieee', at "
                         "least as accurate) runs");
+    }
+    // A rule for under-aligned operands says nothing about aligned ones: skipped without a word.
+    if (rule.unaligned != nullptr) {
+      const int a = rule.flip ? align_b : align_a, b = rule.flip ? align_a : align_b;
+      const bool a_counts = std::string_view(rule.unaligned).find('A') != std::string_view::npos;
+      if (b >= 16 && (!a_counts || a >= 16)) continue;
     }
     const KernelEntry* k = find_kernel(rule.kernel, dtype);
     if (k == nullptr) {

@@ -90,6 +90,11 @@ struct AutoRule {
   // Read on the operands as given: a padded plan (or a strided operand, copied) does not qualify,
   // whatever its copies' rows would be.
   int row_align = 0;
+  // Preferred only where the rows (base address and pitch) of an operand named here ("B", or
+  // "AB": A or B) are aligned to fewer than 16 bytes (nullptr: any): for a kernel that reads
+  // under-aligned rows in place, which pays only where the padded path would copy them. A flip
+  // rule reads the transposed problem's operands (B is A^T).
+  const char* unaligned = nullptr;
 };
 // The last-round model of a persistent kernel of tile_m x tile_n tiles that splits its last
 // partial round along K (hopper/scheduler.cuh: Hybrid, at most 4 ways, shares of at least 4

@@ -113,12 +113,12 @@ def test_temporaries_share_one_reservation():
     fastgemm._C._set_runtime_hooks(device_count=1, pointer_device=0, cc=90, record=True)
     try:
         fastgemm._C._take_recorded()
-        M = N = K = 515
+        M = N = K = 1031
         fastgemm.hgemm(
             row((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C)
         )
         log = fastgemm._C._take_recorded()
-        assert log[0] == ("reserve", "", (3 * -(-515 * 520 * 2 // 256) * 256, 2))
+        assert log[0] == ("reserve", "", (3 * -(-1031 * 1032 * 2 // 256) * 256, 2))
         assert [op for op, _, _ in log].count("alloc") == 3
     finally:
         fastgemm._C._set_runtime_hooks()
@@ -131,7 +131,7 @@ def test_reservation_follows_the_waits():
     fastgemm._C._set_runtime_hooks(device_count=1, pointer_device=0, cc=90, record=True)
     try:
         fastgemm._C._take_recorded()
-        M = N = K = 515
+        M = N = K = 1031
         A = row((M, K), "float16", PTR_A, stream=0x55)
         fastgemm.hgemm(A, row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C), stream=0x77)
         ops = [op for op, _, _ in fastgemm._C._take_recorded()]
@@ -157,7 +157,7 @@ def test_strided_input_is_copied_row_major(recorded):
 def test_padded_path(recorded, beta):
     # Odd extents: 2-byte aligned rows. auto runs the fastest rung on 16-byte aligned copies of
     # A and B, into an aligned work buffer (a copy of C only when beta != 0), copied back to C.
-    M = N = K = 515
+    M = N = K = 1031
     sel = auto(M, N, K, "float16", 2)
     assert sel.pad, sel
     fastgemm.hgemm(
@@ -165,7 +165,7 @@ def test_padded_path(recorded, beta):
     )
     log = recorded()
     ops = [op for op, _, _ in log]
-    ld = 520  # 515 halves rounded up to 16 bytes
+    ld = 1032  # 1031 halves rounded up to 16 bytes
     a_tmp, b_tmp = log[0][2][0], log[2][2][0]
     assert log[0][2] == (a_tmp, M, K, ld) and log[1][2] == (PTR_A, M, K, K, 1, a_tmp, ld)
     assert log[2][2] == (b_tmp, K, N, ld) and log[3][2] == (PTR_B, K, N, N, 1, b_tmp, ld)
@@ -182,16 +182,16 @@ def test_padded_path(recorded, beta):
 
 
 def test_padded_path_column_major_a_keeps_its_layout(recorded):
-    M = N = K = 515
+    M = N = K = 1031
     fastgemm.hgemm(
         col((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C)
     )
     log = recorded()
     a_tmp = log[0][2][0]
-    assert log[0][2] == (a_tmp, K, M, 520)  # stored as K rows of M
-    assert log[1][2] == (PTR_A, K, M, M, 1, a_tmp, 520)
+    assert log[0][2] == (a_tmp, K, M, 1032)  # stored as K rows of M
+    assert log[1][2] == (PTR_A, K, M, M, 1, a_tmp, 1032)
     gemm = next(e for e in log if e[0] == "gemm")
-    assert gemm[2][3:6] == (a_tmp, 520, 1)
+    assert gemm[2][3:6] == (a_tmp, 1032, 1)
 
 
 @pytest.mark.parametrize("beta", [0.0, 0.5])

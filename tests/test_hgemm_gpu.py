@@ -153,6 +153,46 @@ def test_misaligned_views_auto_and_forced(torch, dtype):
         fastgemm.hgemm(A, B, torch.empty(600, 697, device="cuda", dtype=A.dtype), kernel="hgemm_v09_raster")
 
 
+def _unaligned(torch, rows, cols, dtype, order, off):
+    """A rows x cols view in `order` whose base is `off` elements past an allocation's start and
+    whose rows (columns for "F") are cols + off (rows + off) elements apart."""
+    if order == "F":
+        return _random(torch, rows + off, cols, dtype, "F")[off:, :]
+    return _random(torch, rows, cols + off, dtype)[:, off:]
+
+
+V34 = "hgemm_v34_split_k_unaligned"
+
+
+@pytest.mark.parametrize("layout", list(itertools.product("CF", repeat=3)), ids=lambda t: "".join(t))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_v34_reads_unaligned_rows_in_place(torch, dtype, layout):
+    """v34 on views whose bases and pitches are 2-byte aligned only, in every layout: the MN-major
+    operand by residue maps (K from 8 up, ragged last k-tile), the K-major one permuted (and both
+    copied where K < 8); beta != 0, and the same bits on a second call."""
+    _skip_if_not_runnable(V34, dtype)
+    oa, ob, oc = layout
+    for (M, N, K), off in [
+        ((33, 1235, 777), 1),
+        ((127, 409, 2053), 3),
+        ((200, 72, 9), 5),
+        ((5, 300, 3), 1),
+        ((130, 8, 64), 7),
+    ]:
+        A, B = _unaligned(torch, M, K, dtype, oa, off), _unaligned(torch, K, N, dtype, ob, off + 2)
+        C0 = _unaligned(torch, M, N, dtype, oc, off)
+        C = _unaligned(torch, M, N, dtype, oc, off)
+        C.copy_(C0)
+        assert fastgemm.dispatch.alignment_of(A.data_ptr(), B.data_ptr(), C.data_ptr()) < 16
+        fastgemm.hgemm(A, B, C, -0.5, 0.75, kernel=V34)
+        torch.cuda.synchronize()
+        check(torch, A, B, C, -0.5, 0.75, C0)
+        again = C0.clone()
+        fastgemm.hgemm(A, B, again, -0.5, 0.75, kernel=V34)
+        torch.cuda.synchronize()
+        assert torch.equal(again, C)
+
+
 def test_auto_odd_large_pads(torch):
     M, N, K = 4095, 4097, 4099
     A, B = _random(torch, M, K, "float16"), _random(torch, K, N, "float16")

@@ -36,11 +36,10 @@ __device__ __forceinline__ void store_pair(T* p, float v0, float v1, float beta,
 // p[0..3] = alpha * v + beta * p[0..3] in fp32 (C read only when beta != 0), for the first
 // min(cols_left, 4) of 4 consecutive columns: one 16-byte (fp32: p 16-byte aligned) or two 4-byte
 // (fp16/bf16: p 4-byte aligned) stores when all 4 are inside, element stores at the right edge.
-// !VEC (fp32 only: p aligned to its element): element stores throughout.
+// !VEC (p aligned to its element only): element stores throughout.
 template <typename T, bool VEC = true>
 __device__ __forceinline__ void store_quad(T* p, float4 v, float alpha, float beta,
                                           int64_t cols_left) {
-  static_assert(VEC || std::is_same_v<T, float>, "element-aligned stores are for fp32");
   v.x *= alpha, v.y *= alpha, v.z *= alpha, v.w *= alpha;
   if constexpr (std::is_same_v<T, float>) {
     if (VEC && cols_left >= 4) {
@@ -59,8 +58,8 @@ __device__ __forceinline__ void store_quad(T* p, float4 v, float alpha, float be
       if (i < cols_left) p[i] = beta != 0.0f ? fmaf(beta, p[i], e[i]) : e[i];
     }
   } else {
-    store_pair(p, v.x, v.y, beta, cols_left >= 2, cols_left);
-    if (cols_left > 2) store_pair(p + 2, v.z, v.w, beta, cols_left >= 4, cols_left - 2);
+    store_pair(p, v.x, v.y, beta, VEC && cols_left >= 2, cols_left);
+    if (cols_left > 2) store_pair(p + 2, v.z, v.w, beta, VEC && cols_left >= 4, cols_left - 2);
   }
 }
 

@@ -25,7 +25,8 @@ enum class Store { registers, tma, split_k };
 
 // Dynamic shared memory of a configuration: its tiles (one stage, or the ring), the TMA-store
 // epilogue's C buffers (one per consumer warpgroup, one when warpgroup 2 borrows a stage), and
-// 1 KiB to align them to the swizzle atom. A split-K partial tile (BM rows at a pitch of RED_LD
+// 1 KiB to align them to the swizzle atom, and a staging producer's buffers (STAGING, after the
+// ring). A split-K partial tile (BM rows at a pitch of RED_LD
 // floats) takes the ring's place once the ring is drained.
 template <typename Cfg>
 constexpr int smem_bytes() {
@@ -39,7 +40,7 @@ constexpr int smem_bytes() {
   if constexpr (Cfg::STORE == Store::split_k) {
     static_assert(Cfg::BM * Cfg::RED_LD * 4 <= tiles, "the drained ring holds the partial tile");
   }
-  return tiles + c_buffers + 1024;
+  return tiles + c_buffers + Cfg::STAGING + 1024;
 }
 
 template <typename Cfg>

@@ -18,7 +18,9 @@
 
 namespace fastgemm::hopper {
 
-template <int BM, int BN, int STAGES, int CONSUMERS, int CLUSTER_ = 1>
+// FULL: arrivals that complete a stage's `full` barrier besides its bytes (1: the producer's
+// arrive.expect_tx; more where producer threads also write the stage with ordinary stores).
+template <int BM, int BN, int STAGES, int CONSUMERS, int CLUSTER_ = 1, int FULL = 1>
 struct Ring {
   static constexpr int TILE_M = BM, TILE_N = BN, CLUSTER = CLUSTER_, DEPTH = STAGES;
   static constexpr int A_BYTES = tile_bytes<BM>(), STAGE_BYTES = A_BYTES + tile_bytes<BN>();
@@ -33,7 +35,7 @@ struct Ring {
   __device__ __forceinline__ void init() const {
     if (threadIdx.x != 0) return;
     for (int s = 0; s < STAGES; ++s) {
-      ptx::mbarrier_init(&full[s], 1);
+      ptx::mbarrier_init(&full[s], FULL);
       ptx::mbarrier_init(&empty[s], CONSUMERS * CLUSTER);
     }
     ptx::fence_barrier_init();

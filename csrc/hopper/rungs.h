@@ -11,7 +11,8 @@
 // V24's; V29 and V30 (V28 and V27 with a stream-K schedule) share all the k-tiles of the problem
 // evenly among the SMs; V31 (V20 with the last partial round of tiles split along K) evens out
 // the rounds of V20's tiles, and V32 runs it on 128x192 tiles, whose count fits the SMs better on
-// some widths; V33 runs V24's split on 128x64 tiles, twice as many blocks for the same output.
+// some widths; V33 runs V24's split on 128x64 tiles, twice as many blocks for the same output;
+// V34 runs V24 on operands whose rows are not 16-byte aligned, without copying the large one.
 // The registry's `parent` and `branch` say the same.
 #pragma once
 #include "hopper/launch.cuh"
@@ -29,6 +30,7 @@ struct V10 {  // wgmma + TMA, one stage, one warpgroup per 128x128 tile, registe
   static constexpr int C_PIECE = 0, C_SLOTS = 0;  // TmaStore: 64x64 boxes per store, pieces
   static constexpr bool BORROW = false, HOIST_BETA = false;
   static constexpr bool PDL = false;
+  static constexpr int STAGING = 0;  // shared memory beyond the tiles for a staging producer
 };
 struct V11 : V10 {  // 128x256 tiles, two warpgroups of m64n256k16
   static constexpr int BN = 256, THREADS = 256;
@@ -78,6 +80,13 @@ struct V24 : V21 {
   static constexpr Store STORE = Store::split_k;
   static constexpr int C_PIECE = 0, C_SLOTS = 0;
   static constexpr int RED_LD = BN + 8, SPLIT_MIN_KTILES = 4;
+};
+// V24 for rows that are not 16-byte aligned: MN-major operands staged by ResidueMaps and
+// shifted into the ring by the producer warpgroup (staged.cuh), two staged k-tiles of A and B
+// beside a 4-stage ring; element stores of C.
+struct V34 : V24 {
+  static constexpr int STAGES = 4;
+  static constexpr int STAGING = 2 * (64 * (BM + 8) * 2 + 64 * (BN + 8) * 2);
 };
 // V24 on 128x64 tiles (m64n64k16): a 24 KiB stage, eight of them; the partial tile half V24's.
 struct V33 : V24 {

@@ -19,17 +19,19 @@
 namespace fastgemm::hopper {
 
 // The body both split-K reductions share (this one and split_global.cuh): the ring, this block's
-// share of the k-tiles (after the previous kernel) and its tile; thread 0 of warpgroup 0 streams
-// the share into the ring, then all of warpgroup 0 runs producer_done(); consumer warpgroup half
-// (0, 1) multiplies its 64 rows and calls finish(ring, acc, half, m0, n0) with its accumulators.
-template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR, typename ProducerDone,
-          typename Finish>
-__device__ __forceinline__ void split_body(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
-                                           int64_t M, int64_t K, ProducerDone producer_done,
-                                           Finish finish) {
+// share of the k-tiles (after the previous kernel) and its tile; warpgroup 0 streams the share
+// into the ring (thread_zero_producer: its thread 0 by TMA), then runs producer_done(); consumer
+// warpgroup half (0, 1) multiplies its 64 rows and calls finish(ring, acc, half, m0, n0) with its
+// accumulators.
+// Producer (a functor): warpgroup 0 calls producer(ring, m0, n0, first, count) with the block's
+// share (k-tiles first .. first + count - 1); FULL is the ring's (ring.cuh).
+template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR, int FULL = 1,
+          typename Producer, typename ProducerDone, typename Finish>
+__device__ __forceinline__ void split_body(int64_t M, int64_t K, Producer producer,
+                                           ProducerDone producer_done, Finish finish) {
   static_assert(Cfg::THREADS == 384 && Cfg::BM == 128 && Cfg::CLUSTER == 1,
                 "a producer and two consumer warpgroups of 64 rows; no cluster of tiles");
-  using RingT = Ring<Cfg::BM, Cfg::BN, Cfg::STAGES, 2>;
+  using RingT = Ring<Cfg::BM, Cfg::BN, Cfg::STAGES, 2, 1, FULL>;
   const RingT ring = make_ring<RingT>();
   __syncthreads();  // the ring's barriers are initialised
   int64_t first, count;  // this block's k-tiles (after the previous kernel: PDL)
@@ -39,11 +41,7 @@ __device__ __forceinline__ void split_body(const CUtensorMap* tma_a, const CUten
   const int wg = threadIdx.x / 128;
   if (wg == 0) {
     ptx::setmaxnreg_dec<PRODUCER_REGS>();
-    if (threadIdx.x == 0) {
-      int it = 0;
-      produce<A_KMAJOR, B_KMAJOR>(ring, tma_a, tma_b, m0, n0, static_cast<int>(count), it,
-                                  static_cast<int>(first));
-    }
+    producer(ring, m0, n0, static_cast<int>(first), static_cast<int>(count));
     producer_done();
   } else {
     ptx::setmaxnreg_inc<CONSUMER_REGS>();
@@ -55,12 +53,25 @@ __device__ __forceinline__ void split_body(const CUtensorMap* tma_a, const CUten
   }
 }
 
-template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR>
-__device__ __forceinline__ void split_k_gemm(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
-                                             T* C, int64_t M, int64_t N, int64_t K, int64_t ldc,
-                                             float alpha, float beta) {
-  split_body<T, Cfg, A_KMAJOR, B_KMAJOR>(
-      tma_a, tma_b, M, K,
+// The producer of the TMA rungs: thread 0 streams the share's k-tiles of both operands.
+template <bool A_KMAJOR, bool B_KMAJOR>
+__device__ __forceinline__ auto thread_zero_producer(const CUtensorMap* tma_a,
+                                                     const CUtensorMap* tma_b) {
+  return [=](const auto& ring, int m0, int n0, int first, int count) {
+    if (threadIdx.x != 0) return;
+    int it = 0;
+    produce<A_KMAJOR, B_KMAJOR>(ring, tma_a, tma_b, m0, n0, count, it, first);
+  };
+}
+
+// The cluster split (v24, v33, v34): producer as split_body's; C_VEC: C's rows are 4-byte
+// aligned (element pairs stored at once), else element stores.
+template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR, int FULL = 1, bool C_VEC = true,
+          typename Producer>
+__device__ __forceinline__ void split_k_gemm(Producer producer, T* C, int64_t M, int64_t N,
+                                             int64_t K, int64_t ldc, float alpha, float beta) {
+  split_body<T, Cfg, A_KMAJOR, B_KMAJOR, FULL>(
+      M, K, producer,
       [] {
         ptx::cluster_sync();  // the two barriers of the consumers' cluster_reduce_store
         ptx::cluster_sync();
@@ -69,9 +80,17 @@ __device__ __forceinline__ void split_k_gemm(const CUtensorMap* tma_a, const CUt
         ptx::named_barrier(1, 256);  // both warpgroups are done with the ring
         float* red = reinterpret_cast<float*>(ring.stages);
         stage_acc<Cfg::BN, Cfg::RED_LD>(acc, red + 64 * half * Cfg::RED_LD);
-        cluster_reduce_store<Cfg::BM, Cfg::BN, Cfg::RED_LD, 256, 128>(red, C, ldc, M, N, m0, n0,
-                                                                      alpha, beta);
+        cluster_reduce_store<Cfg::BM, Cfg::BN, Cfg::RED_LD, 256, 128, C_VEC>(red, C, ldc, M, N,
+                                                                             m0, n0, alpha, beta);
       });
+}
+
+template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR>
+__device__ __forceinline__ void split_k_gemm(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
+                                             T* C, int64_t M, int64_t N, int64_t K, int64_t ldc,
+                                             float alpha, float beta) {
+  split_k_gemm<T, Cfg, A_KMAJOR, B_KMAJOR>(thread_zero_producer<A_KMAJOR, B_KMAJOR>(tma_a, tma_b),
+                                           C, M, N, K, ldc, alpha, beta);
 }
 
 }  // namespace fastgemm::hopper

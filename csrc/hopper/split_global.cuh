@@ -51,7 +51,7 @@ __device__ __forceinline__ void split_global_gemm(const CUtensorMap* tma_a,
                                                   int64_t N, int64_t K, int64_t ldc, float alpha,
                                                   float beta, float* partials, int* flags) {
   split_body<T, Cfg, A_KMAJOR, B_KMAJOR>(
-      tma_a, tma_b, M, K,
+      M, K, thread_zero_producer<A_KMAJOR, B_KMAJOR>(tma_a, tma_b),
       [] {
         if (threadIdx.x == 0) ptx::griddepcontrol_launch_dependents();  // every copy is issued
       },

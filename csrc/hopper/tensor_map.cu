@@ -29,7 +29,7 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
 }
 
 CUtensorMap encode(const void* base, TmaElem elem, uint64_t cols, uint64_t rows, uint64_t ld,
-                   uint32_t box_cols, uint32_t box_rows) {
+                   uint32_t box_cols, uint32_t box_rows, bool swizzle) {
   CUtensorMap map{};
   const cuuint64_t dims[2] = {cols, rows};
   const cuuint64_t strides[1] = {ld * (elem == TmaElem::f32 ? 4 : 2)};  // bytes between rows
@@ -41,7 +41,7 @@ CUtensorMap encode(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
   const CUresult res = encode_fn()(
       &map, type, 2,
       const_cast<void*>(base), dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (res != CUDA_SUCCESS) {
     throw std::runtime_error("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(res) +
@@ -59,9 +59,10 @@ CUtensorMap encode(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
 // thread keeps the maps of its last few calls (a GEMM's three, no lock); behind them a bounded,
 // locked cache shared by all threads.
 CUtensorMap make_tensor_map_2d(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
-                               uint64_t ld, uint32_t box_cols, uint32_t box_rows) {
-  using Key = std::tuple<const void*, TmaElem, uint64_t, uint64_t, uint64_t, uint32_t, uint32_t>;
-  const Key key{base, elem, cols, rows, ld, box_cols, box_rows};
+                               uint64_t ld, uint32_t box_cols, uint32_t box_rows, bool swizzle) {
+  using Key =
+      std::tuple<const void*, TmaElem, uint64_t, uint64_t, uint64_t, uint32_t, uint32_t, bool>;
+  const Key key{base, elem, cols, rows, ld, box_cols, box_rows, swizzle};
   struct Recent {
     Key key;
     CUtensorMap map;
@@ -83,13 +84,29 @@ CUtensorMap make_tensor_map_2d(const void* base, TmaElem elem, uint64_t cols, ui
     if (found != cache.end()) map = found->second, hit = true;
   }
   if (!hit) {
-    map = encode(base, elem, cols, rows, ld, box_cols, box_rows);
+    map = encode(base, elem, cols, rows, ld, box_cols, box_rows, swizzle);
     std::lock_guard<std::mutex> lock(mutex);
     if (cache.size() >= 1024) cache.clear();
     cache.emplace(key, map);
   }
   recent[next++ % kRecent] = Recent{key, map, true};
   return map;
+}
+
+ResidueMaps make_residue_maps(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
+                              uint64_t ld, uint32_t box_cols) {
+  if (elem == TmaElem::f32) throw std::invalid_argument("make_residue_maps: 2-byte elements only");
+  ResidueMaps maps{};
+  for (uint64_t r = 0; r < 8; ++r) {
+    // A residue without rows (K < 8) reads row 0's, which the kernel replaces by zeros.
+    const uint64_t row_index = r < rows ? r : 0, count = r < rows ? (rows - r + 7) / 8 : 1;
+    const uintptr_t row = reinterpret_cast<uintptr_t>(base) + row_index * ld * 2;
+    const uint64_t off = (row % 16) / 2;
+    maps.map[r] = make_tensor_map_2d(reinterpret_cast<const void*>(row - off * 2), elem,
+                                     cols + off, count, 8 * ld, box_cols, 8, false);
+    maps.offsets |= uint32_t(off) << (3 * r);
+  }
+  return maps;
 }
 
 }  // namespace fastgemm::hopper

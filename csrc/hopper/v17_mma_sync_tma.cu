@@ -40,6 +40,7 @@ struct V17 : hgemm::V09 {
   static constexpr Store STORE = Store::registers;
   static constexpr int C_PIECE = 0, C_SLOTS = 0;
   static constexpr bool BORROW = false, HOIST_BETA = false, PDL = false;
+  static constexpr int STAGING = 0;
 };
 static_assert(V17::BLOCK_K == BLOCK_K, "a stage is one 64-deep TMA k-tile");
 
