@@ -142,8 +142,8 @@ def test_split_k_global_on_concurrent_streams(torch):
 def _padded_shape(dtype: str) -> tuple[int, int, int]:
     # Odd extents: 2- or 4-byte aligned rows; enough multiply-adds for auto to pad (fp32: an
     # output large enough for auto to take a tf32x3 rung, which needs 16-byte rows).
-    if dtype != "float32":
-        M = N = K = 515
+    if dtype != "float32":  # past v34's rules (in-place reads of a 2-byte aligned B)
+        M = N = K = 1031
     else:
         M, N, K = 2049, 2049, 513
     assert M * N * K >= fastgemm.dispatch.PAD_MIN_MACS
@@ -179,6 +179,31 @@ def test_torch_graph_capture_padded_path(torch, dtype, beta):
         graph.replay()
         torch.cuda.synchronize()
         assert _rel_err(torch, C, A, B, 2.0, beta, C0) < TOL[dtype]
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+def test_torch_graph_capture_unaligned_in_place(torch, beta):
+    # v34 reads an under-aligned B in place and copies an under-aligned A into the stream's
+    # scratch: inside a capture that copy is the graph's own (replays read A as it is then).
+    M, N, K = 127, 1031, 515
+    sel = fastgemm.select(M, N, K, "float16", alignment=2)
+    assert sel.kernel.name == "hgemm_v34_split_k_unaligned" and not sel.pad, sel
+    A = torch.randn(M, K, device="cuda").half()
+    B = torch.randn(K, N, device="cuda").half()
+    C0 = torch.randn(M, N, device="cuda").half()
+    C = C0.clone()
+    fastgemm.hgemm(A, B, C, 1.0, beta)  # warm-up outside the capture
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=s):
+        fastgemm.hgemm(A, B, C, 2.0, beta)
+    for _ in range(2):  # new inputs each replay
+        A.copy_(torch.randn(M, K, device="cuda").half())
+        C.copy_(C0)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert _rel_err(torch, C, A, B, 2.0, beta, C0) < TOL["float16"]
 
 
 @pytest.mark.parametrize("padded", [False, True], ids=["aligned", "padded"])
