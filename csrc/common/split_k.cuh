@@ -152,6 +152,44 @@ __device__ __forceinline__ void add_partial(const float* slot, int* flag, int t,
   for (int i = 0; i < COUNT; ++i) add(i, __ldcg(in + i * THREADS));
 }
 
+// An owner's sums of n slots in the order q = 0 .. n-1 (slot q at first + q * stride floats, its
+// flag at flag + q * flag_stride), as n add_partial calls make them, so the same bits: thread q
+// of the group waits for flag q (the flags rise together, at the end of the contributors' loops)
+// and lowers it, and after one barrier the group streams the slots with no flag round trip or barrier
+// between them; PAIR loads two slots before adding either (2 * COUNT float4 a thread in flight).
+template <int COUNT, int THREADS, bool PAIR = false, typename Add, typename Sync>
+__device__ __forceinline__ void add_partials(const float* first, int64_t stride, int* flag,
+                                             int64_t flag_stride, int n, int t, Add add,
+                                             Sync sync) {
+  for (int q = t; q < n; q += THREADS) {
+    int* f = flag + q * flag_stride;
+    while (ptx::ld_acquire_gpu(f) == 0) __nanosleep(32);
+    *f = 0;  // nothing else reads it in this launch; the next one starts from 0
+  }
+  sync();  // every slot is visible from here on
+  int q = 0;
+  if constexpr (PAIR) {
+#pragma unroll 1
+    for (; q + 1 < n; q += 2) {
+      const float4* a = reinterpret_cast<const float4*>(first + q * stride) + t;
+      const float4* b = reinterpret_cast<const float4*>(first + (q + 1) * stride) + t;
+      float4 va[COUNT], vb[COUNT];
+#pragma unroll
+      for (int i = 0; i < COUNT; ++i) va[i] = __ldcg(a + i * THREADS), vb[i] = __ldcg(b + i * THREADS);
+#pragma unroll
+      for (int i = 0; i < COUNT; ++i) add(i, va[i]);
+#pragma unroll
+      for (int i = 0; i < COUNT; ++i) add(i, vb[i]);
+    }
+  }
+#pragma unroll 1
+  for (; q < n; ++q) {
+    const float4* in = reinterpret_cast<const float4*>(first + q * stride) + t;
+#pragma unroll
+    for (int i = 0; i < COUNT; ++i) add(i, __ldcg(in + i * THREADS));
+  }
+}
+
 // The ldc a split kernel takes (cluster_reduce_store): C's leading dimension, negated where the
 // caller asks for a column-major C (GemmArgs::c_col_major).
 inline int64_t split_ldc(const GemmArgs& a) { return a.c_col_major ? -a.ldc : a.ldc; }

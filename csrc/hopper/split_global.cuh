@@ -9,7 +9,7 @@
 // warpgroup hands its 64 x BN fp32 accumulators (in wgmma's register order) to slot
 // (tile * (S - 1) + z) * 2 + half of `partials`, and raises the slot's flag (named barrier
 // 2 + half, then a release). Block z = S-1 owns the tile: each of its warpgroups adds the slots
-// of z = 0 .. S-2 in that order (acquire), lowering each flag for the next launch, and stores
+// of z = 0 .. S-2 in that order (add_partials: all flags first), lowering each flag for the next launch, and stores
 // alpha * sum + beta * C (registers -> global, epilogue.cuh: store_acc; C row-major). The order of the sums is fixed by
 // the launch, so repeated calls give the same bits. Contributors never wait, and the owners are
 // the last blocks of the grid to be dispatched; the launcher keeps the grid within one block per
@@ -62,7 +62,14 @@ __device__ __forceinline__ void split_global_gemm(const CUtensorMap* tma_a,
           publish_acc<Cfg::BN>(acc, partials, flags, first_slot + 2 * z, half);
           return;
         }
-        for (int q = 0; q < split - 1; ++q) add_acc<Cfg::BN>(acc, partials, flags, first_slot + 2 * q, half);
+        // The tile's slots z = 0 .. S-2 of this half, two slots apart, two at a time (BN = 128).
+        add_partials<Cfg::BN / 8, 128, Cfg::BN <= 128>(
+            partials + first_slot * 64 * Cfg::BN, 2 * 64 * Cfg::BN, flags + first_slot, 2,
+            split - 1, threadIdx.x % 128,
+            [&](int i, float4 v) {
+              acc[4 * i] += v.x, acc[4 * i + 1] += v.y, acc[4 * i + 2] += v.z, acc[4 * i + 3] += v.w;
+            },
+            [half] { ptx::named_barrier(2 + half, 128); });
         store_acc<Cfg::BN, T>(acc, C, ldc, M, N, m0 + 64 * half, n0, alpha, beta);
       });
 }
