@@ -58,8 +58,8 @@ split_shapes = {
     "sgemm_v17_multistage": [(260, 264, 139), (263, 259, 141)],
     "sgemm_v09_cp_async": [(260, 264, 144), (263, 259, 144)],
     "sgemm_v18_split_k_multistage": [(8, 264, 520), (264, 8, 520), (9, 263, 519), (263, 259, 1031)],
-    # v34: odd extents (rows 2-byte aligned: residue maps with offsets, the copy of a K-major
-    # operand, element stores of C), K < 8 (both operands copied) and a split decode.
+    # v34: odd extents (rows 2-byte aligned: residue maps with offsets, the copies of A and of a
+    # column-major B, element stores of C), K < 8 (residues without rows) and a split decode.
     "hgemm_v34_split_k_unaligned": [(127, 129, 65), (33, 263, 1031), (9, 263, 4103), (5, 67, 3)],
     "sgemm_v12_split_k_narrow": [
         (8, 264, 520),

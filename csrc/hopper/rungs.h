@@ -81,12 +81,12 @@ struct V24 : V21 {
   static constexpr int C_PIECE = 0, C_SLOTS = 0;
   static constexpr int RED_LD = BN + 8, SPLIT_MIN_KTILES = 4;
 };
-// V24 for rows that are not 16-byte aligned: MN-major operands staged by ResidueMaps and
-// shifted into the ring by the producer warpgroup (staged.cuh), two staged k-tiles of A and B
-// beside a 4-stage ring; element stores of C.
+// V24 for a B whose rows are not 16-byte aligned: a row-major B staged by ResidueMaps and
+// shifted into the ring by the producer warpgroup (staged.cuh), two staged k-tiles beside a
+// 4-stage ring; element stores of C.
 struct V34 : V24 {
   static constexpr int STAGES = 4;
-  static constexpr int STAGING = 2 * (64 * (BM + 8) * 2 + 64 * (BN + 8) * 2);
+  static constexpr int STAGING = 2 * 64 * (BN + 8) * 2;
 };
 // V24 on 128x64 tiles (m64n64k16): a 24 KiB stage, eight of them; the partial tile half V24's.
 struct V33 : V24 {

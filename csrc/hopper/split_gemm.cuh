@@ -1,12 +1,13 @@
 // hopper/split_gemm.cuh — the split-K kernel body, composed of the parts: a Ring (ring.cuh) fed
-// by one producer thread with this block's share of the k-tiles, the wgmma consumers
+// by the producer warpgroup with this block's share of the k-tiles (its thread 0 by TMA, or all
+// of it: staged.cuh), the wgmma consumers
 // (mainloop.cuh), the SplitK scheduler (scheduler.cuh: a block per tile and share of K, the
 // shares of a tile one cluster), and the split-K epilogue: stage_acc (epilogue.cuh) writes each
 // consumer's fp32 accumulators into the drained ring, cluster_reduce_store (common/split_k.cuh)
 // sums the cluster's partial tiles in rank order and stores C.
 //
-// Roles: warpgroup 0 gives its registers away; its thread 0 streams the block's k-tiles into the
-// ring, then all of warpgroup 0 meets the cluster's two reduction barriers. Consumer warpgroup
+// Roles: warpgroup 0 gives its registers away and streams the block's k-tiles into the ring (the
+// producer functor), then meets the cluster's two reduction barriers. Consumer warpgroup
 // w (1, 2) multiplies rows 64(w-1)..64w-1 of the tile; once both have drained the ring (named
 // barrier 1: every copy has landed and every wgmma has read its stage), the ring's memory holds
 // the BM x BN partial tile at a row pitch of Cfg::RED_LD floats. PDL: split_share waits for the

@@ -1,24 +1,26 @@
-// hopper/staged.cuh — a producer for operands whose rows are not 16-byte aligned (v34): the
-// MN-major ones reach the ring through a staging step that TMA can describe, then a shift by the
-// producer warpgroup's threads into the swizzled tile.
+// hopper/staged.cuh — a producer for a B whose rows are not 16-byte aligned (v34): an MN-major B
+// reaches the ring through a staging step that TMA can describe, then a shift by the producer
+// warpgroup's threads into the swizzled tile; A (K-major, aligned: the launcher copies it where it
+// is not) and a K-major B go by TMA as in v24.
 //
-// Contract. A staged k-tile of a BMN-wide MN-major operand is its 64 rows k0 .. k0 + 63 as TMA
-// copies them through ResidueMaps (tensor_map.h): residue r's box (8 rows, BMN + 8 elements,
-// unswizzled) at rows 8r .. 8r + 7, so row 8r + i holds k = k0 + r + 8i, and element n0 + e of it
-// sits offset_r positions further in. shift_tile writes it into the ring's stage as TMA would have
-// written an aligned operand (tile.cuh: 64-element boxes, 128-byte swizzle), k in order, rows
-// k >= K as zeros. The stage's `full` barrier then counts the thread-0 arrive.expect_tx (the
-// K-major operand's TMA bytes, if any) plus one arrival per producer warp after its stores and a
-// proxy fence (ordinary stores read by wgmma). Two staging buffers alternate, each guarded by an
-// mbarrier (its TMA bytes) and refilled after a barrier of the producer warpgroup.
+// Contract. A staged k-tile of a BN-wide MN-major B is its 64 rows k0 .. k0 + 63 as TMA copies
+// them through ResidueMaps (tensor_map.h): residue r's box (8 rows, BN + 8 elements, unswizzled)
+// at rows 8r .. 8r + 7, so row 8r + i holds k = k0 + r + 8i, and element n0 + e of it sits
+// offset_r positions further in. shift_tile writes it into the ring's stage as TMA would have
+// written an aligned B (tile.cuh: 64-element boxes, 128-byte swizzle), k in order, rows k >= K as
+// zeros. The stage's `full` barrier then counts thread 0's arrive.expect_tx (A's TMA bytes) plus
+// one arrival per producer warp after its stores and a proxy fence (ordinary stores read by
+// wgmma). Two staging buffers take turns, each guarded by an mbarrier (its TMA bytes) and
+// refilled after a barrier of the producer warpgroup.
 #pragma once
 #include "hopper/mainloop.cuh"
 #include "hopper/tensor_map.h"
 
 namespace fastgemm::hopper {
 
-constexpr int STAGE_BUFFERS = 2;
-constexpr int PRODUCER_BARRIER = 2;  // named barrier of the producer warpgroup (1: consumers)
+// The producer warpgroup's named barrier: one no Hopper body uses (1-3: the epilogues and the
+// consumers' hand-offs, 4-5: hybrid.cuh), so the producer may join any of them.
+constexpr int PRODUCER_BARRIER = 6;
 
 // Bytes of a staged k-tile of a BMN-wide operand: 64 rows of BMN + 8 elements.
 template <int BMN>
@@ -26,11 +28,11 @@ constexpr int staged_bytes() {
   return 64 * (BMN + 8) * 2;
 }
 
-// The ring's `full` arrivals with a staged operand: thread 0's arrive.expect_tx and the four
-// producer warps'.
-template <bool A_KMAJOR, bool B_KMAJOR>
+// The ring's `full` arrivals: thread 0's arrive.expect_tx, and with a staged B the four producer
+// warps'.
+template <bool B_KMAJOR>
 constexpr int staged_full_arrivals() {
-  return A_KMAJOR && B_KMAJOR ? 1 : 5;
+  return B_KMAJOR ? 1 : 5;
 }
 
 // Elements off .. off + 7 of the 16 in (lo, hi), as 8 elements (off in 0..7).
@@ -92,36 +94,34 @@ __device__ __forceinline__ void shift_tile(unsigned char* dst, const unsigned ch
 }
 
 // Warpgroup 0 (all 128 threads): k-tiles first .. first + count - 1 of tile (m0, n0) into the
-// ring. K-major operands by TMA on map[0] (thread 0), MN-major ones staged and shifted. The
-// staging buffers follow the ring's stages in shared memory.
-template <bool A_KMAJOR, bool B_KMAJOR, typename RingT>
+// ring. A (K-major) and a K-major B by TMA on map[0] (thread 0); an MN-major B staged and
+// shifted. The two staging buffers (STAGING bytes) follow the ring's stages in shared memory.
+template <bool B_KMAJOR, int STAGING, typename RingT>
 __device__ __forceinline__ void produce_staged(const RingT& ring, const ResidueMaps* ma,
                                                const ResidueMaps* mb, int m0, int n0, int first,
                                                int count, int64_t K) {
-  constexpr int BM = RingT::TILE_M, BN = RingT::TILE_N, STAGES = RingT::DEPTH;
-  constexpr bool SA = !A_KMAJOR, SB = !B_KMAJOR;
-  constexpr int A_STAGED = SA ? staged_bytes<BM>() : 0, B_STAGED = SB ? staged_bytes<BN>() : 0;
-  constexpr int BUFFER = A_STAGED + B_STAGED;
-  constexpr int TMA_BYTES = (SA ? 0 : tile_bytes<BM>()) + (SB ? 0 : tile_bytes<BN>());
+  constexpr int BM = RingT::TILE_M, BN = RingT::TILE_N, STAGES = RingT::DEPTH, BUFFERS = 2;
+  constexpr bool SB = !B_KMAJOR;
+  constexpr int BUFFER = staged_bytes<BN>();
+  constexpr int TMA_BYTES = tile_bytes<BM>() + (SB ? 0 : tile_bytes<BN>());
   static_assert(RingT::CLUSTER == 1, "no multicast");
-  __shared__ uint64_t staged[STAGE_BUFFERS];
+  static_assert(!SB || BUFFERS * BUFFER <= STAGING, "staging memory");
+  __shared__ uint64_t staged[BUFFERS];
   unsigned char* const staging = ring.stages + RingT::BYTES;
   const int t = static_cast<int>(threadIdx.x % 128);
-  const int off_a = SA ? shift_of<BM>(ma->offsets) : 0, off_b = SB ? shift_of<BN>(mb->offsets) : 0;
+  const int off = SB ? shift_of<BN>(mb->offsets) : 0;
   auto issue = [&](int j) {  // thread 0: staged k-tile j of the share into its buffer
-    uint64_t* bar = &staged[j % STAGE_BUFFERS];
-    unsigned char* buf = staging + (j % STAGE_BUFFERS) * BUFFER;
+    uint64_t* bar = &staged[j % BUFFERS];
     const int k0 = (first + j) * BLOCK_K;
     ptx::fence_proxy_async_shared();  // the buffer's last reads, before TMA overwrites it
     ptx::mbarrier_arrive_expect_tx(bar, BUFFER);
-    if constexpr (SA) stage_residues<BM>(buf, ma, bar, k0, m0);
-    if constexpr (SB) stage_residues<BN>(buf + A_STAGED, mb, bar, k0, n0);
+    stage_residues<BN>(staging + (j % BUFFERS) * BUFFER, mb, bar, k0, n0);
   };
-  if constexpr (SA || SB) {
+  if constexpr (SB) {
     if (t == 0) {
-      for (int b = 0; b < STAGE_BUFFERS; ++b) ptx::mbarrier_init(&staged[b], 1);
+      for (int b = 0; b < BUFFERS; ++b) ptx::mbarrier_init(&staged[b], 1);
       ptx::fence_barrier_init();
-      for (int j = 0; j < STAGE_BUFFERS && j < count; ++j) issue(j);
+      for (int j = 0; j < BUFFERS && j < count; ++j) issue(j);
     }
     ptx::named_barrier(PRODUCER_BARRIER, 128);  // the staging barriers are initialised
   }
@@ -131,21 +131,19 @@ __device__ __forceinline__ void produce_staged(const RingT& ring, const ResidueM
     if (j >= STAGES) ptx::mbarrier_wait(&ring.empty[s], (j / STAGES - 1) & 1);
     if (t == 0) {
       ptx::mbarrier_arrive_expect_tx(&ring.full[s], TMA_BYTES);
-      if constexpr (!SA) load_tile<BM, true>(stage, &ma->map[0], &ring.full[s], k0, m0);
+      load_tile<BM, true>(stage, &ma->map[0], &ring.full[s], k0, m0);
       if constexpr (!SB) load_tile<BN, true>(stage + RingT::A_BYTES, &mb->map[0], &ring.full[s], k0, n0);
     }
-    if constexpr (SA || SB) {
-      const int b = j % STAGE_BUFFERS;
-      ptx::mbarrier_wait(&staged[b], (j / STAGE_BUFFERS) & 1);
-      const unsigned char* buf = staging + b * BUFFER;
+    if constexpr (SB) {
+      const int b = j % BUFFERS;
+      ptx::mbarrier_wait(&staged[b], (j / BUFFERS) & 1);
       const int k_left = K - k0 < BLOCK_K ? static_cast<int>(K - k0) : BLOCK_K;
-      if constexpr (SA) shift_tile<BM>(stage, buf, off_a, k_left);
-      if constexpr (SB) shift_tile<BN>(stage + RingT::A_BYTES, buf + A_STAGED, off_b, k_left);
-      ptx::fence_proxy_async_shared();  // the stores, before wgmma reads them
+      shift_tile<BN>(stage + RingT::A_BYTES, staging + b * BUFFER, off, k_left);
+      ptx::fence_proxy_async_shared();  // the stores (and the buffer's reads), before async use
       __syncwarp();
       if (t % 32 == 0) ptx::mbarrier_arrive(&ring.full[s]);
       ptx::named_barrier(PRODUCER_BARRIER, 128);  // every thread is done with buffer b
-      if (t == 0 && j + STAGE_BUFFERS < count) issue(j + STAGE_BUFFERS);
+      if (t == 0 && j + BUFFERS < count) issue(j + BUFFERS);
     }
   }
 }

@@ -93,9 +93,23 @@ CUtensorMap make_tensor_map_2d(const void* base, TmaElem elem, uint64_t cols, ui
   return map;
 }
 
+// Each thread keeps its last two operands' maps whole: eight maps an operand would cycle through
+// make_tensor_map_2d's few recent entries and take its lock every call.
 ResidueMaps make_residue_maps(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
                               uint64_t ld, uint32_t box_cols) {
   if (elem == TmaElem::f32) throw std::invalid_argument("make_residue_maps: 2-byte elements only");
+  using Key = std::tuple<const void*, TmaElem, uint64_t, uint64_t, uint64_t, uint32_t>;
+  const Key key{base, elem, cols, rows, ld, box_cols};
+  struct Recent {
+    Key key;
+    ResidueMaps maps;
+    bool valid;
+  };
+  thread_local Recent recent[2] = {};
+  thread_local unsigned next = 0;
+  for (const Recent& r : recent) {
+    if (r.valid && r.key == key) return r.maps;
+  }
   ResidueMaps maps{};
   for (uint64_t r = 0; r < 8; ++r) {
     // A residue without rows (K < 8) reads row 0's, which the kernel replaces by zeros.
@@ -106,6 +120,7 @@ ResidueMaps make_residue_maps(const void* base, TmaElem elem, uint64_t cols, uin
                                      cols + off, count, 8 * ld, box_cols, 8, false);
     maps.offsets |= uint32_t(off) << (3 * r);
   }
+  recent[next++ % 2] = Recent{key, maps, true};
   return maps;
 }
 

@@ -45,6 +45,7 @@ Rule: TypeAlias = tuple[
     int | None,
     str | None,
     int | None,
+    str | None,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...
