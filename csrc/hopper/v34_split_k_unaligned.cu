@@ -21,7 +21,8 @@
 // wgmma time per k-tile on full 128-row tiles; two staging buffers hide less latency than v24's
 // ring (four measured no faster); 8 TMA copies per k-tile, each row one 16-byte chunk wider than
 // it uses. A (and a column-major B) are copied, which costs what the padded path costs where they
-// are large. Element stores of C.
+// are large; a column-major A is transposed by an element-wise copy, slow for a large A. Element
+// stores of C.
 // Shapes: any M, N, K >= 1; 2-byte aligned operands; both layouts of A and B. sm_90a.
 #include "hopper/rungs.h"
 #include "hopper/split_gemm.cuh"
