@@ -47,9 +47,9 @@ std::string fmt_cc(int cc) { return std::to_string(cc / 10) + "." + std::to_stri
 // too small to fill the GPU with them (hgemm_v09's 128x256 tiles: below ~2M outputs, fewer blocks
 // than SMs).
 const std::vector<AutoRule> kHgemmRules = {
-    // v34 (results/sweeps/pad-v34-*float16*): a row-major B whose rows are not 16-byte aligned, read
-    // in place. Against auto's padded path, 1.3-1.8x faster on one row of at most SMs tiles of
-    // 128x128, 1.0-1.5x on any rows at up to SMs/2 tiles; with more rows and SMs/2-SMs tiles
+    // v34 (results/sweeps/pad-v34-*float16*): a row-major B whose rows are not 16-byte aligned,
+    // read in place. Against auto's padded path, 1.3-1.8x faster on one row of at most SMs tiles
+    // of 128x128, 1.0-1.5x on any rows at up to SMs/2 tiles; with more rows and SMs/2-SMs tiles
     // 0.8-1.1x, past SMs tiles the persistent rungs on aligned copies 1.1-1.9x faster. A
     // column-major B it copies as the padded path does: level there, so these rules leave it.
     {"hgemm_v34_split_k_unaligned",

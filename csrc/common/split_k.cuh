@@ -155,8 +155,9 @@ __device__ __forceinline__ void add_partial(const float* slot, int* flag, int t,
 // An owner's sums of n slots in the order q = 0 .. n-1 (slot q at first + q * stride floats, its
 // flag at flag + q * flag_stride), as n add_partial calls make them, so the same bits: thread q
 // of the group waits for flag q (the flags rise together, at the end of the contributors' loops)
-// and lowers it, and after one barrier the group streams the slots with no flag round trip or barrier
-// between them; PAIR loads two slots before adding either (2 * COUNT float4 a thread in flight).
+// and lowers it, and after one barrier the group streams the slots with no flag round trip or
+// barrier between them; PAIR loads two slots before adding either (2 * COUNT float4 a thread in
+// flight).
 template <int COUNT, int THREADS, bool PAIR = false, typename Add, typename Sync>
 __device__ __forceinline__ void add_partials(const float* first, int64_t stride, int* flag,
                                              int64_t flag_stride, int n, int t, Add add,

@@ -9,9 +9,10 @@
 // warpgroup hands its 64 x BN fp32 accumulators (in wgmma's register order) to slot
 // (tile * (S - 1) + z) * 2 + half of `partials`, and raises the slot's flag (named barrier
 // 2 + half, then a release). Block z = S-1 owns the tile: each of its warpgroups adds the slots
-// of z = 0 .. S-2 in that order (add_partials: all flags first), lowering each flag for the next launch, and stores
-// alpha * sum + beta * C (registers -> global, epilogue.cuh: store_acc; C row-major). The order of the sums is fixed by
-// the launch, so repeated calls give the same bits. Contributors never wait, and the owners are
+// of z = 0 .. S-2 in that order (add_partials: all flags first), lowering each flag for the
+// next launch, and stores alpha * sum + beta * C (registers -> global, epilogue.cuh: store_acc;
+// C row-major). The order of the sums is fixed by the launch, so repeated calls give the same
+// bits. Contributors never wait, and the owners are
 // the last blocks of the grid to be dispatched; the launcher keeps the grid within one block per
 // SM (global_split_count), so every block is resident at once on an otherwise idle GPU.
 // Launches that share the scratch run one after another (one buffer per stream; PDL: a block
