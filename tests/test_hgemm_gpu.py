@@ -532,6 +532,47 @@ def test_repeated_calls_same_bits(torch, kernel, dtype):
         assert bool(same), (kernel, dtype, (M, N, K))
 
 
+_HOLD = r"""
+extern "C" __global__ void hold(long long cycles) {
+  extern __shared__ int pad[];
+  const long long start = clock64();
+  while (clock64() - start < cycles) {}
+  if (threadIdx.x == 0) pad[0] = 0;
+}
+"""
+
+
+@pytest.mark.parametrize("name", ["hgemm_v27_split_k_global", "hgemm_v28_split_k_global_narrow"])
+def test_split_global_on_a_busy_gpu(torch, name):
+    # The split through global memory on a GPU shared with other work: a kernel on another stream
+    # holds every SM but two (160 KiB of shared memory a block, so no split block fits beside
+    # it), so a tile's blocks start far apart and its helpers leave their bands to the last of
+    # them to start (split_global.cuh). The launch must complete while the other kernel still
+    # runs, and give the bits of a launch on an idle GPU.
+    cp = require("cupy")
+    _skip_if_not_runnable(name, "float16")
+    M, N, K = 512, 512, 16384
+    A, B = _random(torch, M, K, "float16"), _random(torch, K, N, "float16")
+    idle = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    fastgemm.hgemm(A, B, idle, 0.5, 0.0, kernel=name)
+    torch.cuda.synchronize()
+    check(torch, A, B, idle, 0.5, 0.0)
+    hold = cp.RawKernel(_HOLD, "hold")
+    hold.max_dynamic_shared_size_bytes = 160 * 1024
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    busy, mine = cp.cuda.Stream(non_blocking=True), torch.cuda.Stream()
+    C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    torch.cuda.synchronize()
+    with busy:
+        hold((sms - 2,), (32,), (cp.int64(4 * 10**8),), shared_mem=160 * 1024)  # ~0.2 s
+    fastgemm.hgemm(A, B, C, 0.5, 0.0, kernel=name, stream=mine)
+    mine.synchronize()
+    overlapped = not busy.done
+    busy.synchronize()
+    assert overlapped, "the split kernel did not run beside the busy kernel"
+    assert bool((C.view(torch.int16) == idle.view(torch.int16)).all()), name
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_other_device_than_current(torch, dtype):
     # Operands on GPU 1 while GPU 0 is current: the launch (and the Hopper path's tensor maps,

@@ -122,10 +122,11 @@ __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int
   ptx::cluster_sync();
 }
 
-// --- the same split with the partial tiles meeting in global memory (hopper/split_global.cuh,
-// sgemm v15). The S blocks of a tile need not be a cluster: blocks z < S-1 hand their partial
-// tiles to block S-1, the tile's owner, through a slot of a scratch buffer each, and the owner adds
-// them in the order z = 0 .. S-2, so repeated calls give the same bits. A slot is written and read
+// --- the same split with the partial tiles meeting in global memory (sgemm v15, and the
+// publishing side of the bands below). The S blocks of a tile need not be a cluster: blocks
+// z < S-1 hand their partial tiles to block S-1, the tile's owner, through a slot of a scratch
+// buffer each, and the owner adds them in the order z = 0 .. S-2, so repeated calls give the same
+// bits. A slot is written and read
 // by a group of THREADS threads (a block, or a warpgroup) with the same thread t holding the same
 // COUNT float4s of the partial tile on both sides (float4 i of thread t at i * THREADS + t:
 // each i one coalesced sweep); sync() is the group's barrier. Contributors never wait; an owner
@@ -152,42 +153,105 @@ __device__ __forceinline__ void add_partial(const float* slot, int* flag, int t,
   for (int i = 0; i < COUNT; ++i) add(i, __ldcg(in + i * THREADS));
 }
 
-// An owner's sums of n slots in the order q = 0 .. n-1 (slot q at first + q * stride floats, its
-// flag at flag + q * flag_stride), as n add_partial calls make them, so the same bits: thread q
-// of the group waits for flag q (the flags rise together, at the end of the contributors' loops)
-// and lowers it, and after one barrier the group streams the slots with no flag round trip or
-// barrier between them; PAIR loads two slots before adding either (2 * COUNT float4 a thread in
-// flight).
-template <int COUNT, int THREADS, bool PAIR = false, typename Add, typename Sync>
-__device__ __forceinline__ void add_partials(const float* first, int64_t stride, int* flag,
-                                             int64_t flag_stride, int n, int t, Add add,
-                                             Sync sync) {
-  for (int q = t; q < n; q += THREADS) {
-    int* f = flag + q * flag_stride;
-    while (ptx::ld_acquire_gpu(f) == 0) __nanosleep(32);
-    *f = 0;  // nothing else reads it in this launch; the next one starts from 0
+// --- helpers: a tile's last blocks sum it a band each (hopper/split_global.cuh). The S members
+// of a tile (blocks z = 0 .. S-1, or one warpgroup of each) publish their partial tiles in slots
+// (publish_partial). Members z < S - H then leave, as contributors did; each of the last H, the
+// helpers, sums its band (1 / H of the tile) over all S slots and stores it. One owner summing the
+// whole tile read S - 1 slots at one SM's L2 bandwidth while the other SMs idled; H helpers each
+// read S / H slots' worth, and the contributors still leave early (the SMs they free take the
+// next launch's blocks). A helper may wait for the other helpers' flags only where every helper
+// has started: a started member runs to its publish without waiting for any block, so the wait
+// ends (a contributor, dispatched before the helpers, is waited for as an owner waited). The
+// helpers' state is two words, zero between launches: `word` counts the started helpers (bits
+// 16 and up) and holds the bands left to the last helper to start (bit b: helper b was through
+// while a helper had not started, and did not wait), and `done` counts the members through.
+// `word` changes only by atomics, so every helper either sees all H started or leaves its band
+// to the last starter, who learns of it when it starts. The bits of a sum do not depend on who
+// adds it (band_sums), so the result is the same on every call, contended or not.
+
+// A helper starts (before it reads its share of the operands): the word before it (band_claim).
+__device__ __forceinline__ unsigned band_start(unsigned* word) {
+  return atomicAdd(word, 1u << 16);
+}
+// After helper b (of H) has published its partial tile: the bands it sums, as bits (0: it leaves
+// its band to the last starter and must not wait). `start` is band_start's value.
+__device__ __forceinline__ unsigned band_claim(unsigned* word, unsigned start, int helpers, int b) {
+  unsigned seen = *reinterpret_cast<volatile unsigned*>(word);
+  for (;;) {
+    if (static_cast<int>(seen >> 16) == helpers) {  // every helper has started: wait, sum band b
+      // and, as the last to start, the bands left before it started (none can be left after).
+      return (1u << b) | (static_cast<int>(start >> 16) == helpers - 1 ? start & 0xffffu : 0u);
+    }
+    const unsigned before = atomicCAS(word, seen, seen | (1u << b));
+    if (before == seen) return 0u;
+    seen = before;
   }
-  sync();  // every slot is visible from here on
-  int q = 0;
-  if constexpr (PAIR) {
+}
+// Thread t of a group of THREADS threads waits for the flags of slots t, t + THREADS, ... < n (a
+// barrier of the group must follow before any slot is read).
+template <int THREADS>
+__device__ __forceinline__ void band_wait(const int* flags, int n, int t) {
+  for (int q = t; q < n; q += THREADS) {
+    while (ptx::ld_acquire_gpu(flags + q) == 0) __nanosleep(32);
+  }
+}
+// One thread of a member that is through (its flag waits behind a barrier of its group): the
+// last of the S members through returns the tile's n flags and its state to zero for the next
+// launch.
+__device__ __forceinline__ void band_done(int* flags, int n, unsigned* word, int* done, int split) {
+  __threadfence();
+  if (atomicAdd(done, 1) != split - 1) return;
+  __threadfence();
+  for (int q = 0; q < n; ++q) flags[q] = 0;
+  *word = 0u, *done = 0;
+}
+// Band b of H of a partial tile of COUNT float4 a thread (band_sums): float4s i0 .. i1 - 1.
+__device__ __forceinline__ void band_range(int count, int b, int helpers, int& i0, int& i1) {
+  i0 = count * b / helpers, i1 = count * (b + 1) / helpers;
+}
+// band_sums_of: sums of float4s i0 .. i1 - 1 of thread t over the S slots (at `first`, `stride`
+// floats apart, written by publish_partial for groups of THREADS threads), each in the order
+// S-1, 0, .., S-2 whoever adds it (as an owner z = S-1 adding the others to its registers did);
+// out(i, sum) takes each. U float4s of QMAX >= S slots are loaded before any is added, so that a
+// band costs few round trips to L2.
+template <int THREADS, int U, int QMAX, typename Out>
+__device__ __forceinline__ void band_sums_of(const float* first, int64_t stride, int split, int i0,
+                                          int i1, int t, Out out) {
+  const float4* p = reinterpret_cast<const float4*>(first) + t;
+  const int64_t step = stride / 4;
 #pragma unroll 1
-    for (; q + 1 < n; q += 2) {
-      const float4* a = reinterpret_cast<const float4*>(first + q * stride) + t;
-      const float4* b = reinterpret_cast<const float4*>(first + (q + 1) * stride) + t;
-      float4 va[COUNT], vb[COUNT];
+  for (int i = i0; i < i1; i += U) {
+    float4 v[U][QMAX];  // v[u][k]: slot S-1 for k = 0, else slot k - 1
 #pragma unroll
-      for (int i = 0; i < COUNT; ++i) va[i] = __ldcg(a + i * THREADS), vb[i] = __ldcg(b + i * THREADS);
+    for (int u = 0; u < U; ++u)
 #pragma unroll
-      for (int i = 0; i < COUNT; ++i) add(i, va[i]);
+      for (int k = 0; k < QMAX; ++k)
+        if (i + u < i1 && k < split) {
+          v[u][k] = __ldcg(p + (i + u) * THREADS + (k == 0 ? split - 1 : k - 1) * step);
+        }
 #pragma unroll
-      for (int i = 0; i < COUNT; ++i) add(i, vb[i]);
+    for (int u = 0; u < U; ++u) {
+      if (i + u >= i1) break;
+      float4 sum = v[u][0];
+#pragma unroll
+      for (int k = 1; k < QMAX; ++k)
+        if (k < split) {
+          sum.x += v[u][k].x, sum.y += v[u][k].y, sum.z += v[u][k].z, sum.w += v[u][k].w;
+        }
+      out(i + u, sum);
     }
   }
-#pragma unroll 1
-  for (; q < n; ++q) {
-    const float4* in = reinterpret_cast<const float4*>(first + q * stride) + t;
-#pragma unroll
-    for (int i = 0; i < COUNT; ++i) add(i, __ldcg(in + i * THREADS));
+}
+// band_sums_of with 16 float4s in flight a thread, for any S <= 16.
+template <int THREADS, typename Out>
+__device__ __forceinline__ void band_sums(const float* first, int64_t stride, int split, int i0,
+                                          int i1, int t, Out out) {
+  if (split <= 4) {
+    band_sums_of<THREADS, 4, 4>(first, stride, split, i0, i1, t, out);
+  } else if (split <= 8) {
+    band_sums_of<THREADS, 2, 8>(first, stride, split, i0, i1, t, out);
+  } else {
+    band_sums_of<THREADS, 1, 16>(first, stride, split, i0, i1, t, out);
   }
 }
 

@@ -1,7 +1,7 @@
 // hopper/epilogue.cuh — a consumer warpgroup's 64 x BN fp32 accumulators -> C = alpha * acc +
 // beta * C, rounded once to fp16/bf16.
 //
-//   store_acc       registers -> global, two columns per store.
+//   store_acc       registers -> global, two columns per store (store_acc_quad: one float4's).
 //   stage_acc       registers -> an fp32 tile in shared memory (split-K partial sums).
 //   store_tile      stmatrix into 128-byte-swizzled 64x64 boxes in shared memory, TMA stores
 //                   from there; BETA_ZERO instantiates the loop without any read of C.
@@ -27,23 +27,33 @@
 
 namespace fastgemm::hopper {
 
-// Registers -> global for a warpgroup's 64 x N accumulators at (row0, col0), in fp32, rounded
-// once; two columns per store (16-byte aligned rows), one at the right edge.
+// Registers -> global: a warpgroup thread's accumulators acc[4j .. 4j+3] (columns 8j + 2(lane % 4)
+// and the next of rows warp * 16 + lane / 4 and 8 below, of the 64 x N tile at (row0, col0)),
+// given as v, in fp32, rounded once; two columns per store (16-byte aligned rows), one at the
+// right edge.
+template <typename T>
+__device__ __forceinline__ void store_acc_quad(float4 v, int j, T* C, int64_t ldc, int64_t M,
+                                               int64_t Ncols, int64_t row0, int64_t col0,
+                                               float alpha, float beta) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int64_t row = row0 + warp * 16 + lane / 4, col = col0 + j * 8 + 2 * (lane % 4);
+  if (col >= Ncols) return;
+  const bool pair = col + 1 < Ncols;
+  if (row < M) store_pair(C + row * ldc + col, alpha * v.x, alpha * v.y, beta, pair, Ncols - col);
+  if (row + 8 < M) {
+    store_pair(C + (row + 8) * ldc + col, alpha * v.z, alpha * v.w, beta, pair, Ncols - col);
+  }
+}
+// All of a warpgroup's 64 x N accumulators at (row0, col0).
 template <int N, typename T>
 __device__ __forceinline__ void store_acc(const float (&acc)[N / 2], T* C, int64_t ldc, int64_t M,
                                           int64_t Ncols, int64_t row0, int64_t col0, float alpha,
                                           float beta) {
-  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
 #pragma unroll
-  for (int j = 0; j < N / 8; ++j)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int64_t row = row0 + warp * 16 + lane / 4 + 8 * r;
-      const int64_t col = col0 + j * 8 + 2 * (lane % 4);
-      if (row >= M || col >= Ncols) continue;
-      store_pair(C + row * ldc + col, alpha * acc[4 * j + 2 * r], alpha * acc[4 * j + 2 * r + 1],
-                 beta, col + 1 < Ncols, Ncols - col);
-    }
+  for (int j = 0; j < N / 8; ++j) {
+    store_acc_quad(make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]), j, C,
+                   ldc, M, Ncols, row0, col0, alpha, beta);
+  }
 }
 
 // A consumer warpgroup's 64 x N accumulators, in fp32, into rows 0..63 of `red` (a row pitch of

@@ -140,11 +140,12 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
       static_assert(Cfg::PDL && CLUSTER == 1, "a dependent launch without clusters");
       if (a.c_col_major) throw std::logic_error(std::string(name) + ": C is stored row-major");
       const int device = active_device();
-      // Partial tiles: one per contributor warpgroup, i.e. two per tile and share but the last
-      // (split), or two per block of every group but the last (stream-K: a block contributes at
-      // most once, the last group never; blocks are numbered group by group, so the contributors
-      // are the first grid.x - tiles_m, and one group needs no scratch).
-      size_t slots = size_t(grid.x) * 2;
+      // Partial tiles: one per warpgroup of every share of a split tile, and after their flags
+      // two words per tile's warpgroup (split_global.cuh); or one per warpgroup of every group
+      // but the last (stream-K: a block contributes at most once, the last group never; blocks
+      // are numbered group by group, so the contributors are the first grid.x - tiles_m, and one
+      // group needs no scratch).
+      size_t slots = size_t(grid.x) * 2, words = 0;
       if constexpr (Cfg::SCHEDULE == Schedule::stream_k) {
         slots = (size_t(grid.x) - size_t(ceil_div(a.M, int64_t(BM)))) * 2;
       }
@@ -152,10 +153,11 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
         const int split = global_split_count(grid.x, ceil_div(a.K, BLOCK_K), Cfg::SPLIT_MIN_KTILES,
                                              launch_sms(device), Cfg::MAX_SPLIT);
         grid.z = static_cast<unsigned>(split);
-        slots *= split - 1;
+        words = split > 1 ? slots * 2 : 0;
+        slots = split > 1 ? slots * split : 0;
       }
-      const Scratch scratch =
-          stream_scratch(device, a.stream, slots * sizeof(int), slots * 64 * BN * sizeof(float));
+      const Scratch scratch = stream_scratch(device, a.stream, (slots + words) * sizeof(int),
+                                             slots * 64 * BN * sizeof(float));
       Launch l{grid, dim3(threads), smem, a.stream};
       l.pdl = true;
       fastgemm::launch(kernel, l, name, tma_a, tma_b, static_cast<T*>(a.C), a.M, a.N, a.K,

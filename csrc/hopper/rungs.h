@@ -100,7 +100,7 @@ struct V25 : V24 {  // V24's split on V20's 128x256 tile and 4-stage ring (a bra
 
 // V25 with the partial tiles summed through global memory (split_global.cuh) rather than in a
 // cluster: S is then bounded by the SMs, not by the clusters of S a GPC holds; C is stored from
-// registers by the owner of each tile.
+// registers by the tile's helpers, a band each.
 struct V27 : V25 {
   static constexpr Schedule SCHEDULE = Schedule::split_global;
   static constexpr Store STORE = Store::registers;

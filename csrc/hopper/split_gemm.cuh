@@ -25,11 +25,16 @@ namespace fastgemm::hopper {
 // warpgroup half (0, 1) multiplies its 64 rows and calls finish(ring, acc, half, m0, n0) with its
 // accumulators.
 // Producer (a functor): warpgroup 0 calls producer(ring, m0, n0, first, count) with the block's
-// share (k-tiles first .. first + count - 1); FULL is the ring's (ring.cuh).
+// share (k-tiles first .. first + count - 1); FULL is the ring's (ring.cuh). start(half), where
+// given, runs in each consumer warpgroup before its first k-tile.
+struct NoStart {
+  __device__ void operator()(int) const {}
+};
 template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR, int FULL = 1,
-          typename Producer, typename ProducerDone, typename Finish>
+          typename Producer, typename ProducerDone, typename Finish, typename Start = NoStart>
 __device__ __forceinline__ void split_body(int64_t M, int64_t K, Producer producer,
-                                           ProducerDone producer_done, Finish finish) {
+                                           ProducerDone producer_done, Finish finish,
+                                           Start start = {}) {
   static_assert(Cfg::THREADS == 384 && Cfg::BM == 128 && Cfg::CLUSTER == 1,
                 "a producer and two consumer warpgroups of 64 rows; no cluster of tiles");
   using RingT = Ring<Cfg::BM, Cfg::BN, Cfg::STAGES, 2, 1, FULL>;
@@ -47,6 +52,7 @@ __device__ __forceinline__ void split_body(int64_t M, int64_t K, Producer produc
   } else {
     ptx::setmaxnreg_inc<CONSUMER_REGS>();
     const int half = wg - 1;
+    start(half);
     int it = 0;
     float acc[Cfg::BN / 2];
     consume<T, A_KMAJOR, B_KMAJOR>(ring, acc, half, static_cast<int>(count), it);

@@ -3,19 +3,20 @@
 // on outputs of a few dozen wide tiles.
 //
 // What changed since v25: the reduction (split_global.cuh). The S blocks of a tile are no longer
-// a cluster; S - 1 of them write their fp32 partial tiles to a scratch buffer of the stream and
-// raise a flag, and the tile's last block adds them to its own in a fixed order and stores C
-// from registers.
+// a cluster; each writes its fp32 partial tile to a scratch buffer of the stream and raises a
+// flag, and the tile's last ceil(S / 2) blocks (its helpers) each sum a band of the tile over
+// all S partial tiles in a fixed order and store it from registers; the others leave.
 // Why it pays: a cluster's blocks must be resident together in one GPC, so v25 can run only as
 // many clusters of S as the GPCs hold at once (on an H100, fewer than 32 clusters of 4: a 32-tile
 // output such as 1024 x 1024 gets S = 3, 96 busy SMs). Through global memory S is bounded only
 // by the SMs: 32 tiles x 4 = 128 blocks, each streaming its share at v20's per-SM rate, every
 // share of every tile at the same K offsets (the A and B panels in flight are shared in L2 as
 // in v25).
-// What limits it: the owner reads S - 1 partial tiles of 128 KiB one after another, a few µs
-// that only a long K share amortises; the scratch (S - 1 partial tiles per output tile) stays
-// allocated per stream; C is stored from registers, two columns per store. The grid is kept
-// within one block per SM so that every block is resident at once.
+// What limits it: the partial tiles (128 KiB each) go through L2 and back, a few µs that only a
+// long K share amortises (one block summing the whole tile, as this rung did first, read S - 1
+// of them at one SM's L2 bandwidth; the helpers read two each); the scratch (S partial tiles per
+// output tile) stays allocated per stream; C is stored from registers, two columns per store.
+// The grid is kept within one block per SM so that every block is resident at once.
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B; C row-major.
 // sm_90a.
 #include "hopper/rungs.h"

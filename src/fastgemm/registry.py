@@ -38,8 +38,8 @@ class KernelInfo:
         How C is written: ``"registers"`` (straight from registers), ``"tma_store"`` (staged in
         shared memory, stored by TMA), ``"split_k"`` (the fp32 partial tiles of blocks that split
         K, summed in a fixed order across a thread-block cluster, then stored) or
-        ``"split_k_global"`` (the same partial tiles handed to the tile's last block through a
-        scratch buffer in global memory, summed there in a fixed order).
+        ``"split_k_global"`` (the same partial tiles handed to the tile's last blocks through a
+        scratch buffer in global memory, summed there in a fixed order, a band of the tile each).
     parent : str
         The rung this one changes (``""`` for the first of a ladder).
     branch : bool
