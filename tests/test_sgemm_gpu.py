@@ -531,12 +531,15 @@ UNALIGNED_SHAPES = {
     "sgemm_v11_split_k_tile": [(129, 261, 10001), (33, 133, 21)],
     "sgemm_v12_split_k_narrow": [(33, 1001, 3001), (1001, 37, 2005), (17, 1001, 3001), (1001, 21, 2005)],
     "sgemm_v18_split_k_multistage": [(33, 1001, 3001), (1001, 37, 2005), (301, 403, 2059), (5, 7, 3)],
+    # (263, 259, 144) and (1023, 1025, 1024): a row-major A with 16-byte rows beside an odd N
+    # (v16's A16 instantiation in layouts C*, its 4-byte one for the offset views)
     "sgemm_v16_split_k_waves": [
         (127, 1029, 2053),
         (1001, 999, 1003),
         (33, 135, 20001),
         (255, 129, 263),
         (263, 259, 144),
+        (1023, 1025, 1024),
     ],
     # also odd K with 16-byte aligned N (B and C aligned, A not): v17 takes the 16-byte
     # instantiation there when A is K-contiguous, whose 4-byte copies need no alignment

@@ -254,14 +254,31 @@ enum class VecOperands { all, mn_contiguous };
 // with_layouts for rungs whose kernel_for also takes the alignment: f(a_col, b_col, vec) with vec
 // = std::bool_constant<vec4_aligned(a)> (16-byte accesses, or 4-byte ones for operands aligned
 // only to their elements). Rungs whose kernel_for takes the layouts only are 16-byte aligned
-// (their registration says so, and under-aligned operands reach them padded).
+// (their registration says so, and under-aligned operands reach them padded). A rung whose
+// kernel_for takes a fourth argument, a16, has an instantiation for a row-major A whose rows are
+// 16-byte aligned beside an under-aligned B or C (vec false, a16 true): such an A read 4 bytes at
+// a time through registers costs 10-40% more where its row pitch is a power of two (double_buffer
+// rungs; benchmarks/NOTES.md).
 template <typename KernelFor, typename F>
 void with_kernel(const GemmArgs& a, KernelFor&& kernel_for, F&& f,
                  VecOperands which = VecOperands::all) {
   const bool all = which == VecOperands::all;
   with_layouts(a, [&](auto a_col, auto b_col) {
-    if constexpr (std::is_invocable_v<KernelFor, decltype(a_col), decltype(b_col),
-                                      std::true_type>) {
+    using A_COL = decltype(a_col);
+    using B_COL = decltype(b_col);
+    if constexpr (std::is_invocable_v<KernelFor, A_COL, B_COL, std::true_type, std::false_type>) {
+      if (vec4_aligned(a, all || a.a_col_major, all || !a.b_col_major)) {
+        f(kernel_for(a_col, b_col, std::true_type{}, std::false_type{}));
+        return;
+      }
+      if constexpr (!A_COL::value) {
+        if ((reinterpret_cast<uintptr_t>(a.A) | uintptr_t(a.lda) * sizeof(float)) % 16 == 0) {
+          f(kernel_for(a_col, b_col, std::false_type{}, std::true_type{}));
+          return;
+        }
+      }
+      f(kernel_for(a_col, b_col, std::false_type{}, std::false_type{}));
+    } else if constexpr (std::is_invocable_v<KernelFor, A_COL, B_COL, std::true_type>) {
       if (vec4_aligned(a, all || a.a_col_major, all || !a.b_col_major)) {
         f(kernel_for(a_col, b_col, std::true_type{}));
       } else {

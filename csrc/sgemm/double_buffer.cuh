@@ -93,12 +93,14 @@ __device__ __forceinline__ void main_loop(const KmnView& A, const KmnView& B, in
 // B (v09 moves its edge tiles inside: warptile::move_inside). VEC: 16-byte copies (A and B
 // 16-byte aligned); otherwise 4-byte ones (TileLoader). A ragged K (K % 16 != 0) still sends
 // every block to the checked loop: laying its partial k-tile first (as v17 does) or running it
-// alone costs v09 and v16 spills at their 128-register cap (benchmarks/NOTES.md).
-template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true, typename Finish>
+// alone costs v09 and v16 spills at their 128-register cap (benchmarks/NOTES.md). VEC_A: A's
+// copies alone (VEC false, a rung's A16 instantiation: with_kernel).
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true, bool VEC_A = VEC,
+          typename Finish>
 __device__ __forceinline__ void multiply_tile(const KmnView& A, const KmnView& B, int64_t m0,
                                               int64_t n0, int64_t k0, int64_t k_end,
                                               float* As, float* Bs, Finish&& finish) {
-  StagedCopy<WT, WT::BLOCK_M, WT::LDS_A, A_COL_MAJOR, VEC> copy_a(A, m0);
+  StagedCopy<WT, WT::BLOCK_M, WT::LDS_A, A_COL_MAJOR, VEC_A> copy_a(A, m0);
   StagedCopy<WT, WT::BLOCK_N, WT::LDS_B, !B_COL_MAJOR, VEC> copy_b(B, n0);
   const typename WT::LanePos pos;
   float acc[WT::THREAD_M][WT::THREAD_N] = {};

@@ -75,7 +75,7 @@ __device__ __forceinline__ void run(float* smem, const KmnView& A, const KmnView
 // publish_partial / add_partial): blocks z < S-1 hand their accumulators to the tile's owner,
 // block S-1, which adds them in order and stores C from registers (v09's epilogue; C row-major).
 // The whole block is the group: __syncthreads is its barrier.
-template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true>
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true, bool VEC_A = VEC>
 __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const KmnView& B,
                                            float* C, int64_t ldc, float alpha, float beta,
                                            float* partials, int* flags) {
@@ -88,7 +88,7 @@ __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const 
   split_tile(A.MN, WT::BLOCK_M, WT::BLOCK_N, m0, n0);
   int64_t first, count;  // this block's share of the k-tiles (no cluster: any architecture)
   split_share<false>((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
-  double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(
+  double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC, VEC_A>(
       A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K, As, Bs,
       [&](const typename WT::LanePos& pos, const float (&part)[WT::THREAD_M][WT::THREAD_N]) {
         const int split = static_cast<int>(gridDim.z), z = static_cast<int>(blockIdx.z);

@@ -42,12 +42,14 @@ namespace skt = sgemm::split_k_tile;
 #define FASTGEMM_V16_MIN_BLOCKS(a_col, b_col) 1
 #endif
 
-template <bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC>
+// A16: a row-major A read 16 bytes at a time beside an under-aligned B or C (VEC false).
+template <bool A_COL_MAJOR, bool B_COL_MAJOR, bool A16, bool VEC>
 __global__ void __launch_bounds__(wt::THREADS, FASTGEMM_V16_MIN_BLOCKS(A_COL_MAJOR, B_COL_MAJOR))
     sgemm_v16_split_k_waves_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C, int64_t ldc,
                                    float alpha, float beta, float* partials, int* flags) {
   extern __shared__ __align__(16) float smem[];
-  skt::run_global<wt, A_COL_MAJOR, B_COL_MAJOR, VEC>(smem, A, B, C, ldc, alpha, beta, partials, flags);
+  skt::run_global<wt, A_COL_MAJOR, B_COL_MAJOR, VEC, VEC || A16>(smem, A, B, C, ldc, alpha, beta,
+                                                                 partials, flags);
 }
 
 }  // namespace
@@ -59,9 +61,9 @@ void sgemm_v16_split_k_waves(const GemmArgs& a) {
                 "the split model describes this kernel");
   skt::launch_global<wt>(
       a, "sgemm_v16_split_k_waves",
-      [](auto a_col, auto b_col, auto vec) {
+      [](auto a_col, auto b_col, auto vec, auto a16) {
         return sgemm_v16_split_k_waves_kernel<decltype(a_col)::value, decltype(b_col)::value,
-                                              decltype(vec)::value>;
+                                              decltype(a16)::value, decltype(vec)::value>;
       },
       &kSgemmV16Split);
 }
