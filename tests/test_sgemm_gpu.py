@@ -525,14 +525,28 @@ def test_split_k_shapes(cp, name, layout):
 # alignment, every layout, beta = 0 over NaN and beta != 0; split and unsplit shapes, tails in
 # every dimension.
 UNALIGNED_SHAPES = {
-    "sgemm_v09_cp_async": [(301, 403, 259), (1001, 999, 1003), (5, 7, 3), (263, 259, 144), (260, 132, 144)],
+    # v09, v12, v16: (263, 259, 144), (300, 1001, 1024), (17, 1001, 1024), (1023, 1025, 1024) have a
+    # row-major A of 16-byte rows beside an odd N (their A16 instantiations in layouts C*, the
+    # 4-byte ones for the offset views)
+    "sgemm_v09_cp_async": [
+        (301, 403, 259),
+        (1001, 999, 1003),
+        (5, 7, 3),
+        (263, 259, 144),
+        (260, 132, 144),
+        (300, 1001, 1024),
+    ],
     "sgemm_v10_split_k": [(1, 4097, 8195), (3, 1001, 4101), (16, 2057, 14337), (5, 521, 3001)],
     "sgemm_v19_split_k_ring": [(1, 4097, 8195), (7, 1001, 4101), (16, 2057, 14337), (21, 67, 35)],
     "sgemm_v11_split_k_tile": [(129, 261, 10001), (33, 133, 21)],
-    "sgemm_v12_split_k_narrow": [(33, 1001, 3001), (1001, 37, 2005), (17, 1001, 3001), (1001, 21, 2005)],
+    "sgemm_v12_split_k_narrow": [
+        (33, 1001, 3001),
+        (1001, 37, 2005),
+        (17, 1001, 3001),
+        (1001, 21, 2005),
+        (17, 1001, 1024),
+    ],
     "sgemm_v18_split_k_multistage": [(33, 1001, 3001), (1001, 37, 2005), (301, 403, 2059), (5, 7, 3)],
-    # (263, 259, 144) and (1023, 1025, 1024): a row-major A with 16-byte rows beside an odd N
-    # (v16's A16 instantiation in layouts C*, its 4-byte one for the offset views)
     "sgemm_v16_split_k_waves": [
         (127, 1029, 2053),
         (1001, 999, 1003),

@@ -51,7 +51,7 @@ __device__ __forceinline__ void stage_partial(float* red, const typename WT::Lan
     }
 }
 
-template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true>
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true, bool VEC_A = VEC>
 __device__ __forceinline__ void run(float* smem, const KmnView& A, const KmnView& B, float* C,
                                     int64_t ldc, float alpha, float beta) {
   constexpr int RED_LD = red_ld<WT>();
@@ -61,7 +61,7 @@ __device__ __forceinline__ void run(float* smem, const KmnView& A, const KmnView
   split_tile(A.MN, WT::BLOCK_M, WT::BLOCK_N, m0, n0);
   int64_t first, count;  // this block's share of the k-tiles
   split_share((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
-  double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(
+  double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC, VEC_A>(
       A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K, As, Bs,
       [&](const typename WT::LanePos& pos, const float (&acc)[WT::THREAD_M][WT::THREAD_N]) {
         // The loop ended at a block barrier: its buffers become this block's partial tile.

@@ -53,12 +53,13 @@ constexpr int blocks_per_sm() {
   return WT::WARP_M == 32 ? 4 : 2;
 }
 
-template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC>
+// A16: a row-major A read 16 bytes at a time beside an under-aligned B or C (VEC false).
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool A16, bool VEC>
 __global__ void __launch_bounds__(WT::THREADS, blocks_per_sm<WT>())
     sgemm_v12_split_k_narrow_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C, int64_t ldc,
                                     float alpha, float beta) {
   extern __shared__ __align__(16) float smem[];
-  skt::run<WT, A_COL_MAJOR, B_COL_MAJOR, VEC>(smem, A, B, C, ldc, alpha, beta);
+  skt::run<WT, A_COL_MAJOR, B_COL_MAJOR, VEC, VEC || A16>(smem, A, B, C, ldc, alpha, beta);
 }
 
 // An SM's throughput at 1, 2, ... of these blocks, relative to one block alone (the split
@@ -78,9 +79,10 @@ constexpr SplitRates split_rates() {
 template <typename WT>
 void launch_tiling(const GemmArgs& a) {
   skt::launch<WT>(a, "sgemm_v12_split_k_narrow", split_rates<WT>(),
-                  [](auto a_col, auto b_col, auto vec) {
+                  [](auto a_col, auto b_col, auto vec, auto a16) {
                     return sgemm_v12_split_k_narrow_kernel<WT, decltype(a_col)::value,
                                                            decltype(b_col)::value,
+                                                           decltype(a16)::value,
                                                            decltype(vec)::value>;
                   });
 }
