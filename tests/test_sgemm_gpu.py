@@ -525,9 +525,9 @@ def test_split_k_shapes(cp, name, layout):
 # alignment, every layout, beta = 0 over NaN and beta != 0; split and unsplit shapes, tails in
 # every dimension.
 UNALIGNED_SHAPES = {
-    # (263, 259, 144), (300, 1001, 1024), (17, 1001, 1024), (1023, 1025, 1024): a row-major A of
-    # 16-byte rows beside an odd N (v12's and v16's A16 instantiations in layouts C*, the 4-byte
-    # ones for the offset views)
+    # v09, v12, v16: (263, 259, 144), (300, 1001, 1024), (17, 1001, 1024), (1023, 1025, 1024) have a
+    # row-major A of 16-byte rows beside an odd N (their A16 instantiations in layouts C*, the
+    # 4-byte ones for the offset views)
     "sgemm_v09_cp_async": [
         (301, 403, 259),
         (1001, 999, 1003),

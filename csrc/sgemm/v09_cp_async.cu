@@ -29,7 +29,8 @@ namespace {
 using wt = sgemm::warptile::Square;
 using sgemm::double_buffer::multiply_tile;
 
-template <bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC>
+// A16: a row-major A read 16 bytes at a time beside an under-aligned B or C (VEC false).
+template <bool A_COL_MAJOR, bool B_COL_MAJOR, bool A16, bool VEC>
 __global__ void __launch_bounds__(wt::THREADS,
                                   FASTGEMM_DOUBLE_BUFFER_MIN_BLOCKS(A_COL_MAJOR, B_COL_MAJOR))
     sgemm_v09_cp_async_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C, int64_t ldc,
@@ -39,7 +40,7 @@ __global__ void __launch_bounds__(wt::THREADS,
   int64_t m0 = blockIdx.y * int64_t(wt::BLOCK_M), n0 = blockIdx.x * int64_t(wt::BLOCK_N);
   // edge tiles: the last 128 rows/columns (warptile: move_inside)
   const int2 skip = wt::move_inside<A_COL_MAJOR, VEC>(A.MN, B.MN, m0, n0);
-  multiply_tile<wt, A_COL_MAJOR, B_COL_MAJOR, VEC>(
+  multiply_tile<wt, A_COL_MAJOR, B_COL_MAJOR, VEC, VEC || A16>(
       A, B, m0, n0, 0, A.K, As, Bs, [&](const auto& pos, const auto& acc) {
         wt::epilogue<VEC, true>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta, skip);
       });
@@ -48,9 +49,9 @@ __global__ void __launch_bounds__(wt::THREADS,
 }  // namespace
 
 void sgemm_v09_cp_async(const GemmArgs& a) {
-  wt::launch(a, "sgemm_v09_cp_async", [](auto a_col, auto b_col, auto vec) {
+  wt::launch(a, "sgemm_v09_cp_async", [](auto a_col, auto b_col, auto vec, auto a16) {
     return sgemm_v09_cp_async_kernel<decltype(a_col)::value, decltype(b_col)::value,
-                                     decltype(vec)::value>;
+                                     decltype(a16)::value, decltype(vec)::value>;
   });
 }
 
