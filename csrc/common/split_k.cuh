@@ -126,11 +126,11 @@ __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int
 // publishing side of the bands below). The S blocks of a tile need not be a cluster: blocks
 // z < S-1 hand their partial tiles to block S-1, the tile's owner, through a slot of a scratch
 // buffer each, and the owner adds them in the order z = 0 .. S-2, so repeated calls give the same
-// bits. A slot is written and read
-// by a group of THREADS threads (a block, or a warpgroup) with the same thread t holding the same
-// COUNT float4s of the partial tile on both sides (float4 i of thread t at i * THREADS + t:
-// each i one coalesced sweep); sync() is the group's barrier. Contributors never wait; an owner
-// waits only for blocks dispatched before it. The flags start at 0 and the owner leaves them 0.
+// bits. A slot is written and read by a group of THREADS threads (a block, or a warpgroup) with
+// the same thread t holding the same COUNT float4s of the partial tile on both sides (float4 i of
+// thread t at i * THREADS + t: each i one coalesced sweep); sync() is the group's barrier.
+// Contributors never wait; an owner waits only for blocks dispatched before it. The flags start
+// at 0 and add_partial leaves them 0 (the bands: band_done).
 template <int COUNT, int THREADS, typename Get, typename Sync>
 __device__ __forceinline__ void publish_partial(float* slot, int* flag, int t, Get get, Sync sync) {
   float4* out = reinterpret_cast<float4*>(slot) + t;
