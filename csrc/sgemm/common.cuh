@@ -257,8 +257,8 @@ enum class VecOperands { all, mn_contiguous };
 // (their registration says so, and under-aligned operands reach them padded). A rung whose
 // kernel_for takes a fourth argument, a16, has an instantiation for a row-major A whose rows are
 // 16-byte aligned beside an under-aligned B or C (vec false, a16 true): such an A read 4 bytes at
-// a time through registers costs 10-40% more where its row pitch is a power of two (double_buffer
-// rungs; benchmarks/NOTES.md).
+// a time through registers costs 5-40% more where its row pitch is a power of two (v09, v12, v16:
+// the double_buffer rungs; benchmarks/NOTES.md).
 template <typename KernelFor, typename F>
 void with_kernel(const GemmArgs& a, KernelFor&& kernel_for, F&& f,
                  VecOperands which = VecOperands::all) {
