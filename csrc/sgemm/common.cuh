@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "common/epilogue.cuh"
 #include "common/gemm_args.h"
@@ -96,11 +97,11 @@ __device__ __forceinline__ float4 load4(const float* p, int64_t ld, int64_t stri
 // A BK x BMN tile of the KMN view (origin k0, x0), split into float4 "chunks" along the contiguous
 // dimension and dealt round-robin to THREADS threads: each thread owns CHUNKS of them.
 // VEC: the view's base and ld are 16-byte aligned and a chunk moves as one 16-byte access. !VEC
-// (an operand aligned only to its 4-byte elements, e.g. rows of 1003 floats): the same chunks,
-// each moved as four 4-byte accesses at the same fixed offsets (one more address register at
-// most): four times the load instructions, each touching the lines of a 16-byte one, and a row
-// segment that no longer starts on a 32-byte boundary spans one more sector (a 16-k segment of a
-// K-contiguous tile: three instead of two).
+// (an operand aligned only to its 4-byte elements, e.g. rows of 1003 floats): 4-byte accesses,
+// four times the instructions, and a row segment that no longer starts on a 32-byte boundary
+// spans one more sector (a 16-k segment of a K-contiguous tile: three instead of two); through
+// registers (load) the same chunks at the same fixed offsets, by cp.async (copy_async) the floats
+// dealt as SPREAD says.
 template <int BK, int BMN, int THREADS, bool MN_CONTIG, bool VEC = true>
 struct TileLoader {
   static constexpr int CHUNKS = BK * BMN / 4 / THREADS;
@@ -132,11 +133,38 @@ struct TileLoader {
                           : THREADS % (2 * BMN) == 0 || (2 * BMN) % THREADS == 0,
                 "chunks of one thread must sit at fixed offsets");
   static constexpr int PASS = MN_CONTIG ? THREADS / (BMN / 4) : (THREADS / (2 * BMN)) * 8;
-  const float* first;  // this thread's first chunk of the tile at k0 = 0
+  const float* first;  // this thread's first chunk (SPREAD: first float) of the tile at k0 = 0
+
+  // An MN-contiguous tile copied 4 bytes at a time (cp.async, !VEC) is dealt by floats, not by
+  // chunks: float i of the tile (k-rows laid end to end) goes to lane i % 32 of warp
+  // (i / 128) % (THREADS / 32), so one warp-wide copy moves 32 consecutive floats of a k-row (128
+  // bytes: one or two lines, 32 consecutive banks). Dealt by chunks, each of the four copies of a
+  // chunk touched the four lines of the warp's 512 bytes and wrote every fourth bank: four times
+  // the L1 work per copy, and the copies of B queued on the LSU (ncu: lg_throttle stalls,
+  // benchmarks/NOTES.md). A thread's floats still sit at fixed offsets from its first one: float
+  // (r, e) of thread t is 4 * THREADS * r + 32 * e floats of the tile on from t's first, which
+  // stays inside its k-row when a k-row is whole 128-float spans or a 128-float span whole rows.
+  static constexpr bool SPREAD = MN_CONTIG && !VEC;
+  static_assert(!SPREAD || (THREADS % 32 == 0 && BMN % 32 == 0 &&
+                            (BMN % 128 == 0 || 128 % BMN == 0)),
+                "4-byte copies move 32 consecutive floats of one k-row per warp");
+  __device__ __forceinline__ static void spread_origin(int& k, int& x) {
+    const int i = (threadIdx.x / 32) * 128 + threadIdx.x % 32;
+    k = i / BMN, x = i % BMN;
+  }
+  // Float (r, e) of a thread, from its first: rows and columns further on.
+  template <int R, int E>
+  static constexpr int SPREAD_K = (4 * THREADS * R + 32 * E) / BMN;
+  template <int R, int E>
+  static constexpr int SPREAD_X = (4 * THREADS * R + 32 * E) % BMN;
 
   __device__ __forceinline__ TileLoader(const KmnView& v, int64_t x0) {
     int k, x;
-    chunk_origin(threadIdx.x, k, x);
+    if constexpr (SPREAD) {
+      spread_origin(k, x);
+    } else {
+      chunk_origin(threadIdx.x, k, x);
+    }
     first = v.p + (MN_CONTIG ? k * v.ld + (x0 + x) : (x0 + x) * v.ld + k);
   }
 
@@ -157,6 +185,7 @@ struct TileLoader {
   template <bool UNCHECKED = false>
   __device__ __forceinline__ void load(const KmnView& v, int64_t k0, int64_t x0,
                                        float4 (&regs)[CHUNKS]) const {
+    static_assert(!SPREAD, "an MN-contiguous tile of 4-byte floats is copied by cp.async");
     if (UNCHECKED || inside(v, k0, x0)) {
 #pragma unroll
       for (int r = 0; r < CHUNKS; ++r) regs[r] = ld4<VEC>(chunk(v, k0, r));
@@ -192,7 +221,7 @@ struct TileLoader {
 
   // Global -> shared without registers (cp.async, sm_80+); only for MN-contiguous views, where a
   // 16-byte global chunk is also 16 contiguous bytes of the shared tile. Out-of-range bytes are
-  // zero-filled by the copy itself. !VEC: four 4-byte copies per chunk (cp.async.ca), each
+  // zero-filled by the copy itself. !VEC: 4-byte copies (cp.async.ca) dealt as SPREAD says, each
   // zero-filled on its own. NEG_K: k0 may be negative (a ragged K's partial k-tile laid first,
   // sgemm/multistage.cuh), rows before 0 are zero-filled too.
   template <int LD, bool UNCHECKED = false, bool NEG_K = false>
@@ -200,33 +229,122 @@ struct TileLoader {
                                              float* s) const {
     static_assert(MN_CONTIG, "cp.async cannot transpose: use load()/store() for K-contiguous tiles");
     const bool full = UNCHECKED || ((!NEG_K || k0 >= 0) && inside(v, k0, x0));
+    if constexpr (SPREAD) {
+      copy_spread<LD, NEG_K>(v, k0, x0, s, full, std::make_integer_sequence<int, CHUNKS * 4>{});
+    } else {
+#pragma unroll
+      for (int r = 0; r < CHUNKS; ++r) {
+        int k, x;
+        chunk_origin(threadIdx.x + r * THREADS, k, x);
+        if (full) {
+          ptx::cp_async_16(&s[k * LD + x], chunk(v, k0, r), 16);
+          continue;
+        }
+        const int64_t gk = k0 + k, gx = x0 + x;
+        const int64_t valid =
+            ((!NEG_K || gk >= 0) && gk < v.K) ? (v.MN - gx < 4 ? v.MN - gx : 4) : 0;
+        const int bytes = valid > 0 ? static_cast<int>(valid) * 4 : 0;
+        // any valid address when nothing is read
+        const float* src = bytes ? v.p + gk * v.ld + gx : v.p;
+        ptx::cp_async_16(&s[k * LD + x], src, bytes);
+      }
+    }
+  }
+
+ private:
+  // SPREAD's copies: float (r, e) = I / 4, I % 4 of the thread, each zero-filled on its own where
+  // the tile is not `full`.
+  template <int LD, bool NEG_K, int... I>
+  __device__ __forceinline__ void copy_spread(const KmnView& v, int64_t k0, int64_t x0, float* s,
+                                              bool full, std::integer_sequence<int, I...>) const {
+    if (full) {
+      int k, x;
+      spread_origin(k, x);
+      float* d = s + k * LD + x;
+      const float* src = first + k0 * v.ld;
+      (ptx::cp_async_4(d + SPREAD_K<I / 4, I % 4> * LD + SPREAD_X<I / 4, I % 4>,
+                       src + SPREAD_K<I / 4, I % 4> * v.ld + SPREAD_X<I / 4, I % 4>, 4),
+       ...);
+      return;
+    }
+    // A tile at an edge of the operand: per chunk, as the 16-byte copies (which floats a thread
+    // copies may differ from tile to tile: the block waits for all of them before reading one).
 #pragma unroll
     for (int r = 0; r < CHUNKS; ++r) {
-      int k, x;
-      chunk_origin(threadIdx.x + r * THREADS, k, x);
-      if (full) {
-        if constexpr (VEC) {
-          ptx::cp_async_16(&s[k * LD + x], chunk(v, k0, r), 16);
-        } else {
-          const float* src = chunk(v, k0, r);
+      int ck, cx;
+      chunk_origin(threadIdx.x + r * THREADS, ck, cx);
+      const int64_t gk = k0 + ck, gx = x0 + cx;
+      const int64_t valid =
+          ((!NEG_K || gk >= 0) && gk < v.K) ? (v.MN - gx < 4 ? v.MN - gx : 4) : 0;
 #pragma unroll
-          for (int e = 0; e < 4; ++e) ptx::cp_async_4(&s[k * LD + x + e], src + e, 4);
-        }
-        continue;
+      for (int e = 0; e < 4; ++e) {
+        const bool in = e < valid;  // any valid address when nothing is read
+        ptx::cp_async_4(&s[ck * LD + cx + e], in ? v.p + gk * v.ld + gx + e : v.p, in ? 4 : 0);
       }
-      const int64_t gk = k0 + k, gx = x0 + x;
-      const int64_t valid = ((!NEG_K || gk >= 0) && gk < v.K) ? (v.MN - gx < 4 ? v.MN - gx : 4) : 0;
-      if constexpr (!VEC) {
+    }
+  }
+};
+
+// A K-contiguous BMN x 16 tile (every warp tiling's BLOCK_K) copied by 4-byte cp.async into the
+// K-major shared tile s[k][x] (row stride LD): thread t takes k = t % 8 and k + 8 of rows t / 8 +
+// i * THREADS / 8, so a warp-wide copy reads four 32-byte row segments and writes 32 different
+// banks (LD = BMN + 4). The transposition is free: no registers, no shared stores.
+// CLAMP (the tile runs past the operand's rows, not past K): rows past the last are read from
+// the last row the thread has inside (or from the operand's last row) instead of zero-filled: they
+// only feed outputs past the edge, which are never stored, and the copies need no bounds.
+template <int BMN, int LD, int THREADS, bool CLAMP = false>
+struct TransposingCopy {
+  static constexpr int ROW_STEP = THREADS / 8, ROWS = BMN / ROW_STEP;
+  static_assert(BMN % ROW_STEP == 0, "rows split evenly over the threads");
+  const float* first;  // row t / 8, k = t % 8 at k0 = 0
+  int64_t step;        // ROW_STEP rows
+  int64_t row;         // t / 8 inside the operand, from x0
+  int k_lo, s_off;
+  int inside;          // CLAMP: rows of the thread's ROWS inside the operand (0: none)
+  const float* last;   // CLAMP: where a copy of a row past them reads
+
+  __device__ __forceinline__ TransposingCopy(const KmnView& v, int64_t x0) {
+    const int t = threadIdx.x;
+    k_lo = t % 8;
+    row = x0 + t / 8;
+    first = v.p + row * v.ld + k_lo;
+    step = int64_t(ROW_STEP) * v.ld;
+    s_off = k_lo * LD + t / 8;
+    if constexpr (CLAMP) {
+      const int64_t left = v.MN - row;  // rows from this thread's first to the operand's end
+      const int64_t rows = left >= ROWS * ROW_STEP ? ROWS : (left + ROW_STEP - 1) / ROW_STEP;
+      inside = left <= 0 ? 0 : static_cast<int>(rows);
+      last = inside > 0 ? first + (inside - 1) * step : v.p + (v.MN - 1) * v.ld + k_lo;
+    }
+  }
+
+  template <bool UNCHECKED>
+  __device__ __forceinline__ void copy(const KmnView& v, int64_t k0, float* s) const {
+    if constexpr (CLAMP && UNCHECKED) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const bool in = e < valid;  // any valid address when nothing is read
-          ptx::cp_async_4(&s[k * LD + x + e], in ? v.p + gk * v.ld + gx + e : v.p, in ? 4 : 0);
-        }
-        continue;
+      for (int i = 0; i < ROWS; ++i) {
+        const float* p = (i < inside ? first + i * step : last) + k0;
+        float* d = s + s_off + i * ROW_STEP;
+        ptx::cp_async_4(d, p, 4);
+        ptx::cp_async_4(d + 8 * LD, p + 8, 4);
       }
-      const int bytes = valid > 0 ? static_cast<int>(valid) * 4 : 0;
-      const float* src = bytes ? v.p + gk * v.ld + gx : v.p;  // any valid address when nothing is read
-      ptx::cp_async_16(&s[k * LD + x], src, bytes);
+      return;
+    }
+    const float* p = first + k0;
+    const bool lo_in = k0 + k_lo >= 0 && k0 + k_lo < v.K;
+    const bool hi_in = k0 + k_lo + 8 >= 0 && k0 + k_lo + 8 < v.K;
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+      float* d = s + s_off + i * ROW_STEP;
+      if (UNCHECKED) {
+        ptx::cp_async_4(d, p, 4);
+        ptx::cp_async_4(d + 8 * LD, p + 8, 4);
+      } else {
+        const bool r_in = row + i * ROW_STEP < v.MN;  // any valid address when nothing is read
+        ptx::cp_async_4(d, r_in && lo_in ? p : v.p, r_in && lo_in ? 4 : 0);
+        ptx::cp_async_4(d + 8 * LD, r_in && hi_in ? p + 8 : v.p, r_in && hi_in ? 4 : 0);
+      }
+      p += step;
     }
   }
 };
@@ -257,8 +375,8 @@ enum class VecOperands { all, mn_contiguous };
 // (their registration says so, and under-aligned operands reach them padded). A rung whose
 // kernel_for takes a fourth argument, a16, has an instantiation for a row-major A whose rows are
 // 16-byte aligned beside an under-aligned B or C (vec false, a16 true): such an A read 4 bytes at
-// a time through registers costs 5-40% more where its row pitch is a power of two (v09, v12, v16:
-// the double_buffer rungs; benchmarks/NOTES.md).
+// a time cost 5-40% more where its row pitch is a power of two (v09, v12, v16: the double_buffer
+// rungs; measured when those copies still went through registers, benchmarks/NOTES.md).
 template <typename KernelFor, typename F>
 void with_kernel(const GemmArgs& a, KernelFor&& kernel_for, F&& f,
                  VecOperands which = VecOperands::all) {

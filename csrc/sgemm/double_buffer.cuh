@@ -1,7 +1,8 @@
 // sgemm/double_buffer.cuh — v09's K loop: double-buffered shared tiles of the warp-tiled block
 // (sgemm/warptile.cuh), filled by cp.async for the operand whose layout matches its shared tile and
-// through registers (transposed) for the other. v09 runs it over all of K; v11 and v12 over their
-// share.
+// through registers (transposed) for the other, or by 4-byte cp.async into its transposed place
+// where that operand is aligned only to its elements. v09 runs it over all of K; v11, v12 and v16
+// over their share.
 //
 // Contract: multiply_tile runs the block's two copies and main_loop over the 16-deep k-tiles of
 // [k0, k_end) of the views A and B (tile origin m0 / n0 along MN; reads past K are zero-filled)
@@ -24,8 +25,9 @@
 namespace fastgemm::sgemm::double_buffer {
 
 // Copies one operand's BLOCK_K x BMN tile into a shared buffer: start() issues the global reads
-// (cp.async straight to shared memory, or loads into registers), finish() completes them (stores
-// the registers, transposing). Between the two the block does a tile's worth of math.
+// (cp.async straight to shared memory, or 16-byte loads of a K-contiguous tile into registers),
+// finish() completes them (stores the registers, transposing). Between the two the block does a
+// tile's worth of math.
 template <typename WT, int BMN, int LDS, bool MN_CONTIG, bool VEC>
 struct StagedCopy {
   using Loader = TileLoader<WT::BLOCK_K, BMN, WT::THREADS, MN_CONTIG, VEC>;
@@ -45,6 +47,24 @@ struct StagedCopy {
   __device__ __forceinline__ void finish(float* s) {
     if constexpr (!MN_CONTIG) Loader::template store<LDS>(s, regs);
   }
+};
+// A K-contiguous operand aligned only to its 4-byte elements: 4-byte loads either way, so
+// cp.async copies them straight into their transposed place (TransposingCopy), with no registers
+// and no shared stores. Through registers (four 4-byte loads per chunk, transposed by scalar
+// stores) the loads of a warp touched 16 rows each and the loop stalled on them (ncu:
+// short_scoreboard and mio_throttle; benchmarks/NOTES.md).
+template <typename WT, int BMN, int LDS>
+struct StagedCopy<WT, BMN, LDS, false, false> {
+  static_assert(WT::BLOCK_K == 16, "TransposingCopy copies 16-deep tiles");
+  const TransposingCopy<BMN, LDS, WT::THREADS> copy;
+
+  __device__ __forceinline__ StagedCopy(const KmnView& v, int64_t x0) : copy(v, x0) {}
+
+  template <bool UNCHECKED>
+  __device__ __forceinline__ void start(const KmnView& v, int64_t k0, int64_t, float* s) {
+    copy.template copy<UNCHECKED>(v, k0, s);
+  }
+  __device__ __forceinline__ void finish(float*) {}
 };
 
 // The K loop over double-buffered tiles. UNCHECKED (every tile of this block lies inside A and

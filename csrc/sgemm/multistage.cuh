@@ -31,69 +31,6 @@ constexpr int smem_bytes() {
 }
 constexpr int SMEM = smem_bytes<Tile>();
 
-// A K-contiguous BMN x 16 tile copied by 4-byte cp.async into the K-major shared tile s[k][x]
-// (row stride LD): thread t takes k = t % 8 and k + 8 of rows t / 8 + i * THREADS / 8.
-// CLAMP (the tile runs past the operand's rows, not past K): rows past the last are read from
-// the last row the thread has inside (or from the operand's last row) instead of zero-filled: they
-// only feed outputs past the edge, which are never stored, and the copies need no bounds.
-template <int BMN, int LD, int THREADS, bool CLAMP = false>
-struct TransposingCopy {
-  static_assert(wt::BLOCK_K == 16, "two 8-k halves per row");
-  static constexpr int ROW_STEP = THREADS / 8, ROWS = BMN / ROW_STEP;
-  static_assert(BMN % ROW_STEP == 0, "rows split evenly over the threads");
-  const float* first;  // row t / 8, k = t % 8 at k0 = 0
-  int64_t step;        // ROW_STEP rows
-  int64_t row;         // t / 8 inside the operand, from x0
-  int k_lo, s_off;
-  int inside;          // CLAMP: rows of the thread's ROWS inside the operand (0: none)
-  const float* last;   // CLAMP: where a copy of a row past them reads
-
-  __device__ __forceinline__ TransposingCopy(const KmnView& v, int64_t x0) {
-    const int t = threadIdx.x;
-    k_lo = t % 8;
-    row = x0 + t / 8;
-    first = v.p + row * v.ld + k_lo;
-    step = int64_t(ROW_STEP) * v.ld;
-    s_off = k_lo * LD + t / 8;
-    if constexpr (CLAMP) {
-      const int64_t left = v.MN - row;  // rows from this thread's first to the operand's end
-      const int64_t rows = left >= ROWS * ROW_STEP ? ROWS : (left + ROW_STEP - 1) / ROW_STEP;
-      inside = left <= 0 ? 0 : static_cast<int>(rows);
-      last = inside > 0 ? first + (inside - 1) * step : v.p + (v.MN - 1) * v.ld + k_lo;
-    }
-  }
-
-  template <bool UNCHECKED>
-  __device__ __forceinline__ void copy(const KmnView& v, int64_t k0, float* s) const {
-    if constexpr (CLAMP && UNCHECKED) {
-#pragma unroll
-      for (int i = 0; i < ROWS; ++i) {
-        const float* p = (i < inside ? first + i * step : last) + k0;
-        float* d = s + s_off + i * ROW_STEP;
-        ptx::cp_async_4(d, p, 4);
-        ptx::cp_async_4(d + 8 * LD, p + 8, 4);
-      }
-      return;
-    }
-    const float* p = first + k0;
-    const bool lo_in = k0 + k_lo >= 0 && k0 + k_lo < v.K;
-    const bool hi_in = k0 + k_lo + 8 >= 0 && k0 + k_lo + 8 < v.K;
-#pragma unroll
-    for (int i = 0; i < ROWS; ++i) {
-      float* d = s + s_off + i * ROW_STEP;
-      if (UNCHECKED) {
-        ptx::cp_async_4(d, p, 4);
-        ptx::cp_async_4(d + 8 * LD, p + 8, 4);
-      } else {
-        const bool r_in = row + i * ROW_STEP < v.MN;  // any valid address when nothing is read
-        ptx::cp_async_4(d, r_in && lo_in ? p : v.p, r_in && lo_in ? 4 : 0);
-        ptx::cp_async_4(d + 8 * LD, r_in && hi_in ? p + 8 : v.p, r_in && hi_in ? 4 : 0);
-      }
-      p += step;
-    }
-  }
-};
-
 // One operand's copy: 16-byte (or 4-byte, !VEC) cp.async of an MN-contiguous tile as v09's, or
 // the transposing copy of a K-contiguous one.
 template <int BMN, int LD, bool MN_CONTIG, bool VEC, int THREADS, bool CLAMP = false>

@@ -71,6 +71,13 @@ __device__ __forceinline__ void run(float* smem, const KmnView& A, const KmnView
       smem, C, ldc, A.MN, B.MN, m0, n0, alpha, beta);
 }
 
+// The shared memory of run_global's loop: its partial tile goes out from registers, so it needs
+// no reduction tile (v16; v15 keeps smem_bytes, which its single block per SM never felt).
+template <typename WT>
+constexpr int loop_smem_bytes() {
+  return 4 * 2 * WT::BLOCK_K * (WT::LDS_A + WT::LDS_B);
+}
+
 // The same share of K with the partial tiles meeting in global memory (v15; common/split_k.cuh:
 // publish_partial / add_partial): blocks z < S-1 hand their accumulators to the tile's owner,
 // block S-1, which adds them in order and stores C from registers (v09's epilogue; C row-major).
@@ -121,7 +128,13 @@ __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const 
               },
               sync);
         }
-        WT::template epilogue<VEC>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta);
+        if constexpr (VEC) {
+          WT::template epilogue<true>(C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha, beta);
+        } else {  // the loop's shared memory is free (it ended at a barrier)
+          static_assert(loop_smem_bytes<WT>() >= 64 * WT::LDS_B * 4, "a 64-row stage");
+          WT::template epilogue_staged<64>(smem, C, ldc, A.MN, B.MN, m0, n0, pos, acc, alpha,
+                                           beta);
+        }
       });
 }
 
@@ -153,12 +166,6 @@ void launch(const GemmArgs& a, const char* name, const SplitRates& rates, Kernel
   });
 }
 
-// The shared memory of run_global's loop: its partial tile goes out from registers, so it needs
-// no reduction tile (v16; v15 keeps smem_bytes, which its single block per SM never felt).
-template <typename WT>
-constexpr int loop_smem_bytes() {
-  return 4 * 2 * WT::BLOCK_K * (WT::LDS_A + WT::LDS_B);
-}
 
 // The launch of v15 and v16 (run_global kernels of tiling WT). v15 (rounds == nullptr): S from
 // global_split_count (at most 16 shares of at least MIN_KTILES k-tiles, the grid within one block

@@ -23,7 +23,9 @@
 // elements: where A, B or C is not 16-byte aligned (a leading dimension not a multiple of 4),
 // the same kernel is compiled with 4-byte copies and stores (sgemm/common.cuh, TileLoader) and
 // runs on the operands in place, with no padded copies; a row-major A of 16-byte rows keeps its
-// 16-byte loads there (the A16 instantiations: sgemm/common.cuh, with_kernel).
+// 16-byte loads there (the A16 instantiations: sgemm/common.cuh, with_kernel). There the owner
+// stores C through shared memory, 32 consecutive floats per warp-wide store
+// (warptile::epilogue_staged).
 #include "registry.h"
 #include "sgemm/split_k_tile.cuh"
 

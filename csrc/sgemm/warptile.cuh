@@ -126,6 +126,53 @@ __device__ __forceinline__ static void epilogue(float* C, int64_t ldc, int64_t M
     }
 }
 
+// The epilogue for a C whose rows are aligned only to 4 bytes (!VEC), through shared memory:
+// SLAB rows of the tile at a time, lanes write their patches there as float4s, then each warp
+// stores whole rows, lane l taking columns l, l + 32, ...: a warp-wide store writes 128
+// contiguous bytes. epilogue<false> stores each quad of a patch as four 4-byte stores, and each
+// of them touches every line of the warp's eight rows: four times the L2 write requests, and
+// the stores' source registers held until the requests drain (ncu: long scoreboard stalls in
+// the owner's sums of v16, benchmarks/NOTES.md). Same outputs, skips and beta rule as
+// epilogue<false, SKIP>. `stage`: SLAB x LDS_B floats of shared memory that no thread reads or
+// copies into any more (the caller's barrier comes first); ends at a barrier.
+template <int SLAB, bool SKIP = false>
+__device__ __forceinline__ static void epilogue_staged(float* stage, float* C, int64_t ldc,
+                                                       int64_t M, int64_t N, int64_t m0,
+                                                       int64_t n0, const LanePos& pos,
+                                                       const float (&acc)[THREAD_M][THREAD_N],
+                                                       float alpha, float beta,
+                                                       int2 skip = make_int2(0, 0)) {
+  static_assert(BLOCK_M % SLAB == 0 && BLOCK_N % 32 == 0, "whole slabs of whole warp rows");
+  constexpr int WARPS = THREADS / 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+#pragma unroll 1
+  for (int slab = 0; slab < BLOCK_M; slab += SLAB) {
+#pragma unroll
+    for (int i = 0; i < THREAD_M; ++i) {
+      const int r = pos.row + (i / PATCH) * SUB_M + i % PATCH - slab;
+      if (r < 0 || r >= SLAB) continue;
+#pragma unroll
+      for (int q = 0; q < ITER_N; ++q) {
+        const int j = q * PATCH;
+        *reinterpret_cast<float4*>(&stage[r * LDS_B + pos.col + q * SUB_N]) =
+            make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+      }
+    }
+    __syncthreads();
+    for (int r = warp; r < SLAB; r += WARPS) {
+      const int64_t m = m0 + slab + r;
+      if (m >= M || (SKIP && slab + r < skip.x)) continue;
+#pragma unroll
+      for (int c = lane; c < BLOCK_N; c += 32) {
+        if (n0 + c < N && (!SKIP || c >= skip.y)) {
+          store_c(C, ldc, m, n0 + c, stage[r * LDS_B + c], alpha, beta);
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+
 template <typename KernelFor>
 static void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   launch_kmn<BLOCK_M, BLOCK_N, THREADS>(a, name, kernel_for);
