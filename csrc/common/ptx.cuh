@@ -85,21 +85,6 @@ __device__ __forceinline__ void cluster_sync() {
   __syncthreads();
 #endif
 }
-// The float at `local`'s offset in the shared memory of cluster rank `cta`.
-__device__ __forceinline__ float ld_cluster_f32(const float* local, uint32_t cta) {
-#if __CUDA_ARCH__ >= 900
-  float v;
-  asm volatile(
-      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %1, %2;\n"
-      "ld.shared::cluster.f32 %0, [remote];\n}\n"
-      : "=f"(v)
-      : "r"(smem_addr(local)), "r"(cta)
-      : "memory");
-  return v;
-#else
-  return *local;
-#endif
-}
 // The 16 bytes at `local`'s offset in the shared memory of cluster rank `cta` (4 floats).
 __device__ __forceinline__ float4 ld_cluster_f32x4(const float* local, uint32_t cta) {
 #if __CUDA_ARCH__ >= 900

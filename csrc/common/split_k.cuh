@@ -72,31 +72,6 @@ __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int
   const int rows = M - m0 < BM ? static_cast<int>(M - m0) : BM;
   constexpr int GROUPS = BN / 4;  // 4-column groups per row
   const int thread = static_cast<int>(threadIdx.x) - FIRST;
-  if constexpr (!VEC && std::is_same_v<T, float>) {
-    if (ldc >= 0) {
-      // C's rows aligned to 4 bytes only: a warp takes 32 consecutive columns of a row, a
-      // float each, so its 4-byte stores write 128 contiguous bytes. By 4-column groups each of
-      // a lane's four stores touched every line of the warp's 512 bytes (four times the L2
-      // write requests). The same sums in the same order.
-      static_assert(BN % 32 == 0 && THREADS % 32 == 0 && FIRST % 32 == 0, "whole warps");
-      constexpr int SEGS = BN / 32, WARPS = THREADS / 32;
-      const int lane = thread % 32;
-      for (int u = skip_rows * SEGS + static_cast<int>(rank) * WARPS + thread / 32;
-           u < rows * SEGS; u += static_cast<int>(ranks) * WARPS) {
-        const int row = u / SEGS, col = (u % SEGS) * 32 + lane;
-        const float* mine = red + row * LD + col;
-        float sum = ptx::ld_cluster_f32(mine, 0);
-        for (uint32_t q = 1; q < ranks; ++q) sum += ptx::ld_cluster_f32(mine, q);
-        if (n0 + col < N) {  // store_quad's arithmetic, one float
-          float* p = C + (m0 + row) * ldc + n0 + col;
-          const float v = sum * alpha;
-          *p = beta != 0.0f ? fmaf(beta, *p, v) : v;
-        }
-      }
-      ptx::cluster_sync();
-      return;
-    }
-  }
   if (ldc >= 0) {
     const int first = skip_rows * GROUPS + static_cast<int>(rank) * THREADS + thread;
     for (int u = first; u < rows * GROUPS; u += ranks * THREADS) {
