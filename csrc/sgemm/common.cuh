@@ -294,6 +294,7 @@ struct TileLoader {
 // only feed outputs past the edge, which are never stored, and the copies need no bounds.
 template <int BMN, int LD, int THREADS, bool CLAMP = false>
 struct TransposingCopy {
+  static_assert(THREADS % 32 == 0, "a warp covers four rows of 8 k");
   static constexpr int ROW_STEP = THREADS / 8, ROWS = BMN / ROW_STEP;
   static_assert(BMN % ROW_STEP == 0, "rows split evenly over the threads");
   const float* first;  // row t / 8, k = t % 8 at k0 = 0

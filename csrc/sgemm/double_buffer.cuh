@@ -14,8 +14,9 @@
 
 // Blocks per SM the register allocation must allow. Two cap a thread at 128 registers, which the
 // sm_90 compiler meets without spilling unless both operands are K-contiguous (row-major A,
-// column-major B: both staged through registers); older targets' compilers spill at that cap, so
-// they (and that layout) get one block's worth of registers per SM.
+// column-major B: both staged through registers where they are 16-byte aligned; the 4-byte
+// instantiations copy them by cp.async but keep the layout's cap); older targets' compilers spill
+// at that cap, so they (and that layout) get one block's worth of registers per SM.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define FASTGEMM_DOUBLE_BUFFER_MIN_BLOCKS(a_col, b_col) ((!(a_col) && (b_col)) ? 1 : 2)
 #else

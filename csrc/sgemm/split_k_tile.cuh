@@ -80,7 +80,8 @@ constexpr int loop_smem_bytes() {
 
 // The same share of K with the partial tiles meeting in global memory (v15; common/split_k.cuh:
 // publish_partial / add_partial): blocks z < S-1 hand their accumulators to the tile's owner,
-// block S-1, which adds them in order and stores C from registers (v09's epilogue; C row-major).
+// block S-1, which adds them in order and stores C from registers (v09's epilogue; C row-major),
+// or, for a C aligned only to 4 bytes, through the loop's shared memory (epilogue_staged).
 // The whole block is the group: __syncthreads is its barrier.
 template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true, bool VEC_A = VEC>
 __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const KmnView& B,

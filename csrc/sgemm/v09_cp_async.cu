@@ -9,8 +9,9 @@
 // block, and half the barriers of v08; cp.async also frees the registers and issue slots of the
 // staged copy for the matching operand.
 // What limits it: the FMA pipe itself (64 FFMA per 4 LDS.128 per k) and register-bank conflicts
-// the compiler cannot always avoid; a row-major A still goes through registers to be transposed
-// (by 4-byte cp.async where its rows are not 16-byte aligned). Rows that are not 16-byte aligned
+// the compiler cannot always avoid; a row-major A of 16-byte aligned rows still goes through
+// registers to be transposed (one aligned only to 4 bytes goes by 4-byte cp.async straight into
+// its transposed place). Rows that are not 16-byte aligned
 // run the 4-byte instantiation, slower than the 16-byte one on the same shape (four times the
 // copies, one more sector per row segment, and 4-byte stores of C). A tile at the
 // right or bottom edge of an output that is not whole tiles computes the last 128 columns or rows

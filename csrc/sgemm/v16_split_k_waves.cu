@@ -37,8 +37,9 @@ namespace skt = sgemm::split_k_tile;
 
 // Two blocks per SM (128 registers a thread) where the sm_90 compiler fits the loop and the
 // owner's sums without spilling: both operands of one kind (both copied by cp.async, or both
-// through registers). A column-major A with a row-major B spills at that cap, and the opposite
-// pair needs more registers (as in v09): one block per SM there, which the split model counts.
+// through registers where they are 16-byte aligned). A column-major A with a row-major B spills
+// at that cap, and the opposite pair needs more registers (as in v09): one block per SM there
+// (the 4-byte instantiations of both layouts keep it), which the split model counts.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define FASTGEMM_V16_MIN_BLOCKS(a_col, b_col) ((a_col) == (b_col) ? 2 : 1)
 #else

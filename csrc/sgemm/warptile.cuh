@@ -132,9 +132,12 @@ __device__ __forceinline__ static void epilogue(float* C, int64_t ldc, int64_t M
 // contiguous bytes. epilogue<false> stores each quad of a patch as four 4-byte stores, and each
 // of them touches every line of the warp's eight rows: four times the L2 write requests, and
 // the stores' source registers held until the requests drain (ncu: long scoreboard stalls in
-// the owner's sums of v16, benchmarks/NOTES.md). Same outputs, skips and beta rule as
-// epilogue<false, SKIP>. `stage`: SLAB x LDS_B floats of shared memory that no thread reads or
-// copies into any more (the caller's barrier comes first); ends at a barrier.
+// the owner's sums of v16, benchmarks/NOTES.md). Same outputs, skips and beta rule (C never read
+// where beta == 0) as epilogue<false, SKIP>; the arithmetic is store_c's, fmaf(alpha, acc, beta *
+// C), where store_quad (the 16-byte path) rounds fmaf(beta, C, alpha * acc): with beta != 0 the
+// two may differ in the last bit (each is the same on every call). `stage`: SLAB x LDS_B floats
+// of shared memory that no thread reads or copies into any more (the caller's barrier comes
+// first); ends at a barrier.
 template <int SLAB, bool SKIP = false>
 __device__ __forceinline__ static void epilogue_staged(float* stage, float* C, int64_t ldc,
                                                        int64_t M, int64_t N, int64_t m0,
