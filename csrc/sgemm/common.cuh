@@ -253,7 +253,8 @@ struct TileLoader {
 
  private:
   // SPREAD's copies: float (r, e) = I / 4, I % 4 of the thread, each zero-filled on its own where
-  // the tile is not `full`.
+  // the tile is not `full`. A fold over the floats: an unrolled loop over the same offsets
+  // compiled differently and spilled v09 and v16 at their 128-register cap.
   template <int LD, bool NEG_K, int... I>
   __device__ __forceinline__ void copy_spread(const KmnView& v, int64_t k0, int64_t x0, float* s,
                                               bool full, std::integer_sequence<int, I...>) const {
