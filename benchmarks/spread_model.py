@@ -143,6 +143,8 @@ def lshape(m: Model, share: float, steps: int = 8, chunk: int = 1024) -> float:
     sizes = [rows // steps] * steps
     sizes[-1] += rows - sum(sizes)
     chunks = n // chunk
+    if steps > chunks:
+        raise ValueError(f"{steps} bands need at least as many chunks ({chunks} of {chunk} columns)")
     have: dict[tuple[int, str, int], int] = {}
     for s in range(chunks):
         if s < steps:
