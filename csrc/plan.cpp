@@ -456,9 +456,9 @@ std::string runnable_problem(const KernelEntry& k, const Target& t, int alignmen
 
 namespace {
 
-// FASTGEMM_DEV_PAD=0 never takes the fp32 padded path, =1 takes it wherever it can run (for the
-// sweeps that fit kF32PadIntensity). Read at every decide(), so that a sweep can switch it and
-// clear the plan cache between candidates; not for users.
+// FASTGEMM_DEV_PAD=0 never takes the padded path, =1 takes it wherever it can run (for the
+// sweeps that fit kF32PadIntensity and the fp16/bf16 rule). Read at every decide(), so that a
+// sweep can switch it and clear the plan cache between candidates; not for users.
 int dev_pad_override() {
   const char* v = std::getenv("FASTGEMM_DEV_PAD");
   return v == nullptr ? -1 : std::string_view(v) == "0" ? 0 : std::string_view(v) == "1" ? 1 : -1;
@@ -527,6 +527,7 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
     return out;
   };
   bool fastest_for_cc = true;  // the first rule this GPU can run at all
+  std::optional<Plan> deferred_pad;  // fp16/bf16 below kPadMinMacs: the padded plan, if v01 runs
   // fp32 below ieee: that precision's rules, then the ieee ones (more accurate, never less).
   std::vector<const AutoRule*> rules;
   if (dtype == DType::f32) {
@@ -549,6 +550,7 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
       const int a = rule.flip ? align_b : align_a, b = rule.flip ? align_a : align_b;
       const bool a_counts = std::string_view(rule.unaligned).find('A') != std::string_view::npos;
       if (b >= 16 && (!a_counts || a >= 16)) continue;
+      if (dev_pad_override() == 1) continue;  // a sweep of the padded path against these
     }
     const KernelEntry* k = find_kernel(rule.kernel, dtype);
     if (k == nullptr) {
@@ -678,6 +680,10 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
         return *padded;
       }
     }
+    if (problem.empty() && deferred_pad && k->version == 1) {
+      const bool v01_faster = K <= kV01MaxK && !macs_at_least(M, N, 1, kV01MaxOutputs + 1);
+      if (!v01_faster) return *deferred_pad;
+    }
     if (problem.empty()) {
       const std::string note = skipped.empty() ? "" : " (" + joined() + ")";
       return Plan{k, false, rule.flip,
@@ -693,17 +699,23 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
     // Operands too little aligned: a flip rule gives way (the padded path runs untransposed).
     if (!rule.flip && fastest_for_cc && runnable_problem(*k, t, k->alignment).empty()) {
       fastest_for_cc = false;
-      if (macs_at_least(M, N, K, kPadMinMacs)) {
+      const int mode = dtype == DType::f32 ? -1 : dev_pad_override();
+      const std::string copied = std::string(rule.why) + "; operands are only " +
+                                 std::to_string(alignment) + "-byte aligned, so they are copied into " +
+                                 std::to_string(k->alignment) + "-byte aligned temporaries first";
+      if (mode == 1 || (mode < 0 && macs_at_least(M, N, K, kPadMinMacs))) {
         Plan plan{k, true, false, std::make_shared<const std::string>(
-                                      std::string(rule.why) + "; operands are only " +
-                                      std::to_string(alignment) +
-                                      "-byte aligned, so they are copied into " +
-                                      std::to_string(k->alignment) +
-                                      "-byte aligned temporaries first (M*N*K >= " +
-                                      std::to_string(kPadMinMacs) +
+                                      copied + " (M*N*K >= " + std::to_string(kPadMinMacs) +
                                       ": the O(n^2) copy costs less than a slower kernel)")};
         plan.pad_alignment = k->alignment;
         return plan;
+      }
+      if (mode < 0 && dtype != DType::f32 && t.cc >= 90) {  // where v01 would run (above)
+        deferred_pad = Plan{k, true, false, std::make_shared<const std::string>(
+                                                copied + " (smaller problems too, where " +
+                                                "v01 would run them in place: v01 copies " +
+                                                "element by element, about 5 us per 32 of K)")};
+        deferred_pad->pad_alignment = k->alignment;
       }
     }
     skipped.push_back(std::move(problem));

@@ -122,6 +122,15 @@ const std::vector<AutoRule>& precision_rules(Precision p);
 // Operands whose rows are not aligned enough for the fastest kernel are copied into padded,
 // aligned temporaries when the problem is at least this many multiply-adds.
 constexpr int64_t kPadMinMacs = int64_t(1) << 27;
+// Below kPadMinMacs an fp16/bf16 problem whose only in-place kernel is v01 is padded as well (on
+// sm_90, where it was measured), except where v01 is faster: one of its 32-deep k-steps (K <=
+// kV01MaxK) on an output of at most kV01MaxOutputs elements. v01 copies element by element and
+// takes about 5 us per 32 of K on sm_90; the padded path about 10-20 us in all below
+// kPadMinMacs (H100, 160 fp16 and 50 bf16 random under-aligned problems: v01 3.7-5.9 us per
+// k-step wherever M > 1; it was faster only at K <= 32 on outputs of at most 60K elements, by
+// 3-5 us; 451x2868x16 padded was 4 us faster).
+constexpr int64_t kV01MaxK = 32;
+constexpr int64_t kV01MaxOutputs = int64_t(1) << 16;
 
 // Bytes to which all `values` (addresses, byte strides) are aligned: the largest power of two
 // dividing them all, at most `cap` (cap when every value is 0).

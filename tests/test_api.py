@@ -744,6 +744,35 @@ def test_select_half_unaligned_small(dtype, cc):
     assert "2-byte alignment" in sel.reason and "aligned temporaries" not in sel.reason
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "shape, order, v01",
+    [
+        ((7, 40, 16384), "FC", False),  # deep K: v01 takes ~5 us per 32 of K
+        ((8, 8, 1001), "CC", False),
+        ((451, 2868, 16), "CF", False),  # one k-step, but a large output
+        ((15, 3977, 8), "CF", True),  # one k-step on a small output: v01 is faster
+        ((30, 192, 31), "FC", True),
+        ((30, 192, 33), "FC", False),
+    ],
+)
+def test_select_half_unaligned_below_pad_threshold_on_hopper(dtype, shape, order, v01):
+    # Below PAD_MIN_MACS, where only v01 runs the operands in place, sm_90 pads them instead unless
+    # v01 is faster (one 32-deep k-step, at most 2^16 outputs).
+    assert shape[0] * shape[1] * shape[2] < dispatch.PAD_MIN_MACS
+    sel = fastgemm.select(*shape, dtype, cc=HOPPER_CC, order=order)
+    if v01:
+        assert sel.kernel.name == "hgemm_v01_mma" and not sel.pad
+    else:
+        assert sel.pad and sel.kernel.name != "hgemm_v01_mma"
+        assert "v01 would run them in place" in sel.reason
+    # Ampere was not measured: v01 as before.
+    assert fastgemm.select(*shape, dtype, cc=80, order=order).kernel.name in (
+        "hgemm_v01_mma",
+        "hgemm_v07_multistage",
+    )
+
+
 def test_select_float16_unaligned_small_sm75():
     sel = fastgemm.select(64, 64, 64, "float16", cc=75, alignment=2)
     assert sel.kernel.name == "hgemm_v01_mma" and sel.pad is False

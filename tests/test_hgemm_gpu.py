@@ -204,6 +204,31 @@ def test_auto_odd_large_pads(torch):
     check(torch, A, B, C, 1.0, 0.0)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "shape, orders",
+    [((7, 40, 2049), "FC"), ((8, 8, 1001), "CC"), ((256, 123, 1824), "CF"), ((1286, 8, 521), "FC")],
+)
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+def test_auto_small_unaligned_pads_on_hopper(torch, dtype, shape, orders, beta):
+    # Below PAD_MIN_MACS, where v01 would be the in-place kernel, sm_90 pads (plan.h, kV01MaxK).
+    M, N, K = shape
+    A, B = _random(torch, M, K, dtype, orders[0]), _random(torch, K, N, dtype, orders[1])
+    C0 = _random(torch, M, N, dtype)
+    C = C0.clone() if beta else torch.full((M, N), float("nan"), device="cuda", dtype=_dtype(torch, dtype))
+    sel = fastgemm.select(M, N, K, dtype, order=orders)
+    cc = torch.cuda.get_device_capability()
+    if cc == (9, 0):
+        assert sel.pad and sel.kernel.name != "hgemm_v01_mma", sel
+    fastgemm.hgemm(A, B, C, 1.0, beta)
+    torch.cuda.synchronize()
+    check(torch, A, B, C, 1.0, beta, C0 if beta else None)
+    again = C0.clone() if beta else torch.empty_like(C)
+    fastgemm.hgemm(A, B, again, 1.0, beta)
+    torch.cuda.synchronize()
+    assert torch.equal(again, C)  # the same bits on every call
+
+
 def test_cupy_fp16_and_streams(torch):
     cp = require("cupy")
     M, N, K = 1032, 776, 520
