@@ -211,6 +211,41 @@ const std::vector<AutoRule> kSgemmRules = {
      "v19 on the transposed problem: for outputs of at most 16 columns (narrow N), whose "
      "transpose is a decode GEMM",
      0, 0, 0, 16, 90, 0, 0, true},
+    // Outputs of a few 128x128 tiles with K >= 8192, at least 17 rows and columns: v20 splits
+    // K in up to 256 shares (a second kernel sums them), as many as one round of blocks holds,
+    // where the clusters of v12/v18/v19 stop at 8 and v16 at 16. Fitted to
+    // results/sweeps/deep-v20-float32-* (H100; M 33-512, N 128-2048, K 8192-32768, at most 16
+    // tiles; v12, v16, v18, v20) and 220 random points of deep-v20-random-float32-* (M 1-1024, N
+    // 8-2048, K 1024-40000): v20 was the fastest or within 0.3% on every point of at most 4
+    // tiles with 33 or more rows and columns (to 6x over v18 at 53x92x20438) and of 5-8 tiles
+    // at 65-128 or more than 192 rows; over 9-16 tiles (S <= 16, v16's split) it was 2-10%
+    // ahead of v16 with K <= 16384 and level or 4% behind at 32768; at 17-32 rows or columns
+    // over at most 2 tiles it was 2.2-3.2x faster on the 5 random points with K >= 4096. v18's
+    // 64-row tiles were 2-15% faster at 33-64 rows over 8 tiles and at 192 rows over 8-16. At
+    // most 16 rows or columns v19 (the rules above) is faster.
+    {"sgemm_v20_split_k_reduce",
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of at least 17 rows and columns over at most SMs/66 tiles of 128x128 with K >= 8192, where "
+     "cluster splits of at most 8 blocks leave most SMs idle",
+     0, 128, 128, 0, 90, 8192, 0, false, 66, 0, nullptr, 0, false, 0, 17, 17},
+    {"sgemm_v20_split_k_reduce",
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of at least 33 rows and columns over at most SMs/33 tiles of 128x128 with K >= 8192",
+     0, 128, 128, 0, 90, 8192, 0, false, 33, 0, nullptr, 0, false, 0, 33, 33},
+    {"sgemm_v20_split_k_reduce",
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of 65-128 rows and at least 65 columns over at most SMs/16.5 tiles of 128x128 with K >= "
+     "8192",
+     0, 128, 128, 128, 90, 8192, 0, false, 16.5, 0, nullptr, 0, false, 0, 65, 65},
+    {"sgemm_v20_split_k_reduce",
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of more than 192 rows and at least 65 columns over at most SMs/16.5 tiles of 128x128 "
+     "with K >= 8192",
+     0, 128, 128, 0, 90, 8192, 0, false, 16.5, 0, nullptr, 0, false, 0, 193, 65},
+    {"sgemm_v20_split_k_reduce",
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of 65-128 rows and at least 65 columns over at most SMs/8.25 tiles of 128x128 with "
+     "8192 <= K <= 16384",
+     0, 128, 128, 128, 90, 8192, 0, false, 8.25, 0, nullptr, 16384, false, 0, 65, 65},
+    {"sgemm_v20_split_k_reduce",
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of more than 192 rows and at least 65 columns over at most SMs/8.25 tiles of 128x128 "
+     "with 8192 <= K <= 16384",
+     0, 128, 128, 0, 90, 8192, 0, false, 8.25, 0, nullptr, 16384, false, 0, 193, 65},
     {"sgemm_v19_split_k_ring",
      "v19 on 32-row tiles: for outputs of 17-32 rows with a column-major B (B = W^T), where "
      "v12's loads of B are slower",

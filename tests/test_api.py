@@ -1650,7 +1650,8 @@ def test_select_fp32_decode_matches_the_sweep(pattern, order, slack):
 
 
 def _v12_v16_v18_sweeps() -> dict[tuple[int, int, int], dict[str, float]]:
-    """Device times (us) of v12, v16 and v18 on 33-192 rows and on prefills of 128-1024 rows. v18's
+    """Device times (us) of v12, v16 and v18 (and v20) on 33-192 rows and on prefills of 128-1024
+    rows, and deep K over few tiles (deep-v20-*). v18's
     times count from the sweeps taken since its 64-wide tiles run three blocks per SM up to 768
     rows (rows-v18-blocks3-*, rows-v18-wide-*), and from the older ones at 33-64 rows only (its
     rule there stayed and three blocks made it faster still) and past 768 rows (its 128x128
@@ -1671,6 +1672,7 @@ def _v12_v16_v18_sweeps() -> dict[tuple[int, int, int], dict[str, float]]:
         "rows-v18-blocks3-m65-192-float32-*.csv",
         "rows-v18-blocks3-deep-m96-192-float32-*.csv",
         "rows-v18-wide-m256-1024-float32-*.csv",
+        "deep-v20-float32-*.csv",  # v20 beside v12, v16 and v18 (its 65-row and larger points)
     )
     for pattern in patterns:
         for path in sorted(sweeps.glob(pattern)):
@@ -1678,6 +1680,8 @@ def _v12_v16_v18_sweeps() -> dict[tuple[int, int, int], dict[str, float]]:
                 shape = (int(row["M"]), int(row["N"]), int(row["K"]))
                 if not row["candidate"].startswith("sgemm_"):
                     continue
+                if path.name.startswith("deep-v20-") and shape[0] < 65:
+                    continue  # 33-64 rows: auto's v19 there was not a candidate of that sweep
                 if (
                     row["candidate"] == "sgemm_v18_split_k_multistage"
                     and 64 < min(shape[:2]) <= 768
@@ -1687,6 +1691,31 @@ def _v12_v16_v18_sweeps() -> dict[tuple[int, int, int], dict[str, float]]:
                     continue
                 points.setdefault(shape, {})[row["candidate"]] = float(row["us"])
     return points
+
+
+def test_select_fp32_deep_few_tiles_runs_v20_where_the_sweep_says():
+    # results/sweeps/deep-v20-float32-*: wherever auto runs a kernel that sweep timed, it is within
+    # 2% of the fastest timed there, and on every point of at most 4 tiles of 128x128 with at least
+    # 33 rows and columns that is v20 (its split of up to 256 shares).
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    points: dict[tuple[int, int, int], dict[str, float]] = {}
+    for path in sorted(sweeps.glob("deep-v20-float32-*.csv")):
+        for row in csv.DictReader(path.read_text().splitlines()):
+            if row["candidate"].startswith("sgemm_"):
+                points.setdefault((int(row["M"]), int(row["N"]), int(row["K"])), {})[row["candidate"]] = (
+                    float(row["us"])
+                )
+    assert len(points) >= 60
+    checked = few = 0
+    for (m, n, k), times in points.items():
+        name = fastgemm.select(m, n, k, "float32", cc=90).kernel.name
+        if -(-m // 128) * -(-n // 128) <= 4 and min(m, n) >= 33:
+            assert name == "sgemm_v20_split_k_reduce", (m, n, k)
+            few += 1
+        if name in times:
+            assert times[name] <= 1.02 * min(times.values()), ((m, n, k), name, times)
+            checked += 1
+    assert checked >= 55 and few >= 20
 
 
 def test_select_fp32_rows_33_192_matches_the_sweep():

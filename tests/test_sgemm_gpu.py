@@ -416,6 +416,9 @@ def test_auto_unaligned_beta_into_misaligned_c(cp):
 # covered; sgemm_v15 as v11, up to 16 blocks per tile and not a cluster; sgemm_v16 as v15, with
 # grids of more blocks than the GPU holds at once.
 SPLIT_SHAPES = {
+    # v20: few tiles, deep K (up to 128 shares), edge tiles, a share count that is not a multiple
+    # of 8 (the reduction's tail), and a split of 1
+    "sgemm_v20_split_k_reduce": [(63, 78, 17531), (256, 128, 21184), (300, 260, 4100), (8, 8, 64), (1, 1, 1)],
     "sgemm_v10_split_k": [(1, 4096, 8192), (3, 1000, 4100), (16, 2056, 14336), (5, 520, 3000), (17, 64, 64)],
     # 4-, 8- and 16-row tiles, split and not, past a wave of blocks (halves of K), tails of N and
     # K inside a quad, several row tiles, fewer stages than the ring holds.
@@ -547,6 +550,7 @@ UNALIGNED_SHAPES = {
         (17, 1001, 1024),
     ],
     "sgemm_v18_split_k_multistage": [(33, 1001, 3001), (1001, 37, 2005), (301, 403, 2059), (5, 7, 3)],
+    "sgemm_v20_split_k_reduce": [(63, 78, 17531), (1, 83, 30367), (129, 257, 9001), (5, 7, 3)],
     "sgemm_v16_split_k_waves": [
         (127, 1029, 2053),
         (1001, 999, 1003),

@@ -21,6 +21,9 @@ namespace fastgemm::sgemm::split_k_tile {
 // short K pays to split into shares of two k-tiles (benchmarks/NOTES.md, 2026-11-25).
 // FASTGEMM_DEV_MIN_KTILES=<n> replaces the cluster's (common/split_model.h; for fitting only).
 constexpr int MIN_KTILES = 8;
+// A split whose partial tiles a second kernel sums (v20): at most REDUCE_MOST shares of at least
+// REDUCE_MIN_KTILES k-tiles, no more blocks than the GPU holds at once.
+constexpr int REDUCE_MOST = 256, REDUCE_MIN_KTILES = 4;
 constexpr int CLUSTER_MIN_KTILES = 2;
 
 template <typename WT>
@@ -139,6 +142,100 @@ __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const 
       });
 }
 
+// The same share of K with no owner (v20): every block z stores its partial tile into slot
+// blockIdx.x * S + z of `partials` in the layout of publish_partial (float4 i of thread t at
+// i * THREADS + t: each i one coalesced sweep), and a second kernel (reduce_partials_kernel)
+// sums the S slots of each output in z order and stores C.
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true, bool VEC_A = VEC>
+__device__ __forceinline__ void run_partials(float* smem, const KmnView& A, const KmnView& B,
+                                             float* partials) {
+  constexpr int ROW4 = WT::THREAD_N / 4, COUNT = WT::THREAD_M * ROW4;
+  float* As = smem;
+  float* Bs = smem + 2 * WT::BLOCK_K * WT::LDS_A;
+  int64_t m0, n0;
+  split_tile(A.MN, WT::BLOCK_M, WT::BLOCK_N, m0, n0);
+  int64_t first, count;
+  split_share<false>((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
+  double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC, VEC_A>(
+      A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K, As, Bs,
+      [&](const typename WT::LanePos&, const float (&part)[WT::THREAD_M][WT::THREAD_N]) {
+        float4* out = reinterpret_cast<float4*>(partials) +
+                      (int64_t(blockIdx.x) * gridDim.z + blockIdx.z) * (COUNT * WT::THREADS) +
+                      threadIdx.x;
+#pragma unroll
+        for (int i = 0; i < COUNT; ++i) {
+          const float* r = &part[i / ROW4][(i % ROW4) * 4];
+          __stcg(out + i * WT::THREADS, make_float4(r[0], r[1], r[2], r[3]));
+        }
+      });
+  ptx::griddepcontrol_launch_dependents();  // the reduction may start its blocks
+}
+
+// C = alpha * sum_z partials[tile * S + z] + beta * C (row-major C, any ldc; C read only where
+// beta != 0), in a fixed order: the same bits on every call. A block takes 32 float4s of the slot
+// layout (4 columns of one row each: thread t's float4 i is row pos(t).row + (i' / PATCH) * SUB_M
+// + i' % PATCH, columns pos(t).col + q * SUB_N + 0..3, i' = i / ROW4, q = i % ROW4, as in the
+// warp tile's epilogue) and GROUPS warps: warp g adds the slots of its g-th even range of z in
+// order, EIGHT loads in flight, and warp 0 adds the GROUPS sums in g order and stores them (16-byte
+// stores where C allows). A tile is 128 blocks, so that an output of one tile still reads its S
+// partial tiles with every SM.
+template <typename WT, int GROUPS>
+__global__ void __launch_bounds__(32 * GROUPS)
+    reduce_partials_kernel(const float* __restrict__ partials, float* C, int64_t ldc, int64_t M,
+                           int64_t N, int split, float alpha, float beta) {
+  constexpr int ROW4 = WT::THREAD_N / 4, COUNT = WT::THREAD_M * ROW4;
+  constexpr int QUADS = COUNT * WT::THREADS, PER_TILE = QUADS / 32, EIGHT = 8;
+  static_assert(QUADS % 32 == 0, "whole blocks per tile");
+  __shared__ float4 sums[GROUPS][32];
+  ptx::griddepcontrol_wait();  // the split kernel's partial tiles are written
+  const int64_t tile = blockIdx.x / PER_TILE;
+  const int g = threadIdx.x / 32, u = (blockIdx.x % PER_TILE) * 32 + threadIdx.x % 32;
+  const int t = u % WT::THREADS, i = u / WT::THREADS, warp = t / 32, lane = t % 32;
+  const int row = (warp / WT::WARPS_N) * WT::WARP_M + (lane / WT::LANES_N) * WT::PATCH +
+                  (i / ROW4 / WT::PATCH) * WT::SUB_M + (i / ROW4) % WT::PATCH;
+  const int col = (warp % WT::WARPS_N) * WT::WARP_N + (lane % WT::LANES_N) * WT::PATCH +
+                  (i % ROW4) * WT::SUB_N;
+  const int64_t tiles_m = (M + WT::BLOCK_M - 1) / WT::BLOCK_M;
+  const int64_t m = tile % tiles_m * WT::BLOCK_M + row, n = tile / tiles_m * WT::BLOCK_N + col;
+  const bool inside = m < M && n < N;
+  float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  auto add = [](float4& a, float4 v) { a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w; };
+  if (inside) {
+    const float4* p = reinterpret_cast<const float4*>(partials) + tile * split * QUADS + u;
+    int z = static_cast<int>(int64_t(split) * g / GROUPS);
+    const int end = static_cast<int>(int64_t(split) * (g + 1) / GROUPS);
+    for (; z + EIGHT <= end; z += EIGHT) {
+      float4 v[EIGHT];
+#pragma unroll
+      for (int q = 0; q < EIGHT; ++q) v[q] = __ldcg(p + int64_t(z + q) * QUADS);
+#pragma unroll
+      for (int q = 0; q < EIGHT; ++q) add(sum, v[q]);
+    }
+    for (; z < end; ++z) add(sum, __ldcg(p + int64_t(z) * QUADS));
+  }
+  sums[g][threadIdx.x % 32] = sum;
+  __syncthreads();
+  if (g != 0 || !inside) return;
+  sum = sums[0][threadIdx.x];
+#pragma unroll
+  for (int h = 1; h < GROUPS; ++h) add(sum, sums[h][threadIdx.x]);
+  float* c = C + m * ldc + n;
+  if (n + 3 < N && (reinterpret_cast<uintptr_t>(c) % 16) == 0) {
+    float4 r = make_float4(alpha * sum.x, alpha * sum.y, alpha * sum.z, alpha * sum.w);
+    if (beta != 0.0f) {
+      const float4 old = *reinterpret_cast<const float4*>(c);
+      r = make_float4(fmaf(beta, old.x, r.x), fmaf(beta, old.y, r.y), fmaf(beta, old.z, r.z),
+                      fmaf(beta, old.w, r.w));
+    }
+    *reinterpret_cast<float4*>(c) = r;
+    return;
+  }
+  const float v[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+  for (int e = 0; e < 4; ++e)
+    if (n + e < N) c[e] = beta == 0.0f ? alpha * v[e] : fmaf(beta, c[e], alpha * v[e]);
+}
+
 // The cost of one more share in a cluster's reduction, in k-tiles of a block alone on its SM
 // (cluster_split_choice's `add`): each block sums a 1/S slice of the tile from S partial tiles,
 // so the exchange itself barely grows with S. Fitted: 0.25 keeps every choice of the committed
@@ -202,6 +299,45 @@ void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for,
     fastgemm::launch(kernel, l, name, kmn_a(a), kmn_b(a), static_cast<float*>(a.C), a.ldc,
                      a.alpha, a.beta, static_cast<float*>(scratch.data),
                      static_cast<int*>(scratch.flags));
+  });
+}
+
+// The launch of v20 (run_partials kernels of tiling WT): S from reduce_split_count, the
+// stream's scratch for tiles x S partial tiles, the split kernel, then reduce_partials_kernel as
+// a dependent launch (sm_90 on) on the same stream.
+inline int reduce_split_count(int64_t tiles, int64_t k_tiles, int slots, int most) {
+  const int fixed = dev_split_override();
+  int64_t s = std::min<int64_t>({most, k_tiles / REDUCE_MIN_KTILES, slots / std::max<int64_t>(tiles, 1)});
+  if (fixed > 0) s = std::min<int64_t>(std::max<int64_t>(s, 1), fixed);
+  return static_cast<int>(std::max<int64_t>(s, 1));
+}
+
+template <typename WT, typename KernelFor>
+void launch_reduce(const GemmArgs& a, const char* name, KernelFor kernel_for) {
+  const int smem = loop_smem_bytes<WT>();
+  if (a.c_col_major) throw std::logic_error(std::string(name) + ": C is stored row-major");
+  const dim3 grid = split_grid(a.M, a.N, WT::BLOCK_M, WT::BLOCK_N, name);
+  const int device = active_device();
+  const DeviceProps& props = device_props(device);
+  with_kernel(a, kernel_for, [&](auto kernel) {
+    set_smem(kernel, smem);
+    const int per_sm =
+        resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), WT::THREADS, smem);
+    const int split = reduce_split_count(grid.x, ceil_div(a.K, WT::BLOCK_K),
+                                         launch_sms(device) * std::max(per_sm, 1), REDUCE_MOST);
+    constexpr size_t tile = size_t(WT::BLOCK_M) * WT::BLOCK_N;  // floats of a partial tile
+    const Scratch scratch =
+        stream_scratch(device, a.stream, 0, size_t(grid.x) * split * tile * sizeof(float));
+    Launch l{dim3(grid.x, 1, static_cast<unsigned>(split)), dim3(WT::THREADS), smem, a.stream};
+    l.pdl = props.cc >= 90;
+    fastgemm::launch(kernel, l, name, kmn_a(a), kmn_b(a), static_cast<float*>(scratch.data));
+    constexpr int GROUPS = 8;
+    auto reduce = reduce_partials_kernel<WT, GROUPS>;
+    Launch r{dim3(static_cast<unsigned>(grid.x * (tile / 4 / 32))), dim3(32 * GROUPS), 0, a.stream};
+    r.pdl = props.cc >= 90;
+    fastgemm::launch(reduce, r, name, static_cast<const float*>(scratch.data),
+                     static_cast<float*>(a.C), int64_t(a.ldc), int64_t(a.M), int64_t(a.N), split,
+                     a.alpha, a.beta);
   });
 }
 
