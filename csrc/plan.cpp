@@ -219,14 +219,15 @@ const std::vector<AutoRule> kSgemmRules = {
     // 8-2048, K 1024-40000): v20 was the fastest or within 0.3% on every point of at most 4
     // tiles with 33 or more rows and columns (to 6x over v18 at 53x92x20438) and of 5-8 tiles
     // at 65-128 or more than 192 rows; over 9-16 tiles (S <= 16, v16's split) it was 2-10%
-    // ahead of v16 with K <= 16384 and level or 4% behind at 32768; at 17-32 rows or columns
-    // over at most 2 tiles it was 2.2-3.2x faster on the 5 random points with K >= 4096. v18's
+    // ahead of v16 with K <= 16384 and level or 4% behind at 32768; over at most 2 tiles with
+    // 4096 <= K < 8192 it was 1.9-3.7x faster than auto's v12, v16 or v19 on all 9 random points
+    // (17-235 rows and columns), and at 17-32 rows or columns with K >= 8192 on all 5. v18's
     // 64-row tiles were 2-15% faster at 33-64 rows over 8 tiles and at 192 rows over 8-16. At
     // most 16 rows or columns v19 (the rules above) is faster.
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of at least 17 rows and columns over at most SMs/66 tiles of 128x128 with K >= 8192, where "
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of at least 17 rows and columns over at most SMs/66 tiles of 128x128 with K >= 4096, where "
      "cluster splits of at most 8 blocks leave most SMs idle",
-     0, 128, 128, 0, 90, 8192, 0, false, 66, 0, nullptr, 0, false, 0, 17, 17},
+     0, 128, 128, 0, 90, 4096, 0, false, 66, 0, nullptr, 0, false, 0, 17, 17},
     {"sgemm_v20_split_k_reduce",
      "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of at least 33 rows and columns over at most SMs/33 tiles of 128x128 with K >= 8192",
      0, 128, 128, 0, 90, 8192, 0, false, 33, 0, nullptr, 0, false, 0, 33, 33},

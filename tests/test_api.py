@@ -1498,7 +1498,7 @@ V18_ROWS = "sgemm_v18_split_k_multistage"
         (32, 8192, "sgemm_v12_split_k_narrow", ""),
         (33, 4096, V18_ROWS, "33-64 rows"),
         (64, 14336, V18_ROWS, "33-64 rows"),
-        (48, 32, "sgemm_v12_split_k_narrow", ""),  # 32 columns: v12's 32-wide tiles
+        (48, 32, "sgemm_v12_split_k_narrow", ""),  # 32 columns: v12's 32-wide tiles (K 2048 below)
         (4096, 24, "sgemm_v12_split_k_narrow", ""),
         (16384, 64, V18_ROWS, "33-192 columns"),  # v18's 128x64 tiles on many rows
         (1024, 64, "sgemm_v19_split_k_ring", "33-64 columns"),  # v19 on C^T over few tiles
@@ -1508,16 +1508,18 @@ V18_ROWS = "sgemm_v18_split_k_multistage"
 def test_select_narrow_fp32(m, n, name, why):
     # Outputs with at most 64 rows or columns (past v10's 16 rows) go to the half-size tiles on
     # sm_90 (v18's three-stage loop for 33-64 rows, and for 33-192 columns on at least 2048 rows),
-    # and the explanation names the rule; 68 (the next 16-byte aligned width) goes elsewhere.
-    sel = fastgemm.select(m, n, 4096, "float32", cc=90)
+    # and the explanation names the rule; 68 (the next 16-byte aligned width) goes elsewhere. K =
+    # 4096, but 2048 for outputs of one or two 128x128 tiles (v20 splits those from 4096 on).
+    k = 2048 if -(-m // 128) * -(-n // 128) <= 2 else 4096
+    sel = fastgemm.select(m, n, k, "float32", cc=90)
     assert sel.kernel.name == name, sel
     assert (why or "at most 64 rows or columns") in sel.reason
-    wider = fastgemm.select(max(m, 68), max(n, 68), 4096, "float32", cc=90)
+    wider = fastgemm.select(max(m, 68), max(n, 68), k, "float32", cc=90)
     # (68x68: one tile of 128x128, which v12 takes by its few-tile rule)
     assert wider.kernel.name != "sgemm_v12_split_k_narrow" or "at most 6 tiles" in wider.reason
     if "columns" not in (why or "columns") or m < 2048:
         assert "sgemm_v12_split_k_narrow is for outputs of at most 64 rows or columns" in wider.reason
-    assert fastgemm.select(m, n, 4096, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
+    assert fastgemm.select(m, n, k, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
 
 
 def test_select_fp32_v17_from_2048x2048():
