@@ -188,6 +188,16 @@ const std::vector<AutoRule> kHgemmRules = {
     {"hgemm_v01_mma", "tensor-core rung without 16-byte vector access", 0},
 };
 const std::vector<AutoRule> kSgemmRules = {
+    // One 128x128 tile with K >= 12288, whatever its rows: v20's split of up to 256 shares was
+    // 1.2-2.4x faster than v19's cluster of up to 8 blocks on 14 of the 16 such random points of
+    // results/sweeps/deep-v20-random-float32-* with at most 16 rows or columns (1-126 x 8-109,
+    // K 13052-35551); level at 145x10x15817 and 20% slower at 3x16x19080. On two tiles and with
+    // K < 12288 v19 was the faster (below).
+    {"sgemm_v20_split_k_reduce",
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for an output of one "
+     "128x128 tile with K >= 12288, where a cluster's split of at most 8 blocks leaves most SMs "
+     "idle",
+     0, 128, 128, 0, 90, 12288, 0, false, 100},
     // Outputs of at most 32 rows or 16 columns: v19 (v10 with B and A copied through a cp.async
     // ring, S from the device's cluster capacity) against v10, v12 and v18, fitted to three
     // sweeps (H100; N or M 1024-28672, K 3584-14336): results/sweeps/rows-m1-64-v19-cluster-* (B
