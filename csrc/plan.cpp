@@ -597,6 +597,13 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
       const bool a_counts = std::string_view(rule.unaligned).find('A') != std::string_view::npos;
       if (b >= 16 && (!a_counts || a >= 16)) continue;
       if (dev_pad_override() == 1) continue;  // a sweep of the padded path against these
+      if (dtype != DType::f32 && K >= kV34PadK &&
+          ((M + 127) / 128) * ((N + 127) / 128) <= kV34PadTiles) {
+        skipped.push_back(std::string(rule.kernel) + " is for K below " + std::to_string(kV34PadK) +
+                          " on outputs of at most " + std::to_string(kV34PadTiles) +
+                          " tiles of 128x128 (the padded path's split is faster there)");
+        continue;
+      }
     }
     const KernelEntry* k = find_kernel(rule.kernel, dtype);
     if (k == nullptr) {

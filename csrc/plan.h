@@ -131,6 +131,13 @@ constexpr int64_t kPadMinMacs = int64_t(1) << 27;
 // 3-5 us; 451x2868x16 padded was 4 us faster).
 constexpr int64_t kV01MaxK = 32;
 constexpr int64_t kV01MaxOutputs = int64_t(1) << 16;
+// v34 (an under-aligned B read in place) gives way to the padded path from K = kV34PadK on
+// outputs of at most kV34PadTiles tiles of 128x128: there the aligned copies' split-K kernels
+// (v22-v26, v24) were 1.1-1.7x faster on 12 of the 14 random points with K >= 7000 (H100,
+// auto's v34 against FASTGEMM_DEV_PAD=1), v34 on the other 2 by 6-10%; over 22-45 tiles v34
+// stayed 1.5x faster.
+constexpr int64_t kV34PadK = 7168;
+constexpr int64_t kV34PadTiles = 8;
 
 // Bytes to which all `values` (addresses, byte strides) are aligned: the largest power of two
 // dividing them all, at most `cap` (cap when every value is 0).

@@ -773,6 +773,18 @@ def test_select_half_unaligned_below_pad_threshold_on_hopper(dtype, shape, order
     )
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_select_v34_gives_way_to_padding_on_deep_k_over_few_tiles(dtype):
+    # An under-aligned row-major B: v34 reads it in place, except from K = 7168 on at most 8 tiles
+    # of 128x128, where the padded path's split kernels were faster (plan.h, kV34PadK).
+    for shape in [(10, 13, 30036), (1, 18, 18627), (21, 110, 28242), (100, 1001, 7168)]:
+        sel = fastgemm.select(*shape, dtype, cc=HOPPER_CC, order="CC")
+        assert sel.pad and sel.kernel.name != "hgemm_v34_split_k_unaligned", (shape, sel)
+    for shape in [(1, 2786, 8306), (10, 13, 7167), (127, 4099, 2053), (100, 1025, 7168)]:
+        sel = fastgemm.select(*shape, dtype, cc=HOPPER_CC, order="CC")
+        assert sel.kernel.name == "hgemm_v34_split_k_unaligned" and not sel.pad, (shape, sel)
+
+
 def test_select_float16_unaligned_small_sm75():
     sel = fastgemm.select(64, 64, 64, "float16", cc=75, alignment=2)
     assert sel.kernel.name == "hgemm_v01_mma" and sel.pad is False

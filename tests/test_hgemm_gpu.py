@@ -207,11 +207,18 @@ def test_auto_odd_large_pads(torch):
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize(
     "shape, orders",
-    [((7, 40, 2049), "FC"), ((8, 8, 1001), "CC"), ((256, 123, 1824), "CF"), ((1286, 8, 521), "FC")],
+    [
+        ((7, 40, 2049), "FC"),
+        ((8, 8, 1001), "CC"),
+        ((256, 123, 1824), "CF"),
+        ((1286, 8, 521), "FC"),
+        ((10, 13, 9001), "CC"),  # v34's region, but a deep K on one tile: padded (plan.h, kV34PadK)
+    ],
 )
 @pytest.mark.parametrize("beta", [0.0, 0.5])
 def test_auto_small_unaligned_pads_on_hopper(torch, dtype, shape, orders, beta):
-    # Below PAD_MIN_MACS, where v01 would be the in-place kernel, sm_90 pads (plan.h, kV01MaxK).
+    # Below PAD_MIN_MACS, where v01 would be the in-place kernel, sm_90 pads (plan.h, kV01MaxK);
+    # so it does where v34 would run a deep K on a few tiles (kV34PadK).
     M, N, K = shape
     A, B = _random(torch, M, K, dtype, orders[0]), _random(torch, K, N, dtype, orders[1])
     C0 = _random(torch, M, N, dtype)
