@@ -235,26 +235,32 @@ const std::vector<AutoRule> kSgemmRules = {
     // 64-row tiles were 2-15% faster at 33-64 rows over 8 tiles and at 192 rows over 8-16. At
     // most 16 rows or columns v19 (the rules above) is faster.
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of at least 17 rows and columns over at most SMs/66 tiles of 128x128 with K >= 4096, where "
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of at "
+     "least 17 rows and columns over at most SMs/66 tiles of 128x128 with K >= 4096, where "
      "cluster splits of at most 8 blocks leave most SMs idle",
      0, 128, 128, 0, 90, 4096, 0, false, 66, 0, nullptr, 0, false, 0, 17, 17},
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of at least 33 rows and columns over at most SMs/33 tiles of 128x128 with K >= 8192",
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of at "
+     "least 33 rows and columns over at most SMs/33 tiles of 128x128 with K >= 8192",
      0, 128, 128, 0, 90, 8192, 0, false, 33, 0, nullptr, 0, false, 0, 33, 33},
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of 65-128 rows and at least 65 columns over at most SMs/16.5 tiles of 128x128 with K >= "
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of "
+     "65-128 rows and at least 65 columns over at most SMs/16.5 tiles of 128x128 with K >= "
      "8192",
      0, 128, 128, 128, 90, 8192, 0, false, 16.5, 0, nullptr, 0, false, 0, 65, 65},
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of more than 192 rows and at least 65 columns over at most SMs/16.5 tiles of 128x128 "
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of more "
+     "than 192 rows and at least 65 columns over at most SMs/16.5 tiles of 128x128 "
      "with K >= 8192",
      0, 128, 128, 0, 90, 8192, 0, false, 16.5, 0, nullptr, 0, false, 0, 193, 65},
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of 65-128 rows and at least 65 columns over at most SMs/8.25 tiles of 128x128 with "
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of "
+     "65-128 rows and at least 65 columns over at most SMs/8.25 tiles of 128x128 with "
      "8192 <= K <= 16384",
      0, 128, 128, 128, 90, 8192, 0, false, 8.25, 0, nullptr, 16384, false, 0, 65, 65},
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of more than 192 rows and at least 65 columns over at most SMs/8.25 tiles of 128x128 "
+     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of more "
+     "than 192 rows and at least 65 columns over at most SMs/8.25 tiles of 128x128 "
      "with 8192 <= K <= 16384",
      0, 128, 128, 0, 90, 8192, 0, false, 8.25, 0, nullptr, 16384, false, 0, 193, 65},
     {"sgemm_v19_split_k_ring",
@@ -753,9 +759,10 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
     if (!rule.flip && fastest_for_cc && runnable_problem(*k, t, k->alignment).empty()) {
       fastest_for_cc = false;
       const int mode = dtype == DType::f32 ? -1 : dev_pad_override();
-      const std::string copied = std::string(rule.why) + "; operands are only " +
-                                 std::to_string(alignment) + "-byte aligned, so they are copied into " +
-                                 std::to_string(k->alignment) + "-byte aligned temporaries first";
+      const std::string copied =
+          std::string(rule.why) + "; operands are only " + std::to_string(alignment) +
+          "-byte aligned, so they are copied into " + std::to_string(k->alignment) +
+          "-byte aligned temporaries first";
       if (mode == 1 || (mode < 0 && macs_at_least(M, N, K, kPadMinMacs))) {
         Plan plan{k, true, false, std::make_shared<const std::string>(
                                       copied + " (M*N*K >= " + std::to_string(kPadMinMacs) +

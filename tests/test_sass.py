@@ -601,7 +601,12 @@ def _layout_flags(fn: str, name: str) -> tuple[str, str]:
 # Rungs with an instantiation for a row-major A of 16-byte rows beside an under-aligned B or C
 # (sgemm/common.cuh: with_kernel's a16; the flag before VEC): one per layout of B (and tiling),
 # whose A loads are 128-bit.
-A16_RUNGS = {"sgemm_v09_cp_async", "sgemm_v12_split_k_narrow", "sgemm_v16_split_k_waves"}
+A16_RUNGS = {
+    "sgemm_v09_cp_async",
+    "sgemm_v12_split_k_narrow",
+    "sgemm_v16_split_k_waves",
+    "sgemm_v20_split_k_reduce",
+}
 
 
 @pytest.mark.parametrize("cubin, kernel", _cases("vector_loads"))

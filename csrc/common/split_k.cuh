@@ -131,11 +131,15 @@ __device__ __forceinline__ void cluster_reduce_store(const float* red, T* C, int
 // thread t at i * THREADS + t: each i one coalesced sweep); sync() is the group's barrier.
 // Contributors never wait; an owner waits only for blocks dispatched before it. The flags start
 // at 0 and add_partial leaves them 0 (the bands: band_done).
-template <int COUNT, int THREADS, typename Get, typename Sync>
-__device__ __forceinline__ void publish_partial(float* slot, int* flag, int t, Get get, Sync sync) {
+template <int COUNT, int THREADS, typename Get>
+__device__ __forceinline__ void store_partial(float* slot, int t, Get get) {
   float4* out = reinterpret_cast<float4*>(slot) + t;
 #pragma unroll
   for (int i = 0; i < COUNT; ++i) __stcg(out + i * THREADS, get(i));
+}
+template <int COUNT, int THREADS, typename Get, typename Sync>
+__device__ __forceinline__ void publish_partial(float* slot, int* flag, int t, Get get, Sync sync) {
+  store_partial<COUNT, THREADS>(slot, t, get);
   __threadfence();
   sync();  // every thread's part is written
   if (t == 0) ptx::st_release_gpu(flag, 1);

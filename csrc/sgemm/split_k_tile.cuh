@@ -159,16 +159,13 @@ __device__ __forceinline__ void run_partials(float* smem, const KmnView& A, cons
   double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC, VEC_A>(
       A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K, As, Bs,
       [&](const typename WT::LanePos&, const float (&part)[WT::THREAD_M][WT::THREAD_N]) {
-        float4* out = reinterpret_cast<float4*>(partials) +
-                      (int64_t(blockIdx.x) * gridDim.z + blockIdx.z) * (COUNT * WT::THREADS) +
-                      threadIdx.x;
-#pragma unroll
-        for (int i = 0; i < COUNT; ++i) {
-          const float* r = &part[i / ROW4][(i % ROW4) * 4];
-          __stcg(out + i * WT::THREADS, make_float4(r[0], r[1], r[2], r[3]));
-        }
+        const int64_t slot = int64_t(blockIdx.x) * gridDim.z + blockIdx.z;
+        store_partial<COUNT, WT::THREADS>(partials + slot * (COUNT * 4 * WT::THREADS),
+                                          static_cast<int>(threadIdx.x), [&](int i) {
+                                            const float* r = &part[i / ROW4][(i % ROW4) * 4];
+                                            return make_float4(r[0], r[1], r[2], r[3]);
+                                          });
       });
-  ptx::griddepcontrol_launch_dependents();  // the reduction may start its blocks
 }
 
 // C = alpha * sum_z partials[tile * S + z] + beta * C (row-major C, any ldc; C read only where
@@ -272,16 +269,27 @@ void launch(const GemmArgs& a, const char* name, const SplitRates& rates, Kernel
 // rounds: an owner waits only for blocks dispatched before it), loop_smem_bytes. Both: the
 // stream's scratch for the partial tiles and their flags (held until the launch is queued), a
 // dependent launch from sm_90 on.
-template <typename WT, typename KernelFor>
-void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for,
-                   const RoundSplit* rounds = nullptr) {
-  const int smem = rounds != nullptr ? loop_smem_bytes<WT>() : smem_bytes<WT>();
+// What the launches through global memory share: C row-major, the grid of tiles (z = 1 here),
+// the device, and f(kernel, grid, device, props) with the layout's kernel and its shared memory
+// set.
+template <typename WT, typename KernelFor, typename F>
+void with_global_split(const GemmArgs& a, const char* name, int smem, KernelFor kernel_for, F&& f) {
   if (a.c_col_major) throw std::logic_error(std::string(name) + ": C is stored row-major");
   const dim3 grid = split_grid(a.M, a.N, WT::BLOCK_M, WT::BLOCK_N, name);
   const int device = active_device();
   const DeviceProps& props = device_props(device);
   with_kernel(a, kernel_for, [&](auto kernel) {
     set_smem(kernel, smem);
+    f(kernel, grid, device, props);
+  });
+}
+
+template <typename WT, typename KernelFor>
+void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for,
+                   const RoundSplit* rounds = nullptr) {
+  const int smem = rounds != nullptr ? loop_smem_bytes<WT>() : smem_bytes<WT>();
+  with_global_split<WT>(a, name, smem, kernel_for, [&](auto kernel, dim3 grid, int device,
+                                                       const DeviceProps& props) {
     int split;
     if (rounds != nullptr) {
       const int per_sm =
@@ -307,7 +315,8 @@ void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for,
 // a dependent launch (sm_90 on) on the same stream.
 inline int reduce_split_count(int64_t tiles, int64_t k_tiles, int slots, int most) {
   const int fixed = dev_split_override();
-  int64_t s = std::min<int64_t>({most, k_tiles / REDUCE_MIN_KTILES, slots / std::max<int64_t>(tiles, 1)});
+  int64_t s = std::min<int64_t>(
+      {most, k_tiles / REDUCE_MIN_KTILES, slots / std::max<int64_t>(tiles, 1)});
   if (fixed > 0) s = std::min<int64_t>(std::max<int64_t>(s, 1), fixed);
   return static_cast<int>(std::max<int64_t>(s, 1));
 }
@@ -315,12 +324,8 @@ inline int reduce_split_count(int64_t tiles, int64_t k_tiles, int slots, int mos
 template <typename WT, typename KernelFor>
 void launch_reduce(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   const int smem = loop_smem_bytes<WT>();
-  if (a.c_col_major) throw std::logic_error(std::string(name) + ": C is stored row-major");
-  const dim3 grid = split_grid(a.M, a.N, WT::BLOCK_M, WT::BLOCK_N, name);
-  const int device = active_device();
-  const DeviceProps& props = device_props(device);
-  with_kernel(a, kernel_for, [&](auto kernel) {
-    set_smem(kernel, smem);
+  with_global_split<WT>(a, name, smem, kernel_for, [&](auto kernel, dim3 grid, int device,
+                                                       const DeviceProps& props) {
     const int per_sm =
         resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), WT::THREADS, smem);
     const int split = reduce_split_count(grid.x, ceil_div(a.K, WT::BLOCK_K),

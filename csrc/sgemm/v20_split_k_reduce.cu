@@ -8,15 +8,15 @@
 // launch on the same stream, adds each output's S values in a fixed order (eight even ranges of
 // shares, each in order, on eight warps, then the eight sums in order: the same bits on every
 // call) and stores alpha * sum + beta * C. S fills one round of resident blocks: the most shares,
-// up to 256, of at least 4 k-tiles each, with tiles x S blocks resident at once.
+// up to 256, of at least 4 k-tiles each, with tiles x S blocks resident at once (one per SM).
 // Why it pays: an output of a few tiles with a deep K (63x78x17531 is one tile) keeps every SM
-// busy on 1/256 of K each instead of 8 (v18, a cluster) or 16 (v16) of them on larger shares;
+// busy on 1/132 of K each (an H100) instead of 8 (v18, a cluster) or 16 (v16) of them;
 // the reduction reads the partial tiles from L2 with every SM at once (128 blocks a tile).
 // What limits it: 128x128 tiles, the same as v16's: on an output of a few rows most of each tile's
 // FMAs are padding; the second launch and the partial tiles' round trip through L2 (tiles x S x
-// 64 KiB) cost a few microseconds, so it pays only where K is deep and the tiles few. At two
-// blocks per SM (128 registers) the instantiations with both operands of one layout keep 48-64
-// bytes on the stack (v16's compile without).
+// 64 KiB) cost a few microseconds, so it pays only where K is deep and the tiles few. One block
+// per SM (8 warps to hide the loop's latency): at two (128 registers a thread) the instantiations
+// with both operands of one layout spilled 48-64 bytes in the loop, which v16's do not.
 // Shapes: any M, N, K >= 1 (zero-filled tails); both layouts of A and B; operands aligned to
 // their 4-byte elements (the 4-byte instantiations, as v16's); C row-major, any ldc.
 #include "registry.h"
@@ -28,14 +28,8 @@ namespace {
 using wt = sgemm::warptile::Square;
 namespace skt = sgemm::split_k_tile;
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define FASTGEMM_V20_MIN_BLOCKS(a_col, b_col) ((a_col) == (b_col) ? 2 : 1)
-#else
-#define FASTGEMM_V20_MIN_BLOCKS(a_col, b_col) 1
-#endif
-
 template <bool A_COL_MAJOR, bool B_COL_MAJOR, bool A16, bool VEC>
-__global__ void __launch_bounds__(wt::THREADS, FASTGEMM_V20_MIN_BLOCKS(A_COL_MAJOR, B_COL_MAJOR))
+__global__ void __launch_bounds__(wt::THREADS, 1)
     sgemm_v20_split_k_reduce_kernel(sgemm::KmnView A, sgemm::KmnView B, float* partials) {
   extern __shared__ __align__(16) float smem[];
   skt::run_partials<wt, A_COL_MAJOR, B_COL_MAJOR, VEC, VEC || A16>(smem, A, B, partials);
@@ -44,10 +38,11 @@ __global__ void __launch_bounds__(wt::THREADS, FASTGEMM_V20_MIN_BLOCKS(A_COL_MAJ
 }  // namespace
 
 void sgemm_v20_split_k_reduce(const GemmArgs& a) {
-  skt::launch_reduce<wt>(a, "sgemm_v20_split_k_reduce", [](auto a_col, auto b_col, auto vec, auto a16) {
-    return sgemm_v20_split_k_reduce_kernel<decltype(a_col)::value, decltype(b_col)::value,
-                                           decltype(a16)::value, decltype(vec)::value>;
-  });
+  skt::launch_reduce<wt>(
+      a, "sgemm_v20_split_k_reduce", [](auto a_col, auto b_col, auto vec, auto a16) {
+        return sgemm_v20_split_k_reduce_kernel<decltype(a_col)::value, decltype(b_col)::value,
+                                               decltype(a16)::value, decltype(vec)::value>;
+      });
 }
 
 }  // namespace fastgemm
