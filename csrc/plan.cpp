@@ -188,13 +188,13 @@ const std::vector<AutoRule> kHgemmRules = {
     {"hgemm_v01_mma", "tensor-core rung without 16-byte vector access", 0},
 };
 const std::vector<AutoRule> kSgemmRules = {
-    // One 128x128 tile with K >= 12288, whatever its rows: v20's split of up to 256 shares was
-    // 1.2-2.4x faster than v19's cluster of up to 8 blocks on 14 of the 16 such random points of
-    // results/sweeps/deep-v20-random-float32-* with at most 16 rows or columns (1-126 x 8-109,
-    // K 13052-35551); level at 145x10x15817 and 20% slower at 3x16x19080. On two tiles and with
-    // K < 12288 v19 was the faster (below).
+    // One 128x128 tile with K >= 12288, whatever its rows: v20's split (a share per SM) was
+    // 1.2-3.0x faster than v19's cluster of up to 8 blocks on 14 of the 15 such random points of
+    // results/sweeps/deep-v20-random-float32-* with at most 16 rows or columns (1-126 x 8-109, K
+    // 13052-35551) and 17% slower on the other. On two tiles and with K < 12288 v19 was the
+    // faster (below).
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for an output of one "
+     "v16's split with no owner, a share per SM summed by a second kernel: for an output of one "
      "128x128 tile with K >= 12288, where a cluster's split of at most 8 blocks leaves most SMs "
      "idle",
      0, 128, 128, 0, 90, 12288, 0, false, 100},
@@ -221,48 +221,54 @@ const std::vector<AutoRule> kSgemmRules = {
      "v19 on the transposed problem: for outputs of at most 16 columns (narrow N), whose "
      "transpose is a decode GEMM",
      0, 0, 0, 16, 90, 0, 0, true},
-    // Outputs of a few 128x128 tiles with K >= 8192, at least 17 rows and columns: v20 splits
-    // K in up to 256 shares (a second kernel sums them), as many as one round of blocks holds,
-    // where the clusters of v12/v18/v19 stop at 8 and v16 at 16. Fitted to
-    // results/sweeps/deep-v20-float32-* (H100; M 33-512, N 128-2048, K 8192-32768, at most 16
-    // tiles; v12, v16, v18, v20) and 220 random points of deep-v20-random-float32-* (M 1-1024, N
-    // 8-2048, K 1024-40000): v20 was the fastest or within 0.3% on every point of at most 4
-    // tiles with 33 or more rows and columns (to 6x over v18 at 53x92x20438) and of 5-8 tiles
-    // at 65-128 or more than 192 rows; over 9-16 tiles (S <= 16, v16's split) it was 2-10%
-    // ahead of v16 with K <= 16384 and level or 4% behind at 32768; over at most 2 tiles with
-    // 4096 <= K < 8192 it was 1.9-3.7x faster than auto's v12, v16 or v19 on all 9 random points
+    // Outputs of a few 128x128 tiles with a deep K, at least 17 rows and columns: v20 splits K
+    // in as many shares as one round of blocks holds (one per SM), where the clusters of
+    // v12/v18/v19 stop at 8 and v16 at 16. Fitted to results/sweeps/deep-v20-float32-* (H100;
+    // M 33-512, N 128-2048, K 8192-32768, at most 16 tiles; v12, v16, v18, v20 at one block per
+    // SM) and 220 random points (M 1-1024, N 8-2048, K 1024-40000, at most 64 tiles; auto, v16,
+    // v18, v19, v20): deep-v20-random-two-blocks-* (v20 at two blocks per SM; auto as before
+    // v20) and deep-v20-random-* (one block per SM, 9% faster in the geometric mean). v20 was
+    // the fastest on every swept point of at most 4 tiles with 33 or more rows and columns (up to
+    // 4.6x over v18 at 53x92x20438), and of 5-8 tiles at 65-128 or more than 192 rows; over 9-16
+    // tiles (S <= 8 at one block per SM, v16's 16 at two) at 96 rows (3.5-6%) and elsewhere with
+    // K = 8192 (2.5% over v16), v16 3.5-4% ahead from 16384 on. Over at most 2 tiles with 4096
+    // <= K < 8192 it was 1.9-3.7x faster than auto's v12, v16 or v19 on all 9 random points
     // (17-235 rows and columns), and at 17-32 rows or columns with K >= 8192 on all 5. v18's
     // 64-row tiles were 2-15% faster at 33-64 rows over 8 tiles and at 192 rows over 8-16. At
     // most 16 rows or columns v19 (the rules above) is faster.
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of at "
+     "v16's split with no owner, a share per SM summed by a second kernel: for outputs of at "
      "least 17 rows and columns over at most SMs/66 tiles of 128x128 with K >= 4096, where "
      "cluster splits of at most 8 blocks leave most SMs idle",
      0, 128, 128, 0, 90, 4096, 0, false, 66, 0, nullptr, 0, false, 0, 17, 17},
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of at "
+     "v16's split with no owner, a share per SM summed by a second kernel: for outputs of at "
      "least 33 rows and columns over at most SMs/33 tiles of 128x128 with K >= 8192",
      0, 128, 128, 0, 90, 8192, 0, false, 33, 0, nullptr, 0, false, 0, 33, 33},
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of "
+     "v16's split with no owner, a share per SM summed by a second kernel: for outputs of "
      "65-128 rows and at least 65 columns over at most SMs/16.5 tiles of 128x128 with K >= "
      "8192",
      0, 128, 128, 128, 90, 8192, 0, false, 16.5, 0, nullptr, 0, false, 0, 65, 65},
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of more "
+     "v16's split with no owner, a share per SM summed by a second kernel: for outputs of more "
      "than 192 rows and at least 65 columns over at most SMs/16.5 tiles of 128x128 "
      "with K >= 8192",
      0, 128, 128, 0, 90, 8192, 0, false, 16.5, 0, nullptr, 0, false, 0, 193, 65},
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of "
-     "65-128 rows and at least 65 columns over at most SMs/8.25 tiles of 128x128 with "
-     "8192 <= K <= 16384",
-     0, 128, 128, 128, 90, 8192, 0, false, 8.25, 0, nullptr, 16384, false, 0, 65, 65},
+     "v16's split with no owner, a share per SM summed by a second kernel: for outputs of "
+     "65-96 rows and at least 65 columns over at most SMs/8.25 tiles of 128x128 with K >= 8192",
+     0, 128, 128, 96, 90, 8192, 0, false, 8.25, 0, nullptr, 0, false, 0, 65, 65},
     {"sgemm_v20_split_k_reduce",
-     "v16's split with no owner, up to 256 shares summed by a second kernel: for outputs of more "
+     "v16's split with no owner, a share per SM summed by a second kernel: for outputs of "
+     "97-128 rows and at least 65 columns over at most SMs/8.25 tiles of 128x128 with "
+     "8192 <= K < 12288",
+     0, 128, 128, 128, 90, 8192, 0, false, 8.25, 0, nullptr, 12287, false, 0, 97, 65},
+    {"sgemm_v20_split_k_reduce",
+     "v16's split with no owner, a share per SM summed by a second kernel: for outputs of more "
      "than 192 rows and at least 65 columns over at most SMs/8.25 tiles of 128x128 "
-     "with 8192 <= K <= 16384",
-     0, 128, 128, 0, 90, 8192, 0, false, 8.25, 0, nullptr, 16384, false, 0, 193, 65},
+     "with 8192 <= K < 12288",
+     0, 128, 128, 0, 90, 8192, 0, false, 8.25, 0, nullptr, 12287, false, 0, 193, 65},
     {"sgemm_v19_split_k_ring",
      "v19 on 32-row tiles: for outputs of 17-32 rows with a column-major B (B = W^T), where "
      "v12's loads of B are slower",

@@ -1,5 +1,5 @@
 // sgemm_v20_split_k_reduce — v16's split of K with no owner: every block stores its partial tile
-// and a second kernel sums them, so that S can be large (up to 256 shares).
+// and a second kernel sums them, so that S can be large (a share per SM, up to 256).
 //
 // What changed since v16: in v16 a tile's owner (its last share) adds the S - 1 other partial
 // tiles one after another, 64 KiB each, so its SM alone reads (S - 1) x 64 KiB and S stays at 16
@@ -50,4 +50,4 @@ void sgemm_v20_split_k_reduce(const GemmArgs& a) {
 FASTGEMM_REGISTER_SGEMM(sgemm_v20_split_k_reduce, {20, 80, 0, 4, "simt", "cp_async",
     "split_k_global", "sgemm_v16_split_k_waves", true,
     "v16's split with no owner: every block stores its partial tile and a second kernel sums "
-    "them in a fixed order, up to 256 shares, for outputs of few tiles with a deep K"})
+    "them in a fixed order, a share per SM, for outputs of few tiles with a deep K"})
