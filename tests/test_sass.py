@@ -715,6 +715,7 @@ def test_expectations_cover_the_ladder():
         "sgemm_v17_multistage",
         "sgemm_v18_split_k_multistage",
         "sgemm_v19_split_k_ring",
+        "sgemm_v20_split_k_reduce",
     ]
     assert [k.name for k in _of("cp_async", "float32")] == [
         "sgemm_v09_cp_async",
@@ -725,6 +726,7 @@ def test_expectations_cover_the_ladder():
         "sgemm_v17_multistage",
         "sgemm_v18_split_k_multistage",
         "sgemm_v19_split_k_ring",
+        "sgemm_v20_split_k_reduce",
     ]
     tensor_core = [13, 14] if HOPPER_CC in ARCHS else []  # tf32, tf32x3 (sm_90a only)
     assert [k.version for k in _of("no_spills", "float32")] == [
@@ -742,8 +744,9 @@ def test_expectations_cover_the_ladder():
         17,
         18,
         19,
+        20,
     ]
-    assert len(_kernels_with("fma")) == len(SGEMM) == 17 + len(tensor_core)
+    assert len(_kernels_with("fma")) == len(SGEMM) == 18 + len(tensor_core)
     assert not _of("fma", "float16") and not _of("tensor_cores", "float32")
     assert [k.version for k in _of("wgmma", "float32")] == tensor_core
     assert [k.version for k in _of("tma", "float32")] == tensor_core
