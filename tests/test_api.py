@@ -11,6 +11,8 @@ that mention CUDA.
 from __future__ import annotations
 
 import csv
+import json
+import math
 import re
 from pathlib import Path
 
@@ -1730,6 +1732,32 @@ def test_select_fp32_deep_few_tiles_runs_v20_where_the_sweep_says():
             assert times[name] <= 1.02 * min(times.values()), ((m, n, k), name, times)
             checked += 1
     assert checked >= 55 and few >= 20
+
+
+def test_select_fp16_deep_small_outputs_follow_the_v35_v36_sweep():
+    # results/sweeps/deep-small-v35-v36-*: on the points that auto now sends to v35 or v36, the
+    # kernel it runs is 1.2x faster than the one it ran before (the sweep's "auto", geometric
+    # mean) and never more than 10% slower; from K = 16384 on few tiles it is one of them.
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    rows = [
+        r
+        for p in sorted(sweeps.glob("deep-small-v35-v36-float16-*.json"))
+        for r in json.loads(p.read_text())["results"]
+    ]
+    assert len(rows) >= 100
+    gains = []
+    for r in rows:
+        order = ("F" if r["a_col"] else "C") + ("F" if r["b_col"] else "C")
+        name = fastgemm.select(r["M"], r["N"], r["K"], "float16", cc=90, order=order).kernel.name
+        if r["K"] >= 16384 and -(-r["M"] // 64) * -(-r["N"] // 64) <= 8:
+            assert name in ("hgemm_v35_split_k_reduce", "hgemm_v36_split_k_reduce_wide"), r
+        if name in ("hgemm_v35_split_k_reduce", "hgemm_v36_split_k_reduce_wide"):
+            gains.append(r["auto"] / r[name])
+            assert gains[-1] > 0.9, (name, r)
+    assert len(gains) >= 25 and math.prod(gains) ** (1 / len(gains)) >= 1.2
+    # The suite's decode and deep-K shapes keep their kernels.
+    assert fastgemm.select(1, 4096, 14336, "float16", cc=90).kernel.name == "hgemm_v22_split_k"
+    assert fastgemm.select(512, 512, 32768, "float16", cc=90).kernel.name == "hgemm_v28_split_k_global_narrow"
 
 
 def test_select_fp32_rows_33_192_matches_the_sweep():

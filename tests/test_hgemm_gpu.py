@@ -193,6 +193,30 @@ def test_v34_reads_unaligned_rows_in_place(torch, dtype, layout):
         assert torch.equal(again, C)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_auto_deep_small_outputs_split_over_the_sms(torch, dtype):
+    """auto's v35 / v36 on deep-K outputs of a few tiles, aligned and (padded path) odd, C
+    poisoned or with beta != 0: float64-checked, the same bits on a second call."""
+    for (M, N, K), kernel in [
+        ((10, 13, 30036), "hgemm_v35_split_k_reduce"),
+        ((2, 64, 20000), "hgemm_v35_split_k_reduce"),
+        ((51, 192, 21440), "hgemm_v36_split_k_reduce_wide"),
+        ((131, 77, 12001), "hgemm_v36_split_k_reduce_wide"),
+    ]:
+        assert fastgemm.select(M, N, K, dtype, alignment=2 if (N % 8 or K % 8) else 16).kernel.name == kernel
+        A, B = _random(torch, M, K, dtype), _random(torch, K, N, dtype)
+        for beta in (0.0, 0.5):
+            C0 = _random(torch, M, N, dtype)
+            C = C0.clone() if beta else torch.full((M, N), float("nan"), device="cuda", dtype=C0.dtype)
+            fastgemm.hgemm(A, B, C, 0.75, beta)
+            torch.cuda.synchronize()
+            check(torch, A, B, C, 0.75, beta, C0 if beta else None)
+            again = C0.clone() if beta else torch.full_like(C, float("nan"))
+            fastgemm.hgemm(A, B, again, 0.75, beta)
+            torch.cuda.synchronize()
+            assert torch.equal(again, C), (M, N, K, beta)
+
+
 def test_auto_odd_large_pads(torch):
     M, N, K = 4095, 4097, 4099
     A, B = _random(torch, M, K, "float16"), _random(torch, K, N, "float16")
@@ -346,6 +370,8 @@ def test_dependent_launch_chain(torch, kernel, capture):
         "hgemm_v31_split_last_round",
         "hgemm_v32_split_last_round_192",
         "hgemm_v33_split_k_n64",
+        "hgemm_v35_split_k_reduce",
+        "hgemm_v36_split_k_reduce_wide",
     ],
 )
 def test_dependent_launch_split_chain(torch, kernel, capture):
@@ -412,6 +438,25 @@ SPLIT_SHAPES = {
         (3, 24, 5000),
         (1032, 1032, 3000),
         (130, 264, 64),
+    ],
+    # K split over the SMs with no owner (a second kernel sums the partial tiles): one tile with
+    # S near the SM count (S = 117 at 7 x 40 x 30000), a ragged last share, two row tiles, many
+    # tiles with S = 2, one k-tile (S = 1), rows and columns past the edge.
+    "hgemm_v35_split_k_reduce": [
+        (7, 40, 30000),
+        (16, 64, 65536),
+        (3, 24, 5000),
+        (17, 520, 3000),
+        (1, 4096, 8192),
+        (3, 72, 64),
+    ],
+    "hgemm_v36_split_k_reduce_wide": [
+        (51, 192, 21440),
+        (64, 64, 32768),
+        (3, 24, 5000),
+        (65, 520, 3000),
+        (33, 1000, 4104),
+        (33, 72, 64),
     ],
     "hgemm_v28_split_k_global_narrow": [
         (512, 512, 32768),

@@ -340,6 +340,80 @@ __device__ __forceinline__ void split_tile(int64_t M, int block_m, int block_n, 
   n0 = int64_t(blockIdx.x) / tiles_m * block_n;
 }
 
+// --- the split with no owner, summed by a second kernel (sgemm v20, hgemm v35-v36) ------------
+// Every block of a tile stores its fp32 partial tile into a slot of a scratch buffer and leaves;
+// a second launch adds the S slots of each output in a fixed order and writes C. S is then bounded
+// by the SMs alone: the largest S <= most that leaves each block at least min_units units of K
+// work and keeps tiles x S blocks within `slots` (the blocks resident at once).
+// FASTGEMM_DEV_SPLIT_K fixes S within those limits.
+inline int reduce_split_count(int64_t tiles, int64_t k_units, int64_t slots, int most,
+                              int min_units) {
+  const int fixed = dev_split_override();
+  int64_t s = std::min<int64_t>({int64_t(most), k_units / std::max(min_units, 1),
+                                 slots / std::max<int64_t>(tiles, 1)});
+  if (fixed > 0) s = std::min<int64_t>(std::max<int64_t>(s, 1), fixed);
+  return static_cast<int>(std::max<int64_t>(s, 1));
+}
+
+// C = alpha * sum_z partials[(tile * S + z) * BM * BN + r * BN + c] + beta * C for the partial
+// tiles of a split_grid (row tiles fastest), each slot a row-major BM x BN tile of floats. A block
+// takes 64 consecutive floats of a tile (a float2 per lane) and GROUPS warps: warp g adds the
+// slots of its g-th even range of z in order, eight loads in flight; warp 0 adds the GROUPS sums
+// in g order and stores (element stores: C row-major with any ldc and any alignment). The same
+// bits on every call. A dependent launch: it waits for the split kernel's grid first.
+template <int BM, int BN, int GROUPS, typename T>
+__global__ void __launch_bounds__(32 * GROUPS)
+    sum_partial_tiles_kernel(const float* __restrict__ partials, T* C, int64_t ldc, int64_t M,
+                             int64_t N, int split, float alpha, float beta) {
+  constexpr int PAIRS = BM * BN / 2, PER_TILE = PAIRS / 32;
+  static_assert(PAIRS % 32 == 0 && BN % 2 == 0, "whole warps of column pairs per tile");
+  __shared__ float2 partial_sums[GROUPS][32];
+  ptx::griddepcontrol_wait();
+  const int64_t tile = blockIdx.x / PER_TILE;
+  const int lane = threadIdx.x % 32, g = threadIdx.x / 32;
+  const int pair = (blockIdx.x % PER_TILE) * 32 + lane;
+  const int row = pair / (BN / 2), col = pair % (BN / 2) * 2;
+  const int64_t tiles_m = (M + BM - 1) / BM;
+  const int64_t m = tile % tiles_m * BM + row, n = tile / tiles_m * BN + col;
+  const bool inside = m < M && n < N;
+  float2 acc = make_float2(0.0f, 0.0f);
+  if (inside) {
+    const float2* p = reinterpret_cast<const float2*>(partials) + tile * split * PAIRS + pair;
+    const int end = static_cast<int>(int64_t(split) * (g + 1) / GROUPS);
+    int z = static_cast<int>(int64_t(split) * g / GROUPS);
+    for (; z + 8 <= end; z += 8) {
+      float2 v[8];
+#pragma unroll
+      for (int q = 0; q < 8; ++q) v[q] = __ldcg(p + int64_t(z + q) * PAIRS);
+#pragma unroll
+      for (int q = 0; q < 8; ++q) acc.x += v[q].x, acc.y += v[q].y;
+    }
+    for (; z < end; ++z) {
+      const float2 v = __ldcg(p + int64_t(z) * PAIRS);
+      acc.x += v.x, acc.y += v.y;
+    }
+  }
+  partial_sums[g][lane] = acc;
+  __syncthreads();
+  if (g != 0 || !inside) return;
+#pragma unroll
+  for (int h = 1; h < GROUPS; ++h) acc.x += partial_sums[h][lane].x, acc.y += partial_sums[h][lane].y;
+  store_pair(C + m * ldc + n, alpha * acc.x, alpha * acc.y, beta, false, N - n);
+}
+
+// Launches sum_partial_tiles_kernel over `tiles` tiles of S = split slots each at `partials`, as
+// a dependent launch (sm_90 on) on the stream.
+template <int BM, int BN, typename T>
+void launch_sum_partials(const float* partials, int64_t tiles, int split, T* C, int64_t ldc,
+                         int64_t M, int64_t N, float alpha, float beta, cudaStream_t stream,
+                         int cc, const char* name) {
+  constexpr int GROUPS = 8;
+  Launch l{dim3(static_cast<unsigned>(tiles * (BM * BN / 64))), dim3(32 * GROUPS), 0, stream};
+  l.pdl = cc >= 90;
+  fastgemm::launch(sum_partial_tiles_kernel<BM, BN, GROUPS, T>, l, name, partials, C, ldc, M, N,
+                   split, alpha, beta);
+}
+
 // kernel<<<grid (z = split), threads, smem, stream>>>(args...), in clusters of (1, 1, split)
 // (with the load-balancing cluster policy where the choice asks for it), as a dependent launch on
 // a GPU of compute capability `cc` >= 9.0 (see the contract).

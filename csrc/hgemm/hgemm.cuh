@@ -20,6 +20,11 @@
 //                            and split the K tiles evenly; their fp32 partial tiles meet in
 //                            shared memory and are summed across the cluster in rank order (the
 //                            same bits on every run) before C is written (split_epilogue)
+//   SPLIT_REDUCE             with SPLIT_K: the z blocks of a tile are not a cluster; each stores
+//                            its fp32 partial tile into a slot of a scratch buffer (run_partials)
+//                            and a second kernel sums the slots in z order and writes C
+//                            (common/split_k.cuh, sum_partial_tiles_kernel), so S is bounded by
+//                            the SMs, not by a cluster's 8 blocks
 //
 // Operands are stored in shared memory the way they lie in global memory, so 16-byte copies never
 // transpose: a K-major operand (row-major A, column-major B) as [MN][BLOCK_K] rows, an MN-major
@@ -385,25 +390,20 @@ struct Kernel {
     }
   }
 
-  __device__ __forceinline__ static void run(Operand<T> A, Operand<T> B, T* C, int64_t ldc,
-                                             float alpha, float beta) {
-    extern __shared__ __align__(128) unsigned char smem_raw[];
-    T* smem = reinterpret_cast<T*>(smem_raw);
-    const int warp = threadIdx.x / 32;
-    const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
-    int64_t m0, n0;
-    block_tile(A.MN, B.MN, m0, n0);
-    // This block's K tiles: all of them, or with SPLIT_K the z-th of gridDim.z even shares.
+  // acc = this block's tile (m0, n0) of A * B over its K tiles: all of them, or with SPLIT_K the
+  // z-th of gridDim.z even shares.
+  __device__ __forceinline__ static void mainloop(const Operand<T>& A, const Operand<T>& B,
+                                                  T* smem, int warp_m, int warp_n, int64_t m0,
+                                                  int64_t n0, float (&acc)[MI][NI][4]) {
     int t0 = 0, tiles = static_cast<int>(ceil_div(A.K, BK));
     if constexpr (Cfg::SPLIT_K) {
       int64_t first, count;
-      split_share(tiles, first, count);
+      split_share<!Cfg::SPLIT_REDUCE>(tiles, first, count);
       t0 = static_cast<int>(first), tiles = static_cast<int>(count);
     }
     const CopyA copy_a(A, m0);
     const CopyB copy_b(B, n0);
 
-    float acc[MI][NI][4];
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll
@@ -494,6 +494,18 @@ struct Kernel {
       }
       ptx::cp_async_wait<0>();
     }
+  }
+
+  __device__ __forceinline__ static void run(Operand<T> A, Operand<T> B, T* C, int64_t ldc,
+                                             float alpha, float beta) {
+    static_assert(!Cfg::SPLIT_REDUCE, "a SPLIT_REDUCE rung runs run_partials");
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    const int warp = threadIdx.x / 32;
+    const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
+    int64_t m0, n0;
+    block_tile(A.MN, B.MN, m0, n0);
+    float acc[MI][NI][4];
+    mainloop(A, B, reinterpret_cast<T*>(smem_raw), warp_m, warp_n, m0, n0, acc);
     if constexpr (Cfg::SPLIT_K) {
       __syncthreads();  // every warp is done with the ring: it holds the partial tile now
       split_epilogue(reinterpret_cast<float*>(smem_raw), C, ldc, A.MN, B.MN, m0, n0, warp_m,
@@ -501,6 +513,34 @@ struct Kernel {
     } else {
       epilogue(C, ldc, A.MN, B.MN, m0, n0, warp_m, warp_n, acc, alpha, beta);
     }
+  }
+
+  // SPLIT_REDUCE: this block's fp32 partial tile, row-major BM x BN, into slot
+  // blockIdx.x * gridDim.z + blockIdx.z of `partials` (a lane's pairs of columns as 8-byte stores,
+  // past L1), for sum_partial_tiles_kernel.
+  __device__ __forceinline__ static void run_partials(Operand<T> A, Operand<T> B,
+                                                      float* partials) {
+    static_assert(Cfg::SPLIT_K && Cfg::SPLIT_REDUCE, "a split summed by a second kernel");
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    const int warp = threadIdx.x / 32;
+    const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
+    int64_t m0, n0;
+    block_tile(A.MN, B.MN, m0, n0);
+    float acc[MI][NI][4];
+    mainloop(A, B, reinterpret_cast<T*>(smem_raw), warp_m, warp_n, m0, n0, acc);
+    float* const slot =
+        partials + (int64_t(blockIdx.x) * gridDim.z + blockIdx.z) * int64_t(BM * BN);
+    const int lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = warp_m * WM + i * 16 + g + 8 * h, col = warp_n * WN + j * 8 + 2 * tq;
+          __stcg(reinterpret_cast<float2*>(slot + row * BN + col),
+                 make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]));
+        }
   }
 
   // SPLIT_K: this block's fp32 partial tile goes to shared memory (the ring, free by now), and
@@ -554,6 +594,9 @@ struct Kernel {
 
 // Host side: one instantiation per (A, B) layout; KernelFor(a_kmajor, b_kmajor) returns the
 // rung's __global__ wrapper for that pair.
+// A SPLIT_REDUCE rung's S: at most this many shares (of at least SPLIT_MIN_TILES K tiles each).
+constexpr int REDUCE_MOST = 256;
+
 template <typename Cfg, typename T, typename KernelFor>
 void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   dim3 grid;
@@ -580,7 +623,25 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
     }
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, K::SMEM_BYTES);
-    if constexpr (Cfg::SPLIT_K) {
+    if constexpr (Cfg::SPLIT_REDUCE) {
+      if (a.c_col_major) throw std::logic_error(std::string(name) + ": C is stored row-major");
+      const int per_sm =
+          resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), K::THREADS, K::SMEM_BYTES);
+      const int split = reduce_split_count(
+          grid.x, ceil_div(a.K, Cfg::BLOCK_K), int64_t(launch_sms(device)) * std::max(per_sm, 1),
+          REDUCE_MOST, Cfg::SPLIT_MIN_TILES);
+      constexpr size_t tile_floats = size_t(Cfg::BLOCK_M) * Cfg::BLOCK_N;
+      const Scratch scratch = stream_scratch(device, a.stream, 0,
+                                             size_t(grid.x) * split * tile_floats * sizeof(float));
+      Launch l{dim3(grid.x, 1, static_cast<unsigned>(split)), dim3(K::THREADS), K::SMEM_BYTES,
+               a.stream};
+      l.pdl = props.cc >= 90;
+      fastgemm::launch(kernel, l, name, operand_a<T>(a), operand_b<T>(a),
+                       static_cast<float*>(scratch.data));
+      launch_sum_partials<Cfg::BLOCK_M, Cfg::BLOCK_N>(
+          static_cast<const float*>(scratch.data), grid.x, split, static_cast<T*>(a.C), a.ldc,
+          a.M, a.N, a.alpha, a.beta, a.stream, props.cc, name);
+    } else if constexpr (Cfg::SPLIT_K) {
       const int split = split_count(reinterpret_cast<const void*>(kernel), K::THREADS,
                                     K::SMEM_BYTES, grid.x, ceil_div(a.K, Cfg::BLOCK_K),
                                     Cfg::SPLIT_MIN_TILES, Cfg::SPLIT_BLOCKS_PER_SM,
@@ -599,7 +660,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
 }  // namespace fastgemm::hgemm
 
 // Defines the rung's __global__ wrapper (its own name in profiles and SASS) and its host entry
-// points for fp16 and bf16.
+// points for fp16 and bf16; a SPLIT_REDUCE rung's wrapper runs run_partials into the scratch.
 #define FASTGEMM_HGEMM_RUNG(NAME, CFG)                                                          \
   namespace fastgemm {                                                                          \
   namespace {                                                                                   \
@@ -609,6 +670,23 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
                     float beta) {                                                               \
     hgemm::Kernel<CFG, T, AK, BK>::run(A, B, C, ldc, alpha, beta);                              \
   }                                                                                             \
+  }                                                                                             \
+  }                                                                                             \
+  FASTGEMM_HGEMM_ENTRY_POINTS(NAME, CFG)
+#define FASTGEMM_HGEMM_REDUCE_RUNG(NAME, CFG)                                                   \
+  namespace fastgemm {                                                                          \
+  namespace {                                                                                   \
+  template <typename T, bool AK, bool BK>                                                       \
+  __global__ void __launch_bounds__(hgemm::Kernel<CFG, T, AK, BK>::THREADS, CFG::MIN_BLOCKS)   \
+      NAME##_kernel(hgemm::Operand<T> A, hgemm::Operand<T> B, float* partials) {                \
+    hgemm::Kernel<CFG, T, AK, BK>::run_partials(A, B, partials);                                \
+  }                                                                                             \
+  }                                                                                             \
+  }                                                                                             \
+  FASTGEMM_HGEMM_ENTRY_POINTS(NAME, CFG)
+#define FASTGEMM_HGEMM_ENTRY_POINTS(NAME, CFG)                                                  \
+  namespace fastgemm {                                                                          \
+  namespace {                                                                                   \
   template <typename T>                                                                         \
   void NAME##_launch(const GemmArgs& a) {                                                       \
     hgemm::launch<CFG, T>(a, #NAME, [](auto ak, auto bk) {                                      \

@@ -14,7 +14,7 @@ struct V01 {  // block 128x128x32, 2x2 warps of 64x64, element-wise copies, plai
   static constexpr bool B_X4 = false, XOR_STEP = false;
   static constexpr int RASTER_GROUP = 0;
   static constexpr int MIN_BLOCKS = 1;
-  static constexpr bool SPLIT_K = false;
+  static constexpr bool SPLIT_K = false, SPLIT_REDUCE = false;
   static constexpr int SPLIT_BLOCKS_PER_SM = 0, SPLIT_MIN_TILES = 1;
 };
 struct V02 : V01 { static constexpr Copy COPY = Copy::vec16; };
@@ -45,6 +45,12 @@ struct V23 : V22 {  // 64x64 tiles (2x2 warps of 32x32) for 33-64 rows
 };
 struct V26 : V22 {  // 32x64 tiles (four warps of 32x16) for 17-32 rows
   static constexpr int BLOCK_M = 32;
+};
+struct V35 : V22 {  // v22's split with no owner: partial tiles summed by a second kernel
+  static constexpr bool SPLIT_REDUCE = true;
+};
+struct V36 : V23 {  // the same on v23's 64x64 tiles
+  static constexpr bool SPLIT_REDUCE = true;
 };
 
 }  // namespace fastgemm::hgemm

@@ -310,17 +310,9 @@ void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for,
   });
 }
 
-// The launch of v20 (run_partials kernels of tiling WT): S from reduce_split_count, the
-// stream's scratch for tiles x S partial tiles, the split kernel, then reduce_partials_kernel as
-// a dependent launch (sm_90 on) on the same stream.
-inline int reduce_split_count(int64_t tiles, int64_t k_tiles, int slots, int most) {
-  const int fixed = dev_split_override();
-  int64_t s = std::min<int64_t>(
-      {most, k_tiles / REDUCE_MIN_KTILES, slots / std::max<int64_t>(tiles, 1)});
-  if (fixed > 0) s = std::min<int64_t>(std::max<int64_t>(s, 1), fixed);
-  return static_cast<int>(std::max<int64_t>(s, 1));
-}
-
+// The launch of v20 (run_partials kernels of tiling WT): S from reduce_split_count
+// (common/split_k.cuh), the stream's scratch for tiles x S partial tiles, the split kernel, then
+// reduce_partials_kernel as a dependent launch (sm_90 on) on the same stream.
 template <typename WT, typename KernelFor>
 void launch_reduce(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   const int smem = loop_smem_bytes<WT>();
@@ -328,8 +320,10 @@ void launch_reduce(const GemmArgs& a, const char* name, KernelFor kernel_for) {
                                                        const DeviceProps& props) {
     const int per_sm =
         resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), WT::THREADS, smem);
-    const int split = reduce_split_count(grid.x, ceil_div(a.K, WT::BLOCK_K),
-                                         launch_sms(device) * std::max(per_sm, 1), REDUCE_MOST);
+    const int split =
+        reduce_split_count(grid.x, ceil_div(a.K, WT::BLOCK_K),
+                           int64_t(launch_sms(device)) * std::max(per_sm, 1), REDUCE_MOST,
+                           REDUCE_MIN_KTILES);
     constexpr size_t tile = size_t(WT::BLOCK_M) * WT::BLOCK_N;  // floats of a partial tile
     const Scratch scratch =
         stream_scratch(device, a.stream, 0, size_t(grid.x) * split * tile * sizeof(float));

@@ -1,0 +1,120 @@
+"""Deep-K GEMMs on small fp16 outputs: auto, the split-K kernels one by one, and torch.matmul.
+
+    python benchmarks/deep_small.py 110 --seed 5 --out results/sweeps
+
+Random aligned problems: M log-uniform 1-256, N 8-2048 and K 1024-40000 (both multiples of 8),
+at most 32 tiles of 64x64; a quarter of the A and of the B operands column-major (transposed
+views). Each kernel's output is checked against float64 (largest difference over the largest
+output, C poisoned with NaN first) and against a second call (the same bits); device time is CUDA
+events around back-to-back calls, median of 3 rounds, operands hot in L2. The split kernels with
+no owner (v35, v36) and their rules were fitted to this sweep. Writes
+deep-small-v35-v36-float16-<gpu>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+import fastgemm
+
+KERNELS = [
+    "hgemm_v35_split_k_reduce",
+    "hgemm_v36_split_k_reduce_wide",
+    "hgemm_v22_split_k",
+    "hgemm_v26_split_k_32rows",
+    "hgemm_v23_split_k_wide",
+    "hgemm_v24_wgmma_split_k",
+    "hgemm_v28_split_k_global_narrow",
+]
+
+
+def _device_us(fn: Callable[[], Any], reps: int) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e3 / reps
+
+
+def _time(fn: Callable[[], Any]) -> float:
+    once = _device_us(fn, 1)
+    reps = int(max(3, min(100, 10000 / max(once, 1.0))))
+    return statistics.median(_device_us(fn, reps) for _ in range(3))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("count", type=int)
+    p.add_argument("--seed", type=int, default=5)
+    p.add_argument("--out", default="results/sweeps")
+    args = p.parse_args()
+    rng = random.Random(args.seed)
+    dt = torch.float16
+    gpu = torch.cuda.get_device_name().lower().replace(" ", "-")
+    rows: list[dict[str, Any]] = []
+    while len(rows) < args.count:
+        M = int(math.exp(rng.uniform(0, math.log(256))))
+        N = int(math.exp(rng.uniform(math.log(8), math.log(2048)))) // 8 * 8 or 8
+        K = int(math.exp(rng.uniform(math.log(1024), math.log(40000)))) // 8 * 8
+        if -(-M // 64) * -(-N // 64) > 32:
+            continue
+        a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
+        if a_col:
+            M = max(8, M // 8 * 8)
+        A = (
+            torch.randn(K, M, device="cuda", dtype=dt).T
+            if a_col
+            else torch.randn(M, K, device="cuda", dtype=dt)
+        )
+        B = (
+            torch.randn(N, K, device="cuda", dtype=dt).T
+            if b_col
+            else torch.randn(K, N, device="cuda", dtype=dt)
+        )
+        C = torch.empty(M, N, device="cuda", dtype=dt)
+        ref = A.double() @ B.double()
+        top = max(ref.abs().max().item(), 1e-30)
+        order = ("F" if a_col else "C") + ("F" if b_col else "C")
+        row: dict[str, Any] = {"M": M, "N": N, "K": K, "a_col": a_col, "b_col": b_col}
+        row["auto_kernel"] = fastgemm.select(M, N, K, "float16", order=order).kernel.name
+        for name in ["auto", *KERNELS]:
+            fn = lambda name=name, A=A, B=B, C=C: fastgemm.gemm(A, B, C, kernel=name)
+            C.fill_(float("nan"))
+            fn()
+            torch.cuda.synchronize()
+            first = C.clone()
+            fn()
+            torch.cuda.synchronize()
+            row[name + "_err"] = float((first.double() - ref).abs().max() / top)
+            row[name + "_same_bits"] = bool(torch.equal(first, C))
+            row[name] = _time(fn)
+        C2 = torch.empty_like(C)
+        row["torch"] = _time(lambda A=A, B=B, C2=C2: torch.matmul(A, B, out=C2))
+        rows.append(row)
+        best = min(KERNELS, key=lambda n: row[n])
+        print(
+            f"{M:4d}x{N:5d}x{K:5d} {order} auto {row['auto']:6.1f} ({row['auto_kernel']}) "
+            f"best {best} {row[best]:6.1f} torch {row['torch']:6.1f}",
+            flush=True,
+        )
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, f"deep-small-v35-v36-float16-{gpu}.json")
+    meta = {"command": f"python benchmarks/deep_small.py {args.count} --seed {args.seed}", "gpu": gpu}
+    with open(path, "w") as f:
+        json.dump({"meta": meta, "results": rows}, f, indent=1)
+    print("wrote", path)
+
+
+if __name__ == "__main__":
+    main()
