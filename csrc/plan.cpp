@@ -63,7 +63,8 @@ const std::vector<AutoRule> kHgemmRules = {
     // v35 / v36 (results/sweeps/deep-small-v35-v36-*): K split over the SMs, partial tiles summed
     // by a second kernel. On 110 random aligned problems of at most 32 tiles of 64x64, from
     // K = 16384 they were 1.2-1.9x faster than the cluster splits (v22-v26, v24) on few tiles
-    // (level at 27-32 tiles); below it they lost by up to 2x (the second launch), except with
+    // (v36 level or slower from 10-11 tiles of 64x64 on: 48x641x19312 padded, 0.83x of v23);
+    // below it they lost by up to 2x (the second launch), except with
     // more than 64 rows (and 16 columns: v22 runs fewer as their transpose) from K ~ 10000 on
     // at most 16 tiles (v24's cluster of 8: 1.1-1.4x).
     {"hgemm_v35_split_k_reduce",
@@ -73,9 +74,9 @@ const std::vector<AutoRule> kHgemmRules = {
      0, 16, 64, 16, 90, 16384, 0, false, 4},
     {"hgemm_v36_split_k_reduce_wide",
      "v23's 64x64 tiles with K split over the SMs, the partial tiles summed by a second kernel: "
-     "for outputs of at most SMs/8 tiles of 64x64 with K >= 16384, where a cluster's 8 shares "
+     "for outputs of at most SMs/16 tiles of 64x64 with K >= 16384, where a cluster's 8 shares "
      "leave SMs idle",
-     0, 64, 64, 0, 90, 16384, 0, false, 8},
+     0, 64, 64, 0, 90, 16384, 0, false, 16},
     {"hgemm_v36_split_k_reduce_wide",
      "v23's 64x64 tiles with K split over the SMs, the partial tiles summed by a second kernel: "
      "for outputs of at least 65 rows and 17 columns and at most SMs/8 tiles of 64x64 with "
