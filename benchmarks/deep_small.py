@@ -9,6 +9,13 @@ output, C poisoned with NaN first) and against a second call (the same bits); de
 events around back-to-back calls, median of 3 rounds, operands hot in L2. The split kernels with
 no owner (v35, v36) and their rules were fitted to this sweep. Writes
 deep-small-v35-v36-float16-<gpu>.json.
+
+    python benchmarks/deep_small.py 120 --seed 7 --unaligned --out results/sweeps
+
+Under-aligned problems instead (M 1-1024, N 4-4096, K 256-40000, any sizes, at most 48 tiles of
+64x64, some operand's rows or N not a multiple of 8 elements): auto (v34 or the padded path),
+v37 and v38 (which read such operands in place). Their rules were fitted to this sweep. Writes
+unaligned-small-v37-v38-float16-<gpu>.json.
 """
 
 from __future__ import annotations
@@ -23,9 +30,11 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from random_shapes import _device_us  # the same CUDA-event timing (run from benchmarks/)
 
 import fastgemm
 
+UNALIGNED_KERNELS = ["hgemm_v37_split_k_reduce_unaligned", "hgemm_v38_split_k_reduce_wide_unaligned"]
 KERNELS = [
     "hgemm_v35_split_k_reduce",
     "hgemm_v36_split_k_reduce_wide",
@@ -35,16 +44,6 @@ KERNELS = [
     "hgemm_v24_wgmma_split_k",
     "hgemm_v28_split_k_global_narrow",
 ]
-
-
-def _device_us(fn: Callable[[], Any], reps: int) -> float:
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(reps):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) * 1e3 / reps
 
 
 def _time(fn: Callable[[], Any]) -> float:
@@ -58,20 +57,32 @@ def main() -> None:
     p.add_argument("count", type=int)
     p.add_argument("--seed", type=int, default=5)
     p.add_argument("--out", default="results/sweeps")
+    p.add_argument("--unaligned", action="store_true", help="under-aligned problems: v37, v38")
     args = p.parse_args()
     rng = random.Random(args.seed)
     dt = torch.float16
     gpu = torch.cuda.get_device_name().lower().replace(" ", "-")
+    kernels = UNALIGNED_KERNELS if args.unaligned else KERNELS
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:
-        M = int(math.exp(rng.uniform(0, math.log(256))))
-        N = int(math.exp(rng.uniform(math.log(8), math.log(2048)))) // 8 * 8 or 8
-        K = int(math.exp(rng.uniform(math.log(1024), math.log(40000)))) // 8 * 8
-        if -(-M // 64) * -(-N // 64) > 32:
-            continue
-        a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
-        if a_col:
-            M = max(8, M // 8 * 8)
+        if args.unaligned:
+            M = int(math.exp(rng.uniform(0, math.log(1024))))
+            N = int(math.exp(rng.uniform(math.log(4), math.log(4096))))
+            K = int(math.exp(rng.uniform(math.log(256), math.log(40000))))
+            if -(-M // 64) * -(-N // 64) > 48:
+                continue
+            a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
+            if not ((M if a_col else K) % 8 or (K if b_col else N) % 8 or N % 8):
+                continue
+        else:
+            M = int(math.exp(rng.uniform(0, math.log(256))))
+            N = int(math.exp(rng.uniform(math.log(8), math.log(2048)))) // 8 * 8 or 8
+            K = int(math.exp(rng.uniform(math.log(1024), math.log(40000)))) // 8 * 8
+            if -(-M // 64) * -(-N // 64) > 32:
+                continue
+            a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
+            if a_col:
+                M = max(8, M // 8 * 8)
         A = (
             torch.randn(K, M, device="cuda", dtype=dt).T
             if a_col
@@ -87,8 +98,9 @@ def main() -> None:
         top = max(ref.abs().max().item(), 1e-30)
         order = ("F" if a_col else "C") + ("F" if b_col else "C")
         row: dict[str, Any] = {"M": M, "N": N, "K": K, "a_col": a_col, "b_col": b_col}
-        row["auto_kernel"] = fastgemm.select(M, N, K, "float16", order=order).kernel.name
-        for name in ["auto", *KERNELS]:
+        sel = fastgemm.select(M, N, K, "float16", order=order, alignment=2 if args.unaligned else 16)
+        row["auto_kernel"], row["auto_pad"] = sel.kernel.name, sel.pad
+        for name in ["auto", *kernels]:
             fn = lambda name=name, A=A, B=B, C=C: fastgemm.gemm(A, B, C, kernel=name)
             C.fill_(float("nan"))
             fn()
@@ -102,15 +114,17 @@ def main() -> None:
         C2 = torch.empty_like(C)
         row["torch"] = _time(lambda A=A, B=B, C2=C2: torch.matmul(A, B, out=C2))
         rows.append(row)
-        best = min(KERNELS, key=lambda n: row[n])
+        best = min(kernels, key=lambda n: row[n])
         print(
             f"{M:4d}x{N:5d}x{K:5d} {order} auto {row['auto']:6.1f} ({row['auto_kernel']}) "
             f"best {best} {row[best]:6.1f} torch {row['torch']:6.1f}",
             flush=True,
         )
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"deep-small-v35-v36-float16-{gpu}.json")
-    meta = {"command": f"python benchmarks/deep_small.py {args.count} --seed {args.seed}", "gpu": gpu}
+    kind = "unaligned-small-v37-v38" if args.unaligned else "deep-small-v35-v36"
+    path = os.path.join(args.out, f"{kind}-float16-{gpu}.json")
+    command = f"python benchmarks/deep_small.py {args.count} --seed {args.seed}"
+    meta = {"command": command + (" --unaligned" if args.unaligned else ""), "gpu": gpu}
     with open(path, "w") as f:
         json.dump({"meta": meta, "results": rows}, f, indent=1)
     print("wrote", path)

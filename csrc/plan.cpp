@@ -47,6 +47,25 @@ std::string fmt_cc(int cc) { return std::to_string(cc / 10) + "." + std::to_stri
 // too small to fill the GPU with them (hgemm_v09's 128x256 tiles: below ~2M outputs, fewer blocks
 // than SMs).
 const std::vector<AutoRule> kHgemmRules = {
+    // v37 / v38 (results/sweeps/unaligned-small-v37-v38-*): under-aligned A or B read in place
+    // by element loads, K split over the SMs, C stored by elements. On 120 random under-aligned
+    // problems of at most 48 tiles of 64x64, against auto's v34 or padded path: v37 faster on 28
+    // of the 35 at most 16 rows with K < 6000 (1.1-2.5x; the 7 others were v34 at 6-10 us
+    // against v37's 10-14: its second launch), and on nearly all above (2-4x where the padded
+    // path's copies ran around v22-v36); v38 1.1-3x on all but 3 of 45 over at most 16 tiles
+    // and 0.97-1.6x over 17-22 tiles; from 25 tiles on it was level or slower (0.78-1.5x). One
+    // row with K < 6000 stays with v34 (5 of those 6 points).
+    {"hgemm_v37_split_k_reduce_unaligned",
+     "v35 reading under-aligned operands in place by element loads (no padded copies, C stored by "
+     "elements): for outputs of 2-16 rows and at most SMs/4 tiles of 16x64",
+     0, 16, 64, 16, 90, 0, 0, false, 4, 0, nullptr, 0, false, 0, 2, 0, 0, 0, "AB"},
+    {"hgemm_v37_split_k_reduce_unaligned",
+     "v35 reading under-aligned operands in place by element loads (no padded copies, C stored by "
+     "elements): for one row over at most SMs/4 tiles of 16x64 with K >= 6144",
+     0, 16, 64, 1, 90, 6144, 0, false, 4, 0, nullptr, 0, false, 0, 0, 0, 0, 0, "AB"},
+    {"hgemm_v38_split_k_reduce_wide_unaligned",
+     "v37 on 64x64 tiles: for outputs of at least 2 rows and at most SMs/6 tiles of 64x64",
+     0, 64, 64, 0, 90, 0, 0, false, 6, 0, nullptr, 0, false, 0, 2, 0, 0, 0, "AB"},
     // v34 (results/sweeps/pad-v34-*float16*): a row-major B whose rows are not 16-byte aligned,
     // read in place. Against auto's padded path, 1.3-1.8x faster on one row of at most SMs tiles
     // of 128x128, 1.0-1.5x on any rows at up to SMs/2 tiles; with more rows and SMs/2-SMs tiles
@@ -631,7 +650,7 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
       const bool a_counts = std::string_view(rule.unaligned).find('A') != std::string_view::npos;
       if (b >= 16 && (!a_counts || a >= 16)) continue;
       if (dev_pad_override() == 1) continue;  // a sweep of the padded path against these
-      if (dtype != DType::f32 && K >= kV34PadK &&
+      if (std::string_view(rule.kernel) == "hgemm_v34_split_k_unaligned" && K >= kV34PadK &&
           ((M + 127) / 128) * ((N + 127) / 128) <= kV34PadTiles) {
         skipped.push_back(std::string(rule.kernel) + " is for K below " + std::to_string(kV34PadK) +
                           " on outputs of at most " + std::to_string(kV34PadTiles) +

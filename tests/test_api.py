@@ -1760,6 +1760,37 @@ def test_select_fp16_deep_small_outputs_follow_the_v35_v36_sweep():
     assert fastgemm.select(512, 512, 32768, "float16", cc=90).kernel.name == "hgemm_v28_split_k_global_narrow"
 
 
+def test_select_fp16_unaligned_small_outputs_follow_the_v37_v38_sweep():
+    # results/sweeps/unaligned-small-v37-v38-*: on the under-aligned points that auto sends to v37
+    # or v38 (read in place), the kernel it runs is 1.3x faster than what auto ran before (v34 or
+    # the padded path; geometric mean), on at least 90 of the 120 points.
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    rows = [
+        r
+        for p in sorted(sweeps.glob("unaligned-small-v37-v38-float16-*.json"))
+        for r in json.loads(p.read_text())["results"]
+    ]
+    assert len(rows) >= 100
+    gains = []
+    for r in rows:
+        order = ("F" if r["a_col"] else "C") + ("F" if r["b_col"] else "C")
+        sel = fastgemm.select(r["M"], r["N"], r["K"], "float16", cc=90, order=order, alignment=2)
+        if sel.kernel.name in (
+            "hgemm_v37_split_k_reduce_unaligned",
+            "hgemm_v38_split_k_reduce_wide_unaligned",
+        ):
+            assert not sel.pad, r
+            gains.append(r["auto"] / r[sel.kernel.name])
+    assert len(gains) >= 90 and math.prod(gains) ** (1 / len(gains)) >= 1.3
+    # Aligned operands never take them; the suite's misaligned shapes keep their kernels.
+    assert fastgemm.select(10, 16, 30080, "float16", cc=90).kernel.name == "hgemm_v35_split_k_reduce"
+    for shape in ((127, 4099, 2053), (33, 12345, 777), (1001, 999, 1003)):
+        assert (
+            fastgemm.select(*shape, "float16", cc=90, alignment=2).kernel.name
+            == "hgemm_v34_split_k_unaligned"
+        )
+
+
 def test_select_fp32_rows_33_192_matches_the_sweep():
     # v18 (64x128 tiles at three blocks per SM up to 192 rows) for 33-64 rows, and for 65-192 rows
     # with at least 1024 columns and K >= 1024 (v16 at 65-128 rows over at most 16 tiles with K >=

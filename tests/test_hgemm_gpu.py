@@ -195,13 +195,13 @@ def test_v34_reads_unaligned_rows_in_place(torch, dtype, layout):
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_auto_deep_small_outputs_split_over_the_sms(torch, dtype):
-    """auto's v35 / v36 on deep-K outputs of a few tiles, aligned and (padded path) odd, C
-    poisoned or with beta != 0: float64-checked, the same bits on a second call."""
+    """auto's v35 / v36 on deep-K outputs of a few tiles, and v37 / v38 on odd ones (read in
+    place), C poisoned or with beta != 0: float64-checked, the same bits on a second call."""
     for (M, N, K), kernel in [
-        ((10, 13, 30036), "hgemm_v35_split_k_reduce"),
+        ((10, 13, 30036), "hgemm_v37_split_k_reduce_unaligned"),
         ((2, 64, 20000), "hgemm_v35_split_k_reduce"),
         ((51, 192, 21440), "hgemm_v36_split_k_reduce_wide"),
-        ((131, 77, 12001), "hgemm_v36_split_k_reduce_wide"),
+        ((131, 77, 12001), "hgemm_v38_split_k_reduce_wide_unaligned"),
     ]:
         assert fastgemm.select(M, N, K, dtype, alignment=2 if (N % 8 or K % 8) else 16).kernel.name == kernel
         A, B = _random(torch, M, K, dtype), _random(torch, K, N, dtype)
@@ -215,6 +215,32 @@ def test_auto_deep_small_outputs_split_over_the_sms(torch, dtype):
             fastgemm.hgemm(A, B, again, 0.75, beta)
             torch.cuda.synchronize()
             assert torch.equal(again, C), (M, N, K, beta)
+
+
+@pytest.mark.parametrize("layout", list(itertools.product("CF", repeat=3)), ids=lambda t: "".join(t))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "name", ["hgemm_v37_split_k_reduce_unaligned", "hgemm_v38_split_k_reduce_wide_unaligned"]
+)
+def test_element_loads_read_unaligned_views_in_place(torch, name, dtype, layout):
+    """v37 / v38 on views whose bases and pitches are 2-byte aligned only, in every layout: one
+    tile split over the SMs, ragged k-tiles and edges, several tiles, one k-tile; beta != 0, and
+    the same bits on a second call."""
+    _skip_if_not_runnable(name, dtype)
+    oa, ob, oc = layout
+    for (M, N, K), off in [((10, 13, 30036), 1), ((51, 77, 5003), 3), ((3, 130, 9), 5), ((70, 200, 2051), 7)]:
+        A, B = _unaligned(torch, M, K, dtype, oa, off), _unaligned(torch, K, N, dtype, ob, off + 2)
+        C0 = _unaligned(torch, M, N, dtype, oc, off)
+        C = _unaligned(torch, M, N, dtype, oc, off)
+        C.copy_(C0)
+        assert fastgemm.dispatch.alignment_of(A.data_ptr(), B.data_ptr(), C.data_ptr()) < 16
+        fastgemm.hgemm(A, B, C, -0.5, 0.75, kernel=name)
+        torch.cuda.synchronize()
+        check(torch, A, B, C, -0.5, 0.75, C0)
+        again = C0.clone()
+        fastgemm.hgemm(A, B, again, -0.5, 0.75, kernel=name)
+        torch.cuda.synchronize()
+        assert torch.equal(again, C)
 
 
 def test_auto_odd_large_pads(torch):

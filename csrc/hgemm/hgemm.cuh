@@ -7,7 +7,8 @@
 //                            (BLOCK_N/WARPS_N) tile of C made of 16x8 mma tiles
 //   COPY                     how tiles get from global to shared memory: element by element,
 //                            16-byte vectors, 16-byte vectors prefetched into registers one tile
-//                            ahead, or cp.async (global -> shared without registers)
+//                            ahead, cp.async (global -> shared without registers), or elements
+//                            prefetched into registers one tile ahead (2-byte aligned operands)
 //   SMEM                     shared-memory rows plain, padded by 16 bytes, or XOR-swizzled
 //   STAGES                   shared-memory buffers in the ring (1 = copy, sync, compute, sync)
 //   B_X4                     ldmatrix.x4 fetches two n8 B fragments at once (else .x2)
@@ -53,7 +54,7 @@
 
 namespace fastgemm::hgemm {
 
-enum class Copy { scalar, vec16, reg_prefetch, async };
+enum class Copy { scalar, vec16, reg_prefetch, async, elem_prefetch };
 // tma_boxes: what a TMA copy with the 128-byte swizzle writes (hopper/common.cuh): rows of at
 // most 64 elements, a wider MN-major tile split into 64-element boxes of ROWS rows, one after
 // another, each swizzled like a 64-element row of `swizzled`.
@@ -166,9 +167,13 @@ struct Copier {
 
   // Global -> registers (16-byte loads; element-exact zero fill at the edges). The interior and
   // edge versions are separate loops so that the interior one carries no bounds arithmetic.
+  // ELEMS (an operand aligned to its 2-byte elements only): every chunk by element loads, all of
+  // the tile's issued before any is used.
+  template <bool ELEMS = false>
   __device__ __forceinline__ void load(const Operand<T>& v, int64_t k0, int64_t x0,
                                        uint4 (&regs)[PER_THREAD]) const {
-    if (inside(v, k0, x0)) {
+    const bool whole = inside(v, k0, x0);
+    if (!ELEMS && whole) {
 #pragma unroll
       for (int i = 0; i < PER_THREAD; ++i) regs[i] = *reinterpret_cast<const uint4*>(src(v, k0, i));
       return;
@@ -176,8 +181,8 @@ struct Copier {
 #pragma unroll
     for (int i = 0; i < PER_THREAD; ++i) {
       const T* p = src(v, k0, i);
-      const int n = valid(v, k0, x0, i);
-      if (n == 8) {
+      const int n = ELEMS && whole ? 8 : valid(v, k0, x0, i);
+      if (!ELEMS && n == 8) {
         regs[i] = *reinterpret_cast<const uint4*>(p);
       } else {  // element-exact, assembled in registers (indexing regs[i] by n would spill it)
         const uint16_t* e = reinterpret_cast<const uint16_t*>(p);
@@ -266,7 +271,8 @@ struct Kernel {
   static constexpr int STAGE_ELEMS = TileA::ELEMS + TileB::ELEMS;
   static constexpr int SMEM_BYTES = STAGES * STAGE_ELEMS * int(sizeof(T));
   static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "warp tiles are whole mma tiles");
-  static_assert(Cfg::COPY != Copy::reg_prefetch || STAGES == 2, "register prefetch double-buffers");
+  static_assert((Cfg::COPY != Copy::reg_prefetch && Cfg::COPY != Copy::elem_prefetch) || STAGES == 2,
+                "register prefetch double-buffers");
   static_assert(Cfg::COPY != Copy::async || STAGES >= 2, "cp.async needs a ring of buffers");
   static_assert(!Cfg::XOR_STEP || Cfg::SMEM == Smem::swizzled || Cfg::SMEM == Smem::tma_boxes,
                 "XOR stepping walks the swizzle");
@@ -427,20 +433,21 @@ struct Kernel {
         mma_slab(tile_a(smem, 0), tile_b(smem, 0), warp_m, warp_n, acc);
         __syncthreads();
       }
-    } else if constexpr (Cfg::COPY == Copy::reg_prefetch) {
+    } else if constexpr (Cfg::COPY == Copy::reg_prefetch || Cfg::COPY == Copy::elem_prefetch) {
       // Two buffers; tile t+1 travels global -> registers while tile t is multiplied, then
-      // registers -> the other buffer. One barrier per K-step.
+      // registers -> the other buffer. One barrier per K-step. elem_prefetch: element loads.
+      constexpr bool ELEMS = Cfg::COPY == Copy::elem_prefetch;
       uint4 ra[CopyA::PER_THREAD], rb[CopyB::PER_THREAD];
-      copy_a.load(A, int64_t(t0) * BK, m0, ra);
-      copy_b.load(B, int64_t(t0) * BK, n0, rb);
+      copy_a.template load<ELEMS>(A, int64_t(t0) * BK, m0, ra);
+      copy_b.template load<ELEMS>(B, int64_t(t0) * BK, n0, rb);
       copy_a.store(tile_a(smem, 0), ra);
       copy_b.store(tile_b(smem, 0), rb);
       __syncthreads();
       for (int t = 0; t < tiles; ++t) {
         const bool more = t + 1 < tiles;
         if (more) {
-          copy_a.load(A, int64_t(t0 + t + 1) * BK, m0, ra);
-          copy_b.load(B, int64_t(t0 + t + 1) * BK, n0, rb);
+          copy_a.template load<ELEMS>(A, int64_t(t0 + t + 1) * BK, m0, ra);
+          copy_b.template load<ELEMS>(B, int64_t(t0 + t + 1) * BK, n0, rb);
         }
         mma_slab(tile_a(smem, t & 1), tile_b(smem, t & 1), warp_m, warp_n, acc);
         if (more) {  // the other buffer was last read in step t-1, finished before its barrier
@@ -496,9 +503,10 @@ struct Kernel {
     }
   }
 
-  __device__ __forceinline__ static void run(Operand<T> A, Operand<T> B, T* C, int64_t ldc,
-                                             float alpha, float beta) {
-    static_assert(!Cfg::SPLIT_REDUCE, "a SPLIT_REDUCE rung runs run_partials");
+  // The block's tile and its mainloop, then then(smem, warp_m, warp_n, m0, n0, acc).
+  template <typename F>
+  __device__ __forceinline__ static void multiply(const Operand<T>& A, const Operand<T>& B,
+                                                  F&& then) {
     extern __shared__ __align__(128) unsigned char smem_raw[];
     const int warp = threadIdx.x / 32;
     const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
@@ -506,13 +514,22 @@ struct Kernel {
     block_tile(A.MN, B.MN, m0, n0);
     float acc[MI][NI][4];
     mainloop(A, B, reinterpret_cast<T*>(smem_raw), warp_m, warp_n, m0, n0, acc);
-    if constexpr (Cfg::SPLIT_K) {
-      __syncthreads();  // every warp is done with the ring: it holds the partial tile now
-      split_epilogue(reinterpret_cast<float*>(smem_raw), C, ldc, A.MN, B.MN, m0, n0, warp_m,
-                     warp_n, acc, alpha, beta);
-    } else {
-      epilogue(C, ldc, A.MN, B.MN, m0, n0, warp_m, warp_n, acc, alpha, beta);
-    }
+    then(smem_raw, warp_m, warp_n, m0, n0, acc);
+  }
+
+  __device__ __forceinline__ static void run(Operand<T> A, Operand<T> B, T* C, int64_t ldc,
+                                             float alpha, float beta) {
+    static_assert(!Cfg::SPLIT_REDUCE, "a SPLIT_REDUCE rung runs run_partials");
+    multiply(A, B, [&](unsigned char* smem, int warp_m, int warp_n, int64_t m0, int64_t n0,
+                       const float (&acc)[MI][NI][4]) {
+      if constexpr (Cfg::SPLIT_K) {
+        __syncthreads();  // every warp is done with the ring: it holds the partial tile now
+        split_epilogue(reinterpret_cast<float*>(smem), C, ldc, A.MN, B.MN, m0, n0, warp_m,
+                       warp_n, acc, alpha, beta);
+      } else {
+        epilogue(C, ldc, A.MN, B.MN, m0, n0, warp_m, warp_n, acc, alpha, beta);
+      }
+    });
   }
 
   // SPLIT_REDUCE: this block's fp32 partial tile, row-major BM x BN, into slot
@@ -521,15 +538,21 @@ struct Kernel {
   __device__ __forceinline__ static void run_partials(Operand<T> A, Operand<T> B,
                                                       float* partials) {
     static_assert(Cfg::SPLIT_K && Cfg::SPLIT_REDUCE, "a split summed by a second kernel");
-    extern __shared__ __align__(128) unsigned char smem_raw[];
-    const int warp = threadIdx.x / 32;
-    const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
-    int64_t m0, n0;
-    block_tile(A.MN, B.MN, m0, n0);
-    float acc[MI][NI][4];
-    mainloop(A, B, reinterpret_cast<T*>(smem_raw), warp_m, warp_n, m0, n0, acc);
-    float* const slot =
-        partials + (int64_t(blockIdx.x) * gridDim.z + blockIdx.z) * int64_t(BM * BN);
+    multiply(A, B, [&](unsigned char*, int warp_m, int warp_n, int64_t, int64_t,
+                       const float (&acc)[MI][NI][4]) {
+      float* const slot =
+          partials + (int64_t(blockIdx.x) * gridDim.z + blockIdx.z) * int64_t(BM * BN);
+      each_pair(warp_m, warp_n, acc, [&](int row, int col, float v0, float v1) {
+        __stcg(reinterpret_cast<float2*>(slot + row * BN + col), make_float2(v0, v1));
+      });
+    });
+  }
+
+  // f(row, col, v0, v1) for each pair of columns (col, col + 1) of a row of the block's tile that
+  // this lane holds: per mma tile, columns (2t, 2t+1) of rows g and g+8.
+  template <typename F>
+  __device__ __forceinline__ static void each_pair(int warp_m, int warp_n,
+                                                   const float (&acc)[MI][NI][4], F&& f) {
     const int lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
 #pragma unroll
     for (int i = 0; i < MI; ++i)
@@ -537,9 +560,8 @@ struct Kernel {
       for (int j = 0; j < NI; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int row = warp_m * WM + i * 16 + g + 8 * h, col = warp_n * WN + j * 8 + 2 * tq;
-          __stcg(reinterpret_cast<float2*>(slot + row * BN + col),
-                 make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]));
+          f(warp_m * WM + i * 16 + g + 8 * h, warp_n * WN + j * 8 + 2 * tq, acc[i][j][2 * h],
+            acc[i][j][2 * h + 1]);
         }
   }
 
@@ -554,17 +576,9 @@ struct Kernel {
                                                         int warp_m, int warp_n,
                                                         const float (&acc)[MI][NI][4],
                                                         float alpha, float beta) {
-    const int lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int j = 0; j < NI; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int row = warp_m * WM + i * 16 + g + 8 * h, col = warp_n * WN + j * 8 + 2 * tq;
-          *reinterpret_cast<float2*>(red + row * RED_LD + col) =
-              make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-        }
+    each_pair(warp_m, warp_n, acc, [&](int row, int col, float v0, float v1) {
+      *reinterpret_cast<float2*>(red + row * RED_LD + col) = make_float2(v0, v1);
+    });
     cluster_reduce_store<BM, BN, RED_LD, THREADS>(red, C, ldc, M, N, m0, n0, alpha, beta);
   }
 
@@ -575,20 +589,13 @@ struct Kernel {
                                                   int64_t m0, int64_t n0, int warp_m, int warp_n,
                                                   const float (&acc)[MI][NI][4], float alpha,
                                                   float beta) {
-    const int lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int j = 0; j < NI; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int64_t row = m0 + warp_m * WM + i * 16 + g + 8 * h;
-          const int64_t col = n0 + warp_n * WN + j * 8 + 2 * tq;
-          if (row >= M) continue;
-          // Rungs with 16-byte aligned rows store pairs; the scalar-copy rung any alignment.
-          store_pair(C + row * ldc + col, alpha * acc[i][j][2 * h], alpha * acc[i][j][2 * h + 1],
-                     beta, Cfg::COPY != Copy::scalar && col + 1 < N, N - col);
-        }
+    each_pair(warp_m, warp_n, acc, [&](int r, int c, float v0, float v1) {
+      const int64_t row = m0 + r, col = n0 + c;
+      if (row >= M) return;
+      // Rungs with 16-byte aligned rows store pairs; the scalar-copy rung any alignment.
+      store_pair(C + row * ldc + col, alpha * v0, alpha * v1, beta,
+                 Cfg::COPY != Copy::scalar && col + 1 < N, N - col);
+    });
   }
 };
 

@@ -52,5 +52,13 @@ struct V35 : V22 {  // v22's split with no owner: partial tiles summed by a seco
 struct V36 : V23 {  // the same on v23's 64x64 tiles
   static constexpr bool SPLIT_REDUCE = true;
 };
+struct V37 : V35 {  // operands read element by element, one k-tile ahead in registers
+  static constexpr Copy COPY = Copy::elem_prefetch;
+  static constexpr int STAGES = 2;
+};
+struct V38 : V36 {  // the same on 64x64 tiles
+  static constexpr Copy COPY = Copy::elem_prefetch;
+  static constexpr int STAGES = 2;
+};
 
 }  // namespace fastgemm::hgemm
