@@ -54,18 +54,20 @@ const std::vector<AutoRule> kHgemmRules = {
     // against v37's 10-14: its second launch), and on nearly all above (2-4x where the padded
     // path's copies ran around v22-v36); v38 1.1-3x on all but 3 of 45 over at most 16 tiles
     // and 0.97-1.6x over 17-22 tiles; from 25 tiles on it was level or slower (0.78-1.5x). One
-    // row with K < 6000 stays with v34 (5 of those 6 points).
+    // row with K < 6000 stays with v34 (5 of those 6 points); K < 256 was not swept (v01's one
+    // k-step, or v34, there).
     {"hgemm_v37_split_k_reduce_unaligned",
      "v35 reading under-aligned operands in place by element loads (no padded copies, C stored by "
-     "elements): for outputs of 2-16 rows and at most SMs/4 tiles of 16x64",
-     0, 16, 64, 16, 90, 0, 0, false, 4, 0, nullptr, 0, false, 0, 2, 0, 0, 0, "AB"},
+     "elements): for outputs of 2-16 rows and at most SMs/4 tiles of 16x64 with K >= 256",
+     0, 16, 64, 16, 90, 256, 0, false, 4, 0, nullptr, 0, false, 0, 2, 0, 0, 0, "AB"},
     {"hgemm_v37_split_k_reduce_unaligned",
      "v35 reading under-aligned operands in place by element loads (no padded copies, C stored by "
      "elements): for one row over at most SMs/4 tiles of 16x64 with K >= 6144",
      0, 16, 64, 1, 90, 6144, 0, false, 4, 0, nullptr, 0, false, 0, 0, 0, 0, 0, "AB"},
     {"hgemm_v38_split_k_reduce_wide_unaligned",
-     "v37 on 64x64 tiles: for outputs of at least 2 rows and at most SMs/6 tiles of 64x64",
-     0, 64, 64, 0, 90, 0, 0, false, 6, 0, nullptr, 0, false, 0, 2, 0, 0, 0, "AB"},
+     "v37 on 64x64 tiles: for outputs of at least 2 rows and at most SMs/6 tiles of 64x64 with "
+     "K >= 256",
+     0, 64, 64, 0, 90, 256, 0, false, 6, 0, nullptr, 0, false, 0, 2, 0, 0, 0, "AB"},
     // v34 (results/sweeps/pad-v34-*float16*): a row-major B whose rows are not 16-byte aligned,
     // read in place. Against auto's padded path, 1.3-1.8x faster on one row of at most SMs tiles
     // of 128x128, 1.0-1.5x on any rows at up to SMs/2 tiles; with more rows and SMs/2-SMs tiles
