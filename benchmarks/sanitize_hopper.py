@@ -63,8 +63,8 @@ split_shapes = {
     "hgemm_v34_split_k_unaligned": [(127, 129, 65), (33, 263, 1031), (9, 263, 4103), (5, 67, 3)],
     # K split over the SMs with a second kernel's sum: one tile split ~60 ways, several tiles;
     # v37/v38 on odd extents (element loads, element stores of C), K < 8.
-    "hgemm_v35_split_k_reduce": [(8, 264, 4104), (7, 40, 8000)],
-    "hgemm_v36_split_k_reduce_wide": [(8, 264, 4104), (51, 192, 8000)],
+    "hgemm_v35_split_k_reduce": [(8, 264, 4104), (8, 40, 8000)],
+    "hgemm_v36_split_k_reduce_wide": [(8, 264, 4104), (56, 192, 8000)],
     "hgemm_v37_split_k_reduce_unaligned": [(9, 263, 4103), (5, 67, 3), (7, 41, 8001)],
     "hgemm_v38_split_k_reduce_wide_unaligned": [(33, 263, 1031), (5, 67, 3), (51, 77, 8001)],
     "sgemm_v12_split_k_narrow": [
