@@ -312,6 +312,19 @@ const std::vector<AutoRule> kSgemmRules = {
      "than 192 rows and at least 65 columns over at most SMs/8.25 tiles of 128x128 "
      "with 8192 <= K < 12288",
      0, 128, 128, 0, 90, 8192, 0, false, 8.25, 0, nullptr, 12287, false, 0, 193, 65},
+    // Tall narrow outputs (more than 128 rows, 23-128 columns) over at most 8 tiles: on 60
+    // random points of N (or M) 8-128 by 129-4096 with K 2048-40000
+    // (results/sweeps/narrow-v20-float32-*), v20 was 1.4-2.4x faster than the kernel auto ran
+    // (v12, v16) on all 7 such points it did not already run (249x60x3022: 34.6 -> 14.5 us;
+    // 267x23x25947: 171.7 -> 75.8). Over more tiles, v12 and v18's 64-wide tiles kept most
+    // outputs of under 64 columns faster (3556x30x11296: 117 against 328), and below 23 columns
+    // v19 transposed; from 1024 rows v19 transposed or v18 (below: 1174x34x25131 182 against
+    // v20's 221). Outputs with few rows keep the rules fitted to the row sweeps.
+    {"sgemm_v20_split_k_reduce",
+     "v16's split with no owner, a share per SM summed by a second kernel: for outputs of "
+     "129-1023 rows and 23-128 columns over at most SMs/16.5 tiles of 128x128 with K >= 2048, "
+     "where the narrow side's splits leave most SMs idle",
+     0, 128, 128, 1023, 90, 2048, 128, false, 16.5, 0, nullptr, 0, false, 0, 129, 23},
     {"sgemm_v19_split_k_ring",
      "v19 on 32-row tiles: for outputs of 17-32 rows with a column-major B (B = W^T), where "
      "v12's loads of B are slower",

@@ -1805,6 +1805,29 @@ def test_select_fp16_unaligned_small_outputs_follow_the_v37_v38_sweep():
         )
 
 
+def test_select_fp32_tall_narrow_follows_the_v20_sweep():
+    # results/sweeps/narrow-v20-float32-*: where auto now runs v20 on a tall narrow output that
+    # it ran another kernel on, v20 was faster on every point (1.7x geometric mean).
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    rows = [
+        r
+        for p in sorted(sweeps.glob("narrow-v20-float32-*.json"))
+        for r in json.loads(p.read_text())["results"]
+    ]
+    assert len(rows) >= 50
+    gains = []
+    for r in rows:
+        order = ("F" if r["a_col"] else "C") + ("F" if r["b_col"] else "C")
+        align = 4 if (r["K"] % 4 or r["N"] % 4 or r["M"] % 4) else 16
+        name = fastgemm.select(
+            r["M"], r["N"], r["K"], "float32", cc=90, order=order, alignment=align
+        ).kernel.name
+        if name != r["auto_kernel"]:
+            assert name == "sgemm_v20_split_k_reduce" and r[name] < r["auto"], (name, r)
+            gains.append(r["auto"] / r[name])
+    assert len(gains) >= 5 and math.prod(gains) ** (1 / len(gains)) >= 1.5
+
+
 def test_select_fp32_rows_33_192_matches_the_sweep():
     # v18 (64x128 tiles at three blocks per SM up to 192 rows) for 33-64 rows, and for 65-192 rows
     # with at least 1024 columns and K >= 1024 (v16 at 65-128 rows over at most 16 tiles with K >=

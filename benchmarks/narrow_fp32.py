@@ -1,0 +1,94 @@
+"""Narrow fp32 outputs with a long K: auto, the split kernels one by one, and torch.matmul.
+
+    python benchmarks/narrow_fp32.py 60 --seed 11 --out results/sweeps
+
+Random problems: one side 8-128, the other 129-4096 (either way round), K 2048-40000, any sizes;
+a quarter of the A and of the B operands column-major (transposed views). Each kernel's output is
+checked against float64; device time is CUDA events around back-to-back calls (TF32 off for
+torch), median of 3 rounds. The rule that sends tall narrow outputs over few tiles to
+sgemm_v20_split_k_reduce was fitted to this sweep. Writes narrow-v20-float32-<gpu>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from random_shapes import _device_us  # the same CUDA-event timing (run from benchmarks/)
+
+import fastgemm
+
+KERNELS = [
+    "sgemm_v20_split_k_reduce",
+    "sgemm_v12_split_k_narrow",
+    "sgemm_v16_split_k_waves",
+    "sgemm_v18_split_k_multistage",
+]
+
+
+def _time(fn: Callable[[], Any]) -> float:
+    once = _device_us(fn, 1)
+    reps = int(max(3, min(100, 10000 / max(once, 1.0))))
+    return statistics.median(_device_us(fn, reps) for _ in range(3))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("count", type=int)
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--out", default="results/sweeps")
+    args = p.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    rng = random.Random(args.seed)
+    gpu = torch.cuda.get_device_name().lower().replace(" ", "-")
+    rows: list[dict[str, Any]] = []
+    while len(rows) < args.count:
+        M = int(math.exp(rng.uniform(math.log(129), math.log(4096))))
+        N = int(math.exp(rng.uniform(math.log(8), math.log(128))))
+        K = int(math.exp(rng.uniform(math.log(2048), math.log(40000))))
+        if rng.random() < 0.5:
+            M, N = N, M
+        a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
+        A = torch.randn(K, M, device="cuda").T if a_col else torch.randn(M, K, device="cuda")
+        B = torch.randn(N, K, device="cuda").T if b_col else torch.randn(K, N, device="cuda")
+        C = torch.empty(M, N, device="cuda")
+        ref = A.double() @ B.double()
+        top = max(ref.abs().max().item(), 1e-30)
+        order = ("F" if a_col else "C") + ("F" if b_col else "C")
+        align = 4 if (K % 4 or N % 4 or M % 4) else 16
+        row: dict[str, Any] = {"M": M, "N": N, "K": K, "a_col": a_col, "b_col": b_col}
+        row["auto_kernel"] = fastgemm.select(M, N, K, "float32", order=order, alignment=align).kernel.name
+        for name in ["auto", *KERNELS]:
+            fn = lambda name=name, A=A, B=B, C=C: fastgemm.gemm(A, B, C, kernel=name)
+            try:
+                C.fill_(float("nan"))
+                fn()
+                torch.cuda.synchronize()
+            except (RuntimeError, ValueError):
+                row[name] = None  # a kernel that cannot run this alignment
+                continue
+            row[name + "_err"] = float((C.double() - ref).abs().max() / top)
+            row[name] = _time(fn)
+        C2 = torch.empty_like(C)
+        row["torch"] = _time(lambda A=A, B=B, C2=C2: torch.matmul(A, B, out=C2))
+        rows.append(row)
+        print(
+            f"{M:5d}x{N:5d}x{K:5d} {order} auto {row['auto']:7.1f} ({row['auto_kernel']}) torch {row['torch']:7.1f}"
+        )
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, f"narrow-v20-float32-{gpu}.json")
+    meta = {"command": f"python benchmarks/narrow_fp32.py {args.count} --seed {args.seed}", "gpu": gpu}
+    with open(path, "w") as f:
+        json.dump({"meta": meta, "results": rows}, f, indent=1)
+    print("wrote", path)
+
+
+if __name__ == "__main__":
+    main()
