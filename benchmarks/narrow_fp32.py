@@ -16,12 +16,10 @@ import json
 import math
 import os
 import random
-import statistics
-from collections.abc import Callable
 from typing import Any
 
 import torch
-from random_shapes import _device_us  # the same CUDA-event timing (run from benchmarks/)
+from deep_small import _time  # the same CUDA-event timing (run from benchmarks/)
 
 import fastgemm
 
@@ -31,12 +29,6 @@ KERNELS = [
     "sgemm_v16_split_k_waves",
     "sgemm_v18_split_k_multistage",
 ]
-
-
-def _time(fn: Callable[[], Any]) -> float:
-    once = _device_us(fn, 1)
-    reps = int(max(3, min(100, 10000 / max(once, 1.0))))
-    return statistics.median(_device_us(fn, reps) for _ in range(3))
 
 
 def main() -> None:

@@ -171,24 +171,31 @@ def test_v34_reads_unaligned_rows_in_place(torch, dtype, layout):
     operand by residue maps (K from 8 up, ragged last k-tile), the K-major one permuted (and both
     copied where K < 8); beta != 0, and the same bits on a second call."""
     _skip_if_not_runnable(V34, dtype)
-    oa, ob, oc = layout
-    for (M, N, K), off in [
+    cases = [
         ((33, 1235, 777), 1),
         ((127, 409, 2053), 3),
         ((200, 72, 9), 5),
         ((5, 300, 3), 1),
         ((130, 8, 64), 7),
-    ]:
+    ]
+    _check_unaligned_views(torch, V34, dtype, layout, cases)
+
+
+def _check_unaligned_views(torch, name, dtype, layout, cases):
+    """kernel `name` on views 2-byte aligned only (layout: A, B, C orders; cases: ((M, N, K),
+    element offset)), beta != 0, float64-checked, and the same bits on a second call."""
+    oa, ob, oc = layout
+    for (M, N, K), off in cases:
         A, B = _unaligned(torch, M, K, dtype, oa, off), _unaligned(torch, K, N, dtype, ob, off + 2)
         C0 = _unaligned(torch, M, N, dtype, oc, off)
         C = _unaligned(torch, M, N, dtype, oc, off)
         C.copy_(C0)
         assert fastgemm.dispatch.alignment_of(A.data_ptr(), B.data_ptr(), C.data_ptr()) < 16
-        fastgemm.hgemm(A, B, C, -0.5, 0.75, kernel=V34)
+        fastgemm.hgemm(A, B, C, -0.5, 0.75, kernel=name)
         torch.cuda.synchronize()
         check(torch, A, B, C, -0.5, 0.75, C0)
         again = C0.clone()
-        fastgemm.hgemm(A, B, again, -0.5, 0.75, kernel=V34)
+        fastgemm.hgemm(A, B, again, -0.5, 0.75, kernel=name)
         torch.cuda.synchronize()
         assert torch.equal(again, C)
 
@@ -227,20 +234,8 @@ def test_element_loads_read_unaligned_views_in_place(torch, name, dtype, layout)
     tile split over the SMs, ragged k-tiles and edges, several tiles, one k-tile; beta != 0, and
     the same bits on a second call."""
     _skip_if_not_runnable(name, dtype)
-    oa, ob, oc = layout
-    for (M, N, K), off in [((10, 13, 30036), 1), ((51, 77, 5003), 3), ((3, 130, 9), 5), ((70, 200, 2051), 7)]:
-        A, B = _unaligned(torch, M, K, dtype, oa, off), _unaligned(torch, K, N, dtype, ob, off + 2)
-        C0 = _unaligned(torch, M, N, dtype, oc, off)
-        C = _unaligned(torch, M, N, dtype, oc, off)
-        C.copy_(C0)
-        assert fastgemm.dispatch.alignment_of(A.data_ptr(), B.data_ptr(), C.data_ptr()) < 16
-        fastgemm.hgemm(A, B, C, -0.5, 0.75, kernel=name)
-        torch.cuda.synchronize()
-        check(torch, A, B, C, -0.5, 0.75, C0)
-        again = C0.clone()
-        fastgemm.hgemm(A, B, again, -0.5, 0.75, kernel=name)
-        torch.cuda.synchronize()
-        assert torch.equal(again, C)
+    cases = [((10, 13, 30036), 1), ((51, 77, 5003), 3), ((3, 130, 9), 5), ((70, 200, 2051), 7)]
+    _check_unaligned_views(torch, name, dtype, layout, cases)
 
 
 def test_auto_odd_large_pads(torch):
