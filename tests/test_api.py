@@ -1748,20 +1748,26 @@ def test_select_fp32_deep_few_tiles_runs_v20_where_the_sweep_says():
     assert checked >= 55 and few >= 20
 
 
+def _sweep_rows(pattern: str) -> list[dict]:
+    """The rows of the JSON sweeps under results/sweeps/ named by `pattern`."""
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    return [r for p in sorted(sweeps.glob(pattern)) for r in json.loads(p.read_text())["results"]]
+
+
+def _order(row: dict) -> str:
+    """A sweep row's operand layouts as select()'s order: "C" row-major, "F" column-major."""
+    return ("F" if row["a_col"] else "C") + ("F" if row["b_col"] else "C")
+
+
 def test_select_fp16_deep_small_outputs_follow_the_v35_v36_sweep():
     # results/sweeps/deep-small-v35-v36-*: on the points that auto now sends to v35 or v36, the
     # kernel it runs is 1.2x faster than the one it ran before (the sweep's "auto", geometric
     # mean) and never more than 10% slower; from K = 16384 on few tiles it is one of them.
-    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
-    rows = [
-        r
-        for p in sorted(sweeps.glob("deep-small-v35-v36-float16-*.json"))
-        for r in json.loads(p.read_text())["results"]
-    ]
+    rows = _sweep_rows("deep-small-v35-v36-float16-*.json")
     assert len(rows) >= 100
     gains = []
     for r in rows:
-        order = ("F" if r["a_col"] else "C") + ("F" if r["b_col"] else "C")
+        order = _order(r)
         name = fastgemm.select(r["M"], r["N"], r["K"], "float16", cc=90, order=order).kernel.name
         if r["K"] >= 16384 and -(-r["M"] // 64) * -(-r["N"] // 64) <= 8:
             assert name in ("hgemm_v35_split_k_reduce", "hgemm_v36_split_k_reduce_wide"), r
@@ -1778,16 +1784,11 @@ def test_select_fp16_unaligned_small_outputs_follow_the_v37_v38_sweep():
     # results/sweeps/unaligned-small-v37-v38-*: on the under-aligned points that auto sends to v37
     # or v38 (read in place), the kernel it runs is 1.3x faster than what auto ran before (v34 or
     # the padded path; geometric mean), on at least 90 of the 120 points.
-    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
-    rows = [
-        r
-        for p in sorted(sweeps.glob("unaligned-small-v37-v38-float16-*.json"))
-        for r in json.loads(p.read_text())["results"]
-    ]
+    rows = _sweep_rows("unaligned-small-v37-v38-float16-*.json")
     assert len(rows) >= 100
     gains = []
     for r in rows:
-        order = ("F" if r["a_col"] else "C") + ("F" if r["b_col"] else "C")
+        order = _order(r)
         sel = fastgemm.select(r["M"], r["N"], r["K"], "float16", cc=90, order=order, alignment=2)
         if sel.kernel.name in (
             "hgemm_v37_split_k_reduce_unaligned",
@@ -1808,16 +1809,11 @@ def test_select_fp16_unaligned_small_outputs_follow_the_v37_v38_sweep():
 def test_select_fp32_tall_narrow_follows_the_v20_sweep():
     # results/sweeps/narrow-v20-float32-*: where auto now runs v20 on a tall narrow output that
     # it ran another kernel on, v20 was faster on every point (1.7x geometric mean).
-    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
-    rows = [
-        r
-        for p in sorted(sweeps.glob("narrow-v20-float32-*.json"))
-        for r in json.loads(p.read_text())["results"]
-    ]
+    rows = _sweep_rows("narrow-v20-float32-*.json")
     assert len(rows) >= 50
     gains = []
     for r in rows:
-        order = ("F" if r["a_col"] else "C") + ("F" if r["b_col"] else "C")
+        order = _order(r)
         align = 4 if (r["K"] % 4 or r["N"] % 4 or r["M"] % 4) else 16
         name = fastgemm.select(
             r["M"], r["N"], r["K"], "float32", cc=90, order=order, alignment=align
