@@ -76,11 +76,11 @@ const std::vector<AutoRule> kHgemmRules = {
     {"hgemm_v34_split_k_unaligned",
      "v24 reading an under-aligned row-major B in place (no padded copy of it): for outputs of at "
      "most 128 rows and at most SMs tiles of 128x128 (sm_90a only)",
-     0, 128, 128, 128, 90, 0, 0, false, 1, 0, nullptr, 0, false, 0, 0, 0, 1, 0, "B"},
+     0, 128, 128, 128, 90, 0, 0, false, 1, 0, nullptr, 0, false, 0, 0, 0, 1, 0, "B", true},
     {"hgemm_v34_split_k_unaligned",
      "v24 reading an under-aligned row-major B in place (no padded copy of it): for outputs of at "
      "most SMs/2 tiles of 128x128 (sm_90a only)",
-     0, 128, 128, 0, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 0, 0, 1, 0, "B"},
+     0, 128, 128, 0, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 0, 0, 1, 0, "B", true},
     // v35 / v36 (results/sweeps/deep-small-v35-v36-*): K split over the SMs, partial tiles summed
     // by a second kernel. On 110 random aligned problems of at most 32 tiles of 64x64, from
     // K = 16384 they were 1.2-1.9x faster than the cluster splits (v22-v26, v24) on few tiles
@@ -222,7 +222,7 @@ const std::vector<AutoRule> kHgemmRules = {
     {"hgemm_v34_split_k_unaligned",
      "the Hopper rung that reads rows aligned to 2 bytes: for an under-aligned B where the "
      "problem is too small for the padded path's copies (sm_90a only)",
-     0, 0, 0, 0, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 0, 0, 0, 0, "B"},
+     0, 0, 0, 0, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 0, 0, 0, 0, "B", true},
     {"hgemm_v09_raster", "fastest mma.sync rung: 128x256x64 tiles, 3-stage cp.async, L2-friendly order",
      int64_t(1) << 21},
     {"hgemm_v07_multistage",
@@ -665,7 +665,7 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
       const bool a_counts = std::string_view(rule.unaligned).find('A') != std::string_view::npos;
       if (b >= 16 && (!a_counts || a >= 16)) continue;
       if (dev_pad_override() == 1) continue;  // a sweep of the padded path against these
-      if (std::string_view(rule.kernel) == "hgemm_v34_split_k_unaligned" && K >= kV34PadK &&
+      if (rule.pad_deep_few && K >= kV34PadK &&
           ((M + 127) / 128) * ((N + 127) / 128) <= kV34PadTiles) {
         skipped.push_back(std::string(rule.kernel) + " is for K below " + std::to_string(kV34PadK) +
                           " on outputs of at most " + std::to_string(kV34PadTiles) +

@@ -95,6 +95,9 @@ struct AutoRule {
   // under-aligned rows in place, which pays only where the padded path would copy them. A flip
   // rule reads the transposed problem's operands (B is A^T).
   const char* unaligned = nullptr;
+  // With `unaligned`: gives way to the padded path from K = kV34PadK on outputs of at most
+  // kV34PadTiles tiles of 128x128, where the aligned copies' split kernels were faster (v34).
+  bool pad_deep_few = false;
 };
 // The last-round model of a persistent kernel of tile_m x tile_n tiles that splits its last
 // partial round along K (hopper/scheduler.cuh: Hybrid, at most 4 ways, shares of at least 4

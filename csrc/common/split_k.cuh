@@ -346,6 +346,8 @@ __device__ __forceinline__ void split_tile(int64_t M, int block_m, int block_n, 
 // by the SMs alone: the largest S <= most that leaves each block at least min_units units of K
 // work and keeps tiles x S blocks within `slots` (the blocks resident at once).
 // FASTGEMM_DEV_SPLIT_K fixes S within those limits.
+// The most shares such a split takes (sgemm v20, hgemm v35-v38).
+constexpr int REDUCE_MOST = 256;
 inline int reduce_split_count(int64_t tiles, int64_t k_units, int64_t slots, int most,
                               int min_units) {
   const int fixed = dev_split_override();

@@ -601,9 +601,6 @@ struct Kernel {
 
 // Host side: one instantiation per (A, B) layout; KernelFor(a_kmajor, b_kmajor) returns the
 // rung's __global__ wrapper for that pair.
-// A SPLIT_REDUCE rung's S: at most this many shares (of at least SPLIT_MIN_TILES K tiles each).
-constexpr int REDUCE_MOST = 256;
-
 template <typename Cfg, typename T, typename KernelFor>
 void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   dim3 grid;

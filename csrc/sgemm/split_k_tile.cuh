@@ -21,9 +21,10 @@ namespace fastgemm::sgemm::split_k_tile {
 // short K pays to split into shares of two k-tiles (benchmarks/NOTES.md, 2026-11-25).
 // FASTGEMM_DEV_MIN_KTILES=<n> replaces the cluster's (common/split_model.h; for fitting only).
 constexpr int MIN_KTILES = 8;
-// A split whose partial tiles a second kernel sums (v20): at most REDUCE_MOST shares of at least
-// REDUCE_MIN_KTILES k-tiles, no more blocks than the GPU holds at once.
-constexpr int REDUCE_MOST = 256, REDUCE_MIN_KTILES = 4;
+// A split whose partial tiles a second kernel sums (v20): at most REDUCE_MOST shares
+// (common/split_k.cuh) of at least REDUCE_MIN_KTILES k-tiles, no more blocks than the GPU holds
+// at once.
+constexpr int REDUCE_MIN_KTILES = 4;
 constexpr int CLUSTER_MIN_KTILES = 2;
 
 template <typename WT>
