@@ -16,6 +16,17 @@ Under-aligned problems instead (M 1-1024, N 4-4096, K 256-40000, any sizes, at m
 64x64, some operand's rows or N not a multiple of 8 elements): auto (v34 or the padded path),
 v37 and v38 (which read such operands in place). Their rules were fitted to this sweep. Writes
 unaligned-small-v37-v38-float16-<gpu>.json.
+
+    python benchmarks/deep_small.py 160 --seed 9 --unaligned-large --out results/sweeps
+
+Under-aligned problems on larger outputs (M and N 32-16384, more than 48 tiles of 64x64, at most
+2^27 outputs, K 8-4096): auto against v39 (element loads, C stored by rows). v39's rule was
+fitted to this sweep. Writes unaligned-large-v39-float16-<gpu>.json.
+
+    python benchmarks/deep_small.py 120 --seed 10 --unaligned-short --out results/sweeps
+
+The same below those outputs (M 1-2048, N 4-4096, fewer than 2^17 outputs, K 8-256): auto
+against v39. Writes unaligned-short-v39-float16-<gpu>.json.
 """
 
 from __future__ import annotations
@@ -35,6 +46,7 @@ from random_shapes import _device_us  # the same CUDA-event timing (run from ben
 import fastgemm
 
 UNALIGNED_KERNELS = ["hgemm_v37_split_k_reduce_unaligned", "hgemm_v38_split_k_reduce_wide_unaligned"]
+LARGE_KERNELS = ["hgemm_v39_unaligned_row_store"]
 KERNELS = [
     "hgemm_v35_split_k_reduce",
     "hgemm_v36_split_k_reduce_wide",
@@ -58,14 +70,36 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=5)
     p.add_argument("--out", default="results/sweeps")
     p.add_argument("--unaligned", action="store_true", help="under-aligned problems: v37, v38")
+    p.add_argument("--unaligned-large", action="store_true", help="under-aligned larger outputs: v39")
+    p.add_argument("--unaligned-short", action="store_true", help="under-aligned, short K: v39")
     args = p.parse_args()
     rng = random.Random(args.seed)
     dt = torch.float16
     gpu = torch.cuda.get_device_name().lower().replace(" ", "-")
-    kernels = UNALIGNED_KERNELS if args.unaligned else KERNELS
+    v39 = args.unaligned_large or args.unaligned_short
+    unaligned = args.unaligned or v39
+    kernels = LARGE_KERNELS if v39 else UNALIGNED_KERNELS if args.unaligned else KERNELS
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:
-        if args.unaligned:
+        if args.unaligned_large:
+            M = int(math.exp(rng.uniform(math.log(32), math.log(16384))))
+            N = int(math.exp(rng.uniform(math.log(32), math.log(16384))))
+            K = int(math.exp(rng.uniform(math.log(8), math.log(4096))))
+            if -(-M // 64) * -(-N // 64) <= 48 or M * N > 1 << 27:
+                continue
+            a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
+            if not ((M if a_col else K) % 8 or (K if b_col else N) % 8 or N % 8):
+                continue
+        elif args.unaligned_short:
+            M = int(math.exp(rng.uniform(0, math.log(2048))))
+            N = int(math.exp(rng.uniform(math.log(4), math.log(4096))))
+            K = int(math.exp(rng.uniform(math.log(8), math.log(256))))
+            if M * N >= 1 << 17:
+                continue
+            a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
+            if not ((M if a_col else K) % 8 or (K if b_col else N) % 8 or N % 8):
+                continue
+        elif args.unaligned:
             M = int(math.exp(rng.uniform(0, math.log(1024))))
             N = int(math.exp(rng.uniform(math.log(4), math.log(4096))))
             K = int(math.exp(rng.uniform(math.log(256), math.log(40000))))
@@ -98,7 +132,7 @@ def main() -> None:
         top = max(ref.abs().max().item(), 1e-30)
         order = ("F" if a_col else "C") + ("F" if b_col else "C")
         row: dict[str, Any] = {"M": M, "N": N, "K": K, "a_col": a_col, "b_col": b_col}
-        sel = fastgemm.select(M, N, K, "float16", order=order, alignment=2 if args.unaligned else 16)
+        sel = fastgemm.select(M, N, K, "float16", order=order, alignment=2 if unaligned else 16)
         row["auto_kernel"], row["auto_pad"] = sel.kernel.name, sel.pad
         for name in ["auto", *kernels]:
             fn = lambda name=name, A=A, B=B, C=C: fastgemm.gemm(A, B, C, kernel=name)
@@ -121,10 +155,18 @@ def main() -> None:
             flush=True,
         )
     os.makedirs(args.out, exist_ok=True)
-    kind = "unaligned-small-v37-v38" if args.unaligned else "deep-small-v35-v36"
+    kind, flag = (
+        ("unaligned-large-v39", " --unaligned-large")
+        if args.unaligned_large
+        else ("unaligned-short-v39", " --unaligned-short")
+        if args.unaligned_short
+        else ("unaligned-small-v37-v38", " --unaligned")
+        if args.unaligned
+        else ("deep-small-v35-v36", "")
+    )
     path = os.path.join(args.out, f"{kind}-float16-{gpu}.json")
     command = f"python benchmarks/deep_small.py {args.count} --seed {args.seed}"
-    meta = {"command": command + (" --unaligned" if args.unaligned else ""), "gpu": gpu}
+    meta = {"command": command + flag, "gpu": gpu}
     with open(path, "w") as f:
         json.dump({"meta": meta, "results": rows}, f, indent=1)
     print("wrote", path)

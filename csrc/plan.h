@@ -90,10 +90,10 @@ struct AutoRule {
   // Read on the operands as given: a padded plan (or a strided operand, copied) does not qualify,
   // whatever its copies' rows would be.
   int row_align = 0;
-  // Preferred only where the rows (base address and pitch) of an operand named here ("B", or
-  // "AB": A or B) are aligned to fewer than 16 bytes (nullptr: any): for a kernel that reads
-  // under-aligned rows in place, which pays only where the padded path would copy them. A flip
-  // rule reads the transposed problem's operands (B is A^T).
+  // Preferred only where the rows (base address and pitch) of an operand named here ("B", "AB":
+  // A or B, "ABC": any of the three) are aligned to fewer than 16 bytes (nullptr: any): for a
+  // kernel that reads under-aligned rows in place (or stores them), which pays only where the
+  // padded path would copy them. A flip rule reads the transposed problem's operands (B is A^T).
   const char* unaligned = nullptr;
   // With `unaligned`: gives way to the padded path from K = kV34PadK on outputs of at most
   // kV34PadTiles tiles of 128x128, where the aligned copies' split kernels were faster (v34).

@@ -228,7 +228,7 @@ def test_hgemm_ladder(dtype):
 
 FAMILIES = {"simt", "mma_sync", "wgmma"}
 COPIES = {"ldg", "cp_async", "tma"}
-EPILOGUES = {"registers", "tma_store", "split_k", "split_k_global"}
+EPILOGUES = {"registers", "row_stores", "tma_store", "split_k", "split_k_global"}
 
 
 @pytest.mark.parametrize("dtype", ["float32", *HALF])
@@ -763,11 +763,13 @@ def test_select_half_unaligned_small(dtype, cc):
 def test_select_half_unaligned_below_pad_threshold_on_hopper(dtype, shape, order, v01):
     # Below PAD_MIN_MACS, where only v01 runs the operands in place, sm_90 pads them instead unless
     # v01 is faster (one 32-deep k-step, at most 2^16 outputs), or v37 / v38 read them in place
-    # (few tiles, K >= 256).
+    # (few tiles, K >= 256), or v39 (K <= 128 on outputs of at least 2^17 elements).
     assert shape[0] * shape[1] * shape[2] < dispatch.PAD_MIN_MACS
     sel = fastgemm.select(*shape, dtype, cc=HOPPER_CC, order=order)
     if v01:
         assert sel.kernel.name == "hgemm_v01_mma" and not sel.pad
+    elif shape[2] <= 128 and shape[0] * shape[1] >= 131072:
+        assert sel.kernel.name == "hgemm_v39_unaligned_row_store" and not sel.pad
     elif shape[2] >= 256:
         assert sel.kernel.name == "hgemm_v37_split_k_reduce_unaligned" and not sel.pad
     else:
@@ -1804,6 +1806,23 @@ def test_select_fp16_unaligned_small_outputs_follow_the_v37_v38_sweep():
             fastgemm.select(*shape, "float16", cc=90, alignment=2).kernel.name
             == "hgemm_v34_split_k_unaligned"
         )
+
+
+def test_select_fp16_unaligned_short_k_follows_the_v39_sweep():
+    # results/sweeps/unaligned-large-v39-*: auto sends the under-aligned points with K <= 128 to
+    # v39 (read and stored in place), 1.7x faster than what it ran before (the padded path or v34;
+    # geometric mean), on at least 70 of the 160 points; the longer K keep their kernels.
+    rows = _sweep_rows("unaligned-large-v39-float16-*.json")
+    assert len(rows) >= 150
+    gains = []
+    for r in rows:
+        sel = fastgemm.select(r["M"], r["N"], r["K"], "float16", cc=90, order=_order(r), alignment=2)
+        if sel.kernel.name == "hgemm_v39_unaligned_row_store":
+            assert not sel.pad and r["K"] <= 128, r
+            gains.append(r["auto"] / r[sel.kernel.name])
+        else:
+            assert r["K"] > 128 and sel.kernel.name == r["auto_kernel"], (r, sel)
+    assert len(gains) >= 70 and math.prod(gains) ** (1 / len(gains)) >= 1.7
 
 
 def test_select_fp32_tall_narrow_follows_the_v20_sweep():

@@ -759,7 +759,7 @@ def test_expectations_cover_the_hgemm_ladder(dtype):
     specialists = [k for k in portable if k.branch]  # mma.sync shape specialists, sm_80+
     hopper = [k for k in fastgemm.kernels(dtype) if _is_hopper(k)]
     assert [k.version for k in ladder] == list(range(1, 10))
-    assert [k.version for k in specialists] == [22, 23, 26, 35, 36, 37, 38]
+    assert [k.version for k in specialists] == [22, 23, 26, 35, 36, 37, 38, 39]
     mma_sync_on_hopper = [k for k in hopper if _is_hopper_mma_sync(k)]
     # Hopper rungs exist only in builds with sm_90 in the arch list.
     assert [k.version for k in mma_sync_on_hopper] == ([17] if hopper else [])

@@ -26,6 +26,10 @@
 //                            and a second kernel sums the slots in z order and writes C
 //                            (common/split_k.cuh, sum_partial_tiles_kernel), so S is bounded by
 //                            the SMs, not by a cluster's 8 blocks
+//   ROW_STORE                C leaves through shared memory a warp at a time: each warp stages
+//                            16 rows of its fp32 tile and stores them row by row, consecutive
+//                            lanes on consecutive columns (element stores, whole sectors at any
+//                            alignment of C), instead of pairs straight from the mma fragments
 //
 // Operands are stored in shared memory the way they lie in global memory, so 16-byte copies never
 // transpose: a K-major operand (row-major A, column-major B) as [MN][BLOCK_K] rows, an MN-major
@@ -269,7 +273,13 @@ struct Kernel {
   using CopyA = Copier<T, TileA, THREADS>;
   using CopyB = Copier<T, TileB, THREADS>;
   static constexpr int STAGE_ELEMS = TileA::ELEMS + TileB::ELEMS;
-  static constexpr int SMEM_BYTES = STAGES * STAGE_ELEMS * int(sizeof(T));
+  // ROW_STORE: a warp's 16 staged rows of WN floats, 8 floats of padding a row so that the
+  // fragments' 8-byte stores of a half-warp hit 32 different banks.
+  static constexpr int ROW_LD = WN + 8;
+  static constexpr int ROW_STORE_BYTES =
+      Cfg::ROW_STORE ? Cfg::WARPS_M * Cfg::WARPS_N * 16 * ROW_LD * int(sizeof(float)) : 0;
+  static constexpr int RING_BYTES = STAGES * STAGE_ELEMS * int(sizeof(T));
+  static constexpr int SMEM_BYTES = RING_BYTES > ROW_STORE_BYTES ? RING_BYTES : ROW_STORE_BYTES;
   static_assert(WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "warp tiles are whole mma tiles");
   static_assert((Cfg::COPY != Copy::reg_prefetch && Cfg::COPY != Copy::elem_prefetch) || STAGES == 2,
                 "register prefetch double-buffers");
@@ -526,6 +536,10 @@ struct Kernel {
         __syncthreads();  // every warp is done with the ring: it holds the partial tile now
         split_epilogue(reinterpret_cast<float*>(smem), C, ldc, A.MN, B.MN, m0, n0, warp_m,
                        warp_n, acc, alpha, beta);
+      } else if constexpr (Cfg::ROW_STORE) {
+        __syncthreads();  // every warp is done with the ring: it stages rows of C now
+        row_epilogue(reinterpret_cast<float*>(smem), C, ldc, A.MN, B.MN, m0, n0, warp_m, warp_n,
+                     acc, alpha, beta);
       } else {
         epilogue(C, ldc, A.MN, B.MN, m0, n0, warp_m, warp_n, acc, alpha, beta);
       }
@@ -580,6 +594,42 @@ struct Kernel {
       *reinterpret_cast<float2*>(red + row * RED_LD + col) = make_float2(v0, v1);
     });
     cluster_reduce_store<BM, BN, RED_LD, THREADS>(red, C, ldc, M, N, m0, n0, alpha, beta);
+  }
+
+  // ROW_STORE: C = alpha * acc + beta * C (fp32, rounded once), 16 rows of the warp's tile at a
+  // time: the fragments go to the warp's own rows of shared memory, then each row is read back
+  // and stored by consecutive lanes on consecutive columns, so a warp's store covers 64 bytes of
+  // one row (whole sectors, whatever C's alignment) where a fragment store touches 8 rows.
+  __device__ __forceinline__ static void row_epilogue(float* smem, T* C, int64_t ldc, int64_t M,
+                                                      int64_t N, int64_t m0, int64_t n0,
+                                                      int warp_m, int warp_n,
+                                                      const float (&acc)[MI][NI][4], float alpha,
+                                                      float beta) {
+    const int lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
+    float* const rows = smem + (threadIdx.x / 32) * 16 * ROW_LD;
+    const int64_t col0 = n0 + warp_n * WN;
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          *reinterpret_cast<float2*>(rows + (g + 8 * h) * ROW_LD + j * 8 + 2 * tq) =
+              make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        }
+      __syncwarp();
+      const int64_t row0 = m0 + warp_m * WM + i * 16;
+      for (int r = 0; r < 16 && row0 + r < M; ++r) {
+        T* const out = C + (row0 + r) * ldc + col0;
+#pragma unroll
+        for (int c = lane; c < WN; c += 32) {
+          if (col0 + c >= N) break;
+          const float v = alpha * rows[r * ROW_LD + c];
+          out[c] = T(beta != 0.0f ? fmaf(beta, float(out[c]), v) : v);
+        }
+      }
+      __syncwarp();  // the rows are read before the next 16 overwrite them
+    }
   }
 
   // C = alpha * acc + beta * C in fp32, rounded once to T. A lane holds, per mma tile, columns

@@ -16,6 +16,7 @@ struct V01 {  // block 128x128x32, 2x2 warps of 64x64, element-wise copies, plai
   static constexpr int MIN_BLOCKS = 1;
   static constexpr bool SPLIT_K = false, SPLIT_REDUCE = false;
   static constexpr int SPLIT_BLOCKS_PER_SM = 0, SPLIT_MIN_TILES = 1;
+  static constexpr bool ROW_STORE = false;
 };
 struct V02 : V01 { static constexpr Copy COPY = Copy::vec16; };
 struct V03 : V02 { static constexpr Smem SMEM = Smem::padded; };
@@ -59,6 +60,14 @@ struct V37 : V35 {  // operands read element by element, one k-tile ahead in reg
 struct V38 : V36 {  // the same on 64x64 tiles
   static constexpr Copy COPY = Copy::elem_prefetch;
   static constexpr int STAGES = 2;
+};
+
+struct V39 : V05 {  // v05's 128x128x32 tile read by element loads (4x2 warps of 32x64), C by rows
+  static constexpr Copy COPY = Copy::elem_prefetch;
+  static constexpr int WARPS_M = 4, WARPS_N = 2;
+  static constexpr int RASTER_GROUP = 8;
+  static constexpr int MIN_BLOCKS = 2;
+  static constexpr bool ROW_STORE = true;
 };
 
 }  // namespace fastgemm::hgemm

@@ -35,8 +35,9 @@ class KernelInfo:
     copy : str
         How tiles reach shared memory: ``"ldg"`` (through registers), ``"cp_async"`` or ``"tma"``.
     epilogue : str
-        How C is written: ``"registers"`` (straight from registers), ``"tma_store"`` (staged in
-        shared memory, stored by TMA), ``"split_k"`` (the fp32 partial tiles of blocks that split
+        How C is written: ``"registers"`` (straight from registers), ``"row_stores"`` (staged
+        in shared memory a warp at a time, stored row by row by element stores), ``"tma_store"``
+        (staged in shared memory, stored by TMA), ``"split_k"`` (the fp32 partial tiles of blocks that split
         K, summed in a fixed order across a thread-block cluster, then stored) or
         ``"split_k_global"`` (the same partial tiles handed to the tile's last blocks through a
         scratch buffer in global memory, summed there in a fixed order, a band of the tile each).
