@@ -58,6 +58,28 @@ KERNELS = [
 ]
 
 
+def _tiles(M: int, N: int) -> int:
+    """Output tiles of 64x64."""
+    return -(-M // 64) * -(-N // 64)
+
+
+# The under-aligned families: M, N and K ranges (log-uniform) and which outputs qualify.
+UNALIGNED_FAMILIES: dict[str, tuple[tuple[int, int], tuple[int, int], tuple[int, int], Any]] = {
+    "small": ((1, 1024), (4, 4096), (256, 40000), lambda M, N: _tiles(M, N) <= 48),
+    "large": (
+        (32, 16384),
+        (32, 16384),
+        (8, 4096),
+        lambda M, N: _tiles(M, N) > 48 and M * N <= 1 << 27,
+    ),
+    "short": ((1, 2048), (4, 4096), (8, 256), lambda M, N: M * N < 1 << 17),
+}
+
+
+def _log_uniform(rng: random.Random, lo: int, hi: int) -> int:
+    return int(math.exp(rng.uniform(math.log(lo), math.log(hi))))
+
+
 def _time(fn: Callable[[], Any]) -> float:
     once = _device_us(fn, 1)
     reps = int(max(3, min(100, 10000 / max(once, 1.0))))
@@ -76,34 +98,24 @@ def main() -> None:
     rng = random.Random(args.seed)
     dt = torch.float16
     gpu = torch.cuda.get_device_name().lower().replace(" ", "-")
-    v39 = args.unaligned_large or args.unaligned_short
-    unaligned = args.unaligned or v39
-    kernels = LARGE_KERNELS if v39 else UNALIGNED_KERNELS if args.unaligned else KERNELS
+    family = (
+        "large"
+        if args.unaligned_large
+        else "short"
+        if args.unaligned_short
+        else "small"
+        if args.unaligned
+        else None
+    )
+    unaligned = family is not None
+    kernels = UNALIGNED_KERNELS if family == "small" else LARGE_KERNELS if unaligned else KERNELS
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:
-        if args.unaligned_large:
-            M = int(math.exp(rng.uniform(math.log(32), math.log(16384))))
-            N = int(math.exp(rng.uniform(math.log(32), math.log(16384))))
-            K = int(math.exp(rng.uniform(math.log(8), math.log(4096))))
-            if -(-M // 64) * -(-N // 64) <= 48 or M * N > 1 << 27:
-                continue
-            a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
-            if not ((M if a_col else K) % 8 or (K if b_col else N) % 8 or N % 8):
-                continue
-        elif args.unaligned_short:
-            M = int(math.exp(rng.uniform(0, math.log(2048))))
-            N = int(math.exp(rng.uniform(math.log(4), math.log(4096))))
-            K = int(math.exp(rng.uniform(math.log(8), math.log(256))))
-            if M * N >= 1 << 17:
-                continue
-            a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
-            if not ((M if a_col else K) % 8 or (K if b_col else N) % 8 or N % 8):
-                continue
-        elif args.unaligned:
-            M = int(math.exp(rng.uniform(0, math.log(1024))))
-            N = int(math.exp(rng.uniform(math.log(4), math.log(4096))))
-            K = int(math.exp(rng.uniform(math.log(256), math.log(40000))))
-            if -(-M // 64) * -(-N // 64) > 48:
+        if family is not None:
+            (m_lo, m_hi), (n_lo, n_hi), (k_lo, k_hi), fits = UNALIGNED_FAMILIES[family]
+            M, N = _log_uniform(rng, m_lo, m_hi), _log_uniform(rng, n_lo, n_hi)
+            K = _log_uniform(rng, k_lo, k_hi)
+            if not fits(M, N):
                 continue
             a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
             if not ((M if a_col else K) % 8 or (K if b_col else N) % 8 or N % 8):
@@ -112,7 +124,7 @@ def main() -> None:
             M = int(math.exp(rng.uniform(0, math.log(256))))
             N = int(math.exp(rng.uniform(math.log(8), math.log(2048)))) // 8 * 8 or 8
             K = int(math.exp(rng.uniform(math.log(1024), math.log(40000)))) // 8 * 8
-            if -(-M // 64) * -(-N // 64) > 32:
+            if _tiles(M, N) > 32:
                 continue
             a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
             if a_col:

@@ -68,16 +68,18 @@ const std::vector<AutoRule> kHgemmRules = {
      "v37 on 64x64 tiles: for outputs of at least 2 rows and at most SMs/6 tiles of 64x64 with "
      "K >= 256",
      0, 64, 64, 0, 90, 256, 0, false, 6, 0, nullptr, 0, false, 0, 2, 0, 0, 0, "AB"},
-    // v39 (results/sweeps/unaligned-large-v39-*): under-aligned A, B or C with a short K on
-    // outputs of more than 48 tiles of 64x64, read and stored in place. On the 77 of 160 random
-    // such problems with K <= 128, against auto's padded path (C through a work buffer) or v34:
-    // 1.8x geometric mean, slower on 3 (0.78-0.92x); from K ~ 150 the element loads cost more
-    // than the copies save (0.7-1.0x at K 150-250, 0.1-0.6x at K in the thousands).
+    // v39 (results/sweeps/unaligned-{large,short}-v39-*): under-aligned A, B or C with a short K,
+    // read and stored in place. On the 77 of 160 random such problems of more than 48 tiles of
+    // 64x64 with K <= 128, against auto's padded path (C through a work buffer) or v34: 1.8x
+    // geometric mean, slower on 3 (0.78-0.92x); on the 85 of 120 smaller ones with at least 2
+    // rows: 1.56x, slower on 2 (0.88-0.93x). One row stays with v34 (5.8-6.1 us against 6.2-6.9
+    // on 7 of 8). From K ~ 150 the element loads cost more than the copies save (0.7-1.0x at K
+    // 150-250, 0.1-0.6x at K in the thousands).
     {"hgemm_v39_unaligned_row_store",
      "v05's tiles reading under-aligned operands in place by element loads, C stored row by row "
-     "(no padded copies, no work buffer for C): for a K of at most 128 on outputs of at least "
-     "131072 elements, where C's traffic outweighs the loop",
-     131072, 0, 0, 0, 90, 0, 0, false, 2, 0, nullptr, 128, false, 0, 0, 0, 0, 0, "ABC"},
+     "(no padded copies, no work buffer for C): for a K of at most 128 on outputs of at least 2 "
+     "rows, where C's traffic and the copies' launches outweigh the loop",
+     0, 0, 0, 0, 90, 0, 0, false, 2, 0, nullptr, 128, false, 0, 2, 0, 0, 0, "ABC"},
     // v34 (results/sweeps/pad-v34-*float16*): a row-major B whose rows are not 16-byte aligned,
     // read in place. Against auto's padded path, 1.3-1.8x faster on one row of at most SMs tiles
     // of 128x128, 1.0-1.5x on any rows at up to SMs/2 tiles; with more rows and SMs/2-SMs tiles

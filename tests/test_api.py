@@ -738,9 +738,11 @@ def test_select_float16_unaligned_large_pads_sm75():
 @pytest.mark.parametrize("cc", [80, 86, 89, 90])
 def test_select_half_unaligned_small(dtype, cc):
     sel = fastgemm.select(64, 64, 64, dtype, cc=cc, alignment=2)
-    if cc == HOPPER_CC:  # the Hopper rung that reads 2-byte aligned rows
+    if cc == HOPPER_CC:  # a short K read in place (v39); a longer one, v34's 2-byte aligned rows
         assert sel.kernel.name == _first_runnable_rule(dtype, cc, 64, 64, 64, 2)
-        assert sel.kernel.name == "hgemm_v34_split_k_unaligned"
+        assert sel.kernel.name == "hgemm_v39_unaligned_row_store"
+        longer = fastgemm.select(64, 64, 200, dtype, cc=cc, alignment=2)
+        assert longer.kernel.name == "hgemm_v34_split_k_unaligned" and not longer.pad
     else:
         assert sel.kernel.name == "hgemm_v01_mma"
     assert sel.kernel.dtype == dtype
@@ -754,21 +756,23 @@ def test_select_half_unaligned_small(dtype, cc):
     [
         ((7, 40, 16384), "FC", False),  # deep K: v01 takes ~5 us per 32 of K
         ((8, 8, 1001), "CC", False),
-        ((451, 2868, 16), "CF", False),  # one k-step, but a large output
-        ((15, 3977, 8), "CF", True),  # one k-step on a small output: v01 is faster
-        ((30, 192, 31), "FC", True),
+        ((451, 2868, 16), "CF", False),  # a short K on at least 2 rows: v39
+        ((15, 3977, 8), "CF", False),
         ((30, 192, 33), "FC", False),
+        ((1, 3977, 8), "CF", True),  # one k-step on one row: v01 is faster
+        ((1, 192, 31), "FC", True),
+        ((1, 192, 33), "FC", False),
     ],
 )
 def test_select_half_unaligned_below_pad_threshold_on_hopper(dtype, shape, order, v01):
     # Below PAD_MIN_MACS, where only v01 runs the operands in place, sm_90 pads them instead unless
     # v01 is faster (one 32-deep k-step, at most 2^16 outputs), or v37 / v38 read them in place
-    # (few tiles, K >= 256), or v39 (K <= 128 on outputs of at least 2^17 elements).
+    # (few tiles, K >= 256), or v39 does (K <= 128, at least 2 rows).
     assert shape[0] * shape[1] * shape[2] < dispatch.PAD_MIN_MACS
     sel = fastgemm.select(*shape, dtype, cc=HOPPER_CC, order=order)
     if v01:
         assert sel.kernel.name == "hgemm_v01_mma" and not sel.pad
-    elif shape[2] <= 128 and shape[0] * shape[1] >= 131072:
+    elif shape[2] <= 128 and shape[0] >= 2:
         assert sel.kernel.name == "hgemm_v39_unaligned_row_store" and not sel.pad
     elif shape[2] >= 256:
         assert sel.kernel.name == "hgemm_v37_split_k_reduce_unaligned" and not sel.pad
@@ -1808,21 +1812,22 @@ def test_select_fp16_unaligned_small_outputs_follow_the_v37_v38_sweep():
         )
 
 
-def test_select_fp16_unaligned_short_k_follows_the_v39_sweep():
-    # results/sweeps/unaligned-large-v39-*: auto sends the under-aligned points with K <= 128 to
-    # v39 (read and stored in place), 1.7x faster than what it ran before (the padded path or v34;
-    # geometric mean), on at least 70 of the 160 points; the longer K keep their kernels.
-    rows = _sweep_rows("unaligned-large-v39-float16-*.json")
-    assert len(rows) >= 150
+@pytest.mark.parametrize("kind, least, gain", [("large", 70, 1.7), ("short", 80, 1.5)])
+def test_select_fp16_unaligned_short_k_follows_the_v39_sweeps(kind, least, gain):
+    # results/sweeps/unaligned-{large,short}-v39-*: auto sends the under-aligned points with
+    # K <= 128 and at least 2 rows to v39 (read and stored in place), faster than what it ran
+    # before (the padded path, v34 or v01; geometric mean); the others keep their kernels.
+    rows = _sweep_rows(f"unaligned-{kind}-v39-float16-*.json")
+    assert len(rows) >= 100
     gains = []
     for r in rows:
         sel = fastgemm.select(r["M"], r["N"], r["K"], "float16", cc=90, order=_order(r), alignment=2)
         if sel.kernel.name == "hgemm_v39_unaligned_row_store":
-            assert not sel.pad and r["K"] <= 128, r
+            assert not sel.pad and r["K"] <= 128 and r["M"] >= 2, r
             gains.append(r["auto"] / r[sel.kernel.name])
         else:
-            assert r["K"] > 128 and sel.kernel.name == r["auto_kernel"], (r, sel)
-    assert len(gains) >= 70 and math.prod(gains) ** (1 / len(gains)) >= 1.7
+            assert (r["K"] > 128 or r["M"] == 1) and sel.kernel.name == r["auto_kernel"], (r, sel)
+    assert len(gains) >= least and math.prod(gains) ** (1 / len(gains)) >= gain
 
 
 def test_select_fp32_tall_narrow_follows_the_v20_sweep():
