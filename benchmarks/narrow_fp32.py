@@ -7,6 +7,12 @@ a quarter of the A and of the B operands column-major (transposed views). Each k
 checked against float64; device time is CUDA events around back-to-back calls (TF32 off for
 torch), median of 3 rounds. The rule that sends tall narrow outputs over few tiles to
 sgemm_v20_split_k_reduce was fitted to this sweep. Writes narrow-v20-float32-<gpu>.json.
+
+    python benchmarks/narrow_fp32.py 120 --seed 12 --short-k --out results/sweeps
+
+Short K instead: M and N 64-16384 (2^16 to 2^26 outputs), K 8-512, any sizes; auto, the 128x128
+rungs (v09, v17) and the 64x128 ones (v12, v18, whose split stays 1 on a short K), and v16.
+Writes short-k-float32-<gpu>.json.
 """
 
 from __future__ import annotations
@@ -29,6 +35,13 @@ KERNELS = [
     "sgemm_v16_split_k_waves",
     "sgemm_v18_split_k_multistage",
 ]
+SHORT_K_KERNELS = [
+    "sgemm_v09_cp_async",
+    "sgemm_v17_multistage",
+    "sgemm_v12_split_k_narrow",
+    "sgemm_v18_split_k_multistage",
+    "sgemm_v16_split_k_waves",
+]
 
 
 def main() -> None:
@@ -36,17 +49,26 @@ def main() -> None:
     p.add_argument("count", type=int)
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--out", default="results/sweeps")
+    p.add_argument("--short-k", action="store_true", help="short K on larger outputs")
     args = p.parse_args()
+    kernels = SHORT_K_KERNELS if args.short_k else KERNELS
     torch.backends.cuda.matmul.allow_tf32 = False
     rng = random.Random(args.seed)
     gpu = torch.cuda.get_device_name().lower().replace(" ", "-")
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:
-        M = int(math.exp(rng.uniform(math.log(129), math.log(4096))))
-        N = int(math.exp(rng.uniform(math.log(8), math.log(128))))
-        K = int(math.exp(rng.uniform(math.log(2048), math.log(40000))))
-        if rng.random() < 0.5:
-            M, N = N, M
+        if args.short_k:
+            M = int(math.exp(rng.uniform(math.log(64), math.log(16384))))
+            N = int(math.exp(rng.uniform(math.log(64), math.log(16384))))
+            K = int(math.exp(rng.uniform(math.log(8), math.log(512))))
+            if not 1 << 16 <= M * N <= 1 << 26:
+                continue
+        else:
+            M = int(math.exp(rng.uniform(math.log(129), math.log(4096))))
+            N = int(math.exp(rng.uniform(math.log(8), math.log(128))))
+            K = int(math.exp(rng.uniform(math.log(2048), math.log(40000))))
+            if rng.random() < 0.5:
+                M, N = N, M
         a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
         A = torch.randn(K, M, device="cuda").T if a_col else torch.randn(M, K, device="cuda")
         B = torch.randn(N, K, device="cuda").T if b_col else torch.randn(K, N, device="cuda")
@@ -57,7 +79,7 @@ def main() -> None:
         align = 4 if (K % 4 or N % 4 or M % 4) else 16
         row: dict[str, Any] = {"M": M, "N": N, "K": K, "a_col": a_col, "b_col": b_col}
         row["auto_kernel"] = fastgemm.select(M, N, K, "float32", order=order, alignment=align).kernel.name
-        for name in ["auto", *KERNELS]:
+        for name in ["auto", *kernels]:
             fn = lambda name=name, A=A, B=B, C=C: fastgemm.gemm(A, B, C, kernel=name)
             try:
                 C.fill_(float("nan"))
@@ -75,8 +97,10 @@ def main() -> None:
             f"{M:5d}x{N:5d}x{K:5d} {order} auto {row['auto']:7.1f} ({row['auto_kernel']}) torch {row['torch']:7.1f}"
         )
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"narrow-v20-float32-{gpu}.json")
-    meta = {"command": f"python benchmarks/narrow_fp32.py {args.count} --seed {args.seed}", "gpu": gpu}
+    kind, flag = ("short-k", " --short-k") if args.short_k else ("narrow-v20", "")
+    path = os.path.join(args.out, f"{kind}-float32-{gpu}.json")
+    command = f"python benchmarks/narrow_fp32.py {args.count} --seed {args.seed}{flag}"
+    meta = {"command": command, "gpu": gpu}
     with open(path, "w") as f:
         json.dump({"meta": meta, "results": rows}, f, indent=1)
     print("wrote", path)
