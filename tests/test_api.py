@@ -1559,14 +1559,17 @@ def test_select_narrow_fp32(m, n, name, why):
 def test_select_fp32_v17_from_2048x2048():
     # v17's four-warp blocks where tiles fill the SMs twice over and K is long; v09's eight-warp
     # ones below, where a block may run alone on an SM or the three-stage prologue weighs (sm_90;
-    # v16's round model does not split these), and v16 with a K of at most 512 (its sweep).
+    # v16's round model does not split these), and v16 with a K of at most 512 and an
+    # under-aligned operand (its sweep).
     for m, n, k in [(2048, 2048, 2048), (4096, 4096, 1024), (8192, 2048, 4096)]:
         assert fastgemm.select(m, n, k, "float32", cc=90).kernel.name == "sgemm_v17_multistage"
     for m, n, k, why, kernel in [
         (2048, 2048, 768, "sgemm_v17_multistage is for K of at least 1024", "v09"),
         (4096, 2048, 1000, "sgemm_v17_multistage is for K of at least 1024", "v09"),
-        (1024, 2048, 256, "sgemm_v17_multistage is for outputs of at least 4194304", "v16"),
-        (4096, 2048, 512, "sgemm_v17_multistage is for K of at least 1024", "v16"),
+        (1024, 2048, 256, "sgemm_v17_multistage is for outputs of at least 4194304", "v09"),
+        (4096, 2048, 512, "sgemm_v17_multistage is for K of at least 1024", "v09"),
+        (1024, 2047, 256, "sgemm_v17_multistage is for outputs of at least 4194304", "v16"),
+        (4096, 2048, 511, "sgemm_v17_multistage is for K of at least 1024", "v16"),
     ]:
         sel = fastgemm.select(m, n, k, "float32", cc=90)
         assert sel.kernel.name.startswith("sgemm_" + kernel), sel
@@ -1832,14 +1835,16 @@ def test_select_fp16_unaligned_short_k_follows_the_v39_sweeps(kind, least, gain)
 
 
 def test_select_fp32_short_k_follows_the_v16_sweep():
-    # results/sweeps/short-k-float32-*: the points with K <= 512 that auto ran on v09 now run v16,
-    # 1.5x faster (geometric mean); the others keep their kernels.
+    # results/sweeps/short-k-float32-*: the points with K <= 512 and an under-aligned operand
+    # that auto ran on v09 now run v16, 1.5x faster (geometric mean); the others keep their
+    # kernels (v09 where every operand is 16-byte aligned).
     rows = _sweep_rows("short-k-float32-*.json")
     assert len(rows) >= 100
     gains = []
     for r in rows:
         sel = fastgemm.select(r["M"], r["N"], r["K"], "float32", cc=90, order=_order(r))
-        if r["auto_kernel"] == "sgemm_v09_cp_async":
+        lds = (r["M"] if r["a_col"] else r["K"], r["K"] if r["b_col"] else r["N"], r["N"])
+        if r["auto_kernel"] == "sgemm_v09_cp_async" and any(ld % 4 for ld in lds):
             assert sel.kernel.name == "sgemm_v16_split_k_waves" and not sel.pad, (r, sel)
             gains.append(r["sgemm_v09_cp_async"] / r[sel.kernel.name])
         else:
