@@ -66,7 +66,13 @@ struct V39 : V05 {  // v05's 128x128x32 tile read by element loads (4x2 warps of
   static constexpr Copy COPY = Copy::elem_prefetch;
   static constexpr int WARPS_M = 4, WARPS_N = 2;
   static constexpr int RASTER_GROUP = 8;
+  // Two blocks per SM cap a thread at 128 registers, which the sm_90 compiler meets without
+  // spilling; older targets' compilers spill there (an MN-major B), so they get one block's worth.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  static constexpr int MIN_BLOCKS = 1;
+#else
   static constexpr int MIN_BLOCKS = 2;
+#endif
   static constexpr bool ROW_STORE = true;
 };
 
