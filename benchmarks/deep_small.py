@@ -27,6 +27,12 @@ fitted to this sweep. Writes unaligned-large-v39-float16-<gpu>.json.
 
 The same below those outputs (M 1-2048, N 4-4096, fewer than 2^17 outputs, K 8-256): auto
 against v39. Writes unaligned-short-v39-float16-<gpu>.json.
+
+    python benchmarks/deep_small.py 120 --seed 13 --unaligned-narrow --out results/sweeps
+
+Tall narrow under-aligned outputs (M 128-16384, N 1-160, at most 2^22 outputs, K 64-32768, A of
+at most 2^27 elements): auto against v37 and v38 on the transposed problem (C^T = B^T A^T into a
+row-major C^T: "^T"), which flipped plans run. Writes unaligned-narrow-v37-v38-float16-<gpu>.json.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ import fastgemm
 
 UNALIGNED_KERNELS = ["hgemm_v37_split_k_reduce_unaligned", "hgemm_v38_split_k_reduce_wide_unaligned"]
 LARGE_KERNELS = ["hgemm_v39_unaligned_row_store"]
+NARROW_KERNELS = [n + "^T" for n in UNALIGNED_KERNELS]
 KERNELS = [
     "hgemm_v35_split_k_reduce",
     "hgemm_v36_split_k_reduce_wide",
@@ -63,16 +70,22 @@ def _tiles(M: int, N: int) -> int:
     return -(-M // 64) * -(-N // 64)
 
 
-# The under-aligned families: M, N and K ranges (log-uniform) and which outputs qualify.
+# The under-aligned families: M, N and K ranges (log-uniform) and which problems qualify.
 UNALIGNED_FAMILIES: dict[str, tuple[tuple[int, int], tuple[int, int], tuple[int, int], Any]] = {
-    "small": ((1, 1024), (4, 4096), (256, 40000), lambda M, N: _tiles(M, N) <= 48),
+    "small": ((1, 1024), (4, 4096), (256, 40000), lambda M, N, K: _tiles(M, N) <= 48),
     "large": (
         (32, 16384),
         (32, 16384),
         (8, 4096),
-        lambda M, N: _tiles(M, N) > 48 and M * N <= 1 << 27,
+        lambda M, N, K: _tiles(M, N) > 48 and M * N <= 1 << 27,
     ),
-    "short": ((1, 2048), (4, 4096), (8, 256), lambda M, N: M * N < 1 << 17),
+    "short": ((1, 2048), (4, 4096), (8, 256), lambda M, N, K: M * N < 1 << 17),
+    "narrow": (
+        (128, 16384),
+        (1, 160),
+        (64, 32768),
+        lambda M, N, K: M * N <= 1 << 22 and M * K <= 1 << 27,
+    ),
 }
 
 
@@ -94,28 +107,27 @@ def main() -> None:
     p.add_argument("--unaligned", action="store_true", help="under-aligned problems: v37, v38")
     p.add_argument("--unaligned-large", action="store_true", help="under-aligned larger outputs: v39")
     p.add_argument("--unaligned-short", action="store_true", help="under-aligned, short K: v39")
+    p.add_argument("--unaligned-narrow", action="store_true", help="under-aligned tall narrow: v37/v38^T")
     args = p.parse_args()
     rng = random.Random(args.seed)
     dt = torch.float16
     gpu = torch.cuda.get_device_name().lower().replace(" ", "-")
-    family = (
-        "large"
-        if args.unaligned_large
-        else "short"
-        if args.unaligned_short
-        else "small"
-        if args.unaligned
-        else None
-    )
+    flags = {
+        "large": args.unaligned_large,
+        "short": args.unaligned_short,
+        "narrow": args.unaligned_narrow,
+        "small": args.unaligned,
+    }
+    family = next((f for f, on in flags.items() if on), None)
     unaligned = family is not None
-    kernels = UNALIGNED_KERNELS if family == "small" else LARGE_KERNELS if unaligned else KERNELS
+    kernels = {"small": UNALIGNED_KERNELS, "narrow": NARROW_KERNELS, None: KERNELS}.get(family, LARGE_KERNELS)
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:
         if family is not None:
             (m_lo, m_hi), (n_lo, n_hi), (k_lo, k_hi), fits = UNALIGNED_FAMILIES[family]
             M, N = _log_uniform(rng, m_lo, m_hi), _log_uniform(rng, n_lo, n_hi)
             K = _log_uniform(rng, k_lo, k_hi)
-            if not fits(M, N):
+            if not fits(M, N, K):
                 continue
             a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
             if not ((M if a_col else K) % 8 or (K if b_col else N) % 8 or N % 8):
@@ -147,15 +159,21 @@ def main() -> None:
         sel = fastgemm.select(M, N, K, "float16", order=order, alignment=2 if unaligned else 16)
         row["auto_kernel"], row["auto_pad"] = sel.kernel.name, sel.pad
         for name in ["auto", *kernels]:
-            fn = lambda name=name, A=A, B=B, C=C: fastgemm.gemm(A, B, C, kernel=name)
-            C.fill_(float("nan"))
+            # "name^T": the kernel on the transposed problem C^T = B^T A^T, into a row-major C^T
+            # (as a flipped plan runs it, but with C^T's rows stored contiguously).
+            kernel, flipped = name.removesuffix("^T"), name.endswith("^T")
+            out = torch.empty(N, M, device="cuda", dtype=dt) if flipped else C
+            ops = (B.T, A.T, out) if flipped else (A, B, C)
+            fn = lambda kernel=kernel, ops=ops: fastgemm.gemm(*ops, kernel=kernel)
+            out.fill_(float("nan"))
             fn()
             torch.cuda.synchronize()
-            first = C.clone()
+            first = out.clone()
             fn()
             torch.cuda.synchronize()
-            row[name + "_err"] = float((first.double() - ref).abs().max() / top)
-            row[name + "_same_bits"] = bool(torch.equal(first, C))
+            got = first.T if flipped else first
+            row[name + "_err"] = float((got.double() - ref).abs().max() / top)
+            row[name + "_same_bits"] = bool(torch.equal(first, out))
             row[name] = _time(fn)
         C2 = torch.empty_like(C)
         row["torch"] = _time(lambda A=A, B=B, C2=C2: torch.matmul(A, B, out=C2))
@@ -167,15 +185,13 @@ def main() -> None:
             flush=True,
         )
     os.makedirs(args.out, exist_ok=True)
-    kind, flag = (
-        ("unaligned-large-v39", " --unaligned-large")
-        if args.unaligned_large
-        else ("unaligned-short-v39", " --unaligned-short")
-        if args.unaligned_short
-        else ("unaligned-small-v37-v38", " --unaligned")
-        if args.unaligned
-        else ("deep-small-v35-v36", "")
-    )
+    kind, flag = {
+        "large": ("unaligned-large-v39", " --unaligned-large"),
+        "short": ("unaligned-short-v39", " --unaligned-short"),
+        "narrow": ("unaligned-narrow-v37-v38", " --unaligned-narrow"),
+        "small": ("unaligned-small-v37-v38", " --unaligned"),
+        None: ("deep-small-v35-v36", ""),
+    }[family]
     path = os.path.join(args.out, f"{kind}-float16-{gpu}.json")
     command = f"python benchmarks/deep_small.py {args.count} --seed {args.seed}"
     meta = {"command": command + flag, "gpu": gpu}

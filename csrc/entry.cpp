@@ -396,7 +396,12 @@ void execute(const Job& job, Ops& work, size_t reserve = 0) {
   }
   const KernelEntry& k = *job.kernel;
   if (job.flip) {  // the transposed problem: operands exchanged again, C column-major
-    if (job.pad || std::string_view(k.epilogue) != "split_k") {
+    // The epilogues that write a column-major C: the clusters' split_k, and the mma.sync rungs
+    // whose partial tiles a second kernel sums (split_k_global, sum_partial_tiles_kernel).
+    const std::string_view epilogue(k.epilogue);
+    const bool col_c = epilogue == "split_k" ||
+                       (epilogue == "split_k_global" && std::string_view(k.family) == "mma_sync");
+    if (job.pad || !col_c) {
       throw std::logic_error(std::string(k.name) + ": no transposed run for this plan");
     }
     const Mat a2{pb.ptr, pb.ld, !pb.col}, b2{pa.ptr, pa.ld, !pa.col};

@@ -80,6 +80,21 @@ const std::vector<AutoRule> kHgemmRules = {
      "(no padded copies, no work buffer for C): for a K of at most 128 on outputs of at least 2 "
      "rows, where C's traffic and the copies' launches outweigh the loop",
      0, 0, 0, 0, 90, 0, 0, false, 2, 0, nullptr, 128, false, 0, 2, 0, 0, 0, "ABC"},
+    // v37 / v38 on the transposed problem (results/sweeps/unaligned-narrow-v37-v38-*): tall
+    // narrow under-aligned outputs, which v34's 128x128 tiles (or the padded path) ran with most
+    // of each tile's columns empty. On 120 random such problems (128-16384 rows, 1-160 columns,
+    // K 64-32768), where auto ran v34 or padded v21 / v24: v37 transposed 1.2-8.6x faster on 29 of
+    // the 31 with 2-16 columns (0.35x and 0.81x on the others: 158x15x143, 4206x10x248); v38
+    // transposed 1.1-1.5x on all 10 with 17-64 columns; from 65 columns mixed (0.5-2.7x), one
+    // column mixed (0.76-1.25x), left to the rules below.
+    {"hgemm_v37_split_k_reduce_unaligned",
+     "v37 on the transposed problem: for under-aligned outputs of at least 128 rows and 2-16 "
+     "columns, where 128-column tiles would be mostly empty",
+     0, 0, 0, 16, 90, 0, 0, true, 2, 0, nullptr, 0, false, 0, 2, 128, 0, 0, "ABC"},
+    {"hgemm_v38_split_k_reduce_wide_unaligned",
+     "v38 on the transposed problem: for under-aligned outputs of at least 128 rows and 17-64 "
+     "columns, where 128-column tiles would be half empty or more",
+     0, 0, 0, 64, 90, 0, 0, true, 2, 0, nullptr, 0, false, 0, 17, 128, 0, 0, "ABC"},
     // v34 (results/sweeps/pad-v34-*float16*): a row-major B whose rows are not 16-byte aligned,
     // read in place. Against auto's padded path, 1.3-1.8x faster on one row of at most SMs tiles
     // of 128x128, 1.0-1.5x on any rows at up to SMs/2 tiles; with more rows and SMs/2-SMs tiles

@@ -49,9 +49,10 @@ struct AutoRule {
   // specialist for outputs with few rows or few columns.
   int64_t max_short = 0;
   // Runs the problem as its transpose, C^T = B^T A^T (N x M, C written column-major), and the
-  // limits above read the transposed problem: M's are N's. For the split-K kernels (the only
-  // epilogue that writes a column-major C), so that a problem with few columns is run as one
-  // with few rows.
+  // limits above read the transposed problem: M's are N's. For the split-K kernels whose
+  // epilogue writes a column-major C (the clusters' split_k, and the mma.sync rungs whose
+  // partial tiles a second kernel sums), so that a problem with few columns is run as one with
+  // few rows.
   bool flip = false;
   double few_parts = 2;  // see few_m (a fraction: up to sm_count / few_parts tiles, floored)
   // Preferred only where K split over the SMs in S = min(16, K / 256, sm_count / tiles of

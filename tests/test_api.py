@@ -939,8 +939,11 @@ def test_auto_rules_refer_to_kernels():
             split_cost, rounds, vs_n = r["split_cost"], r["rounds"], r["vs_n"]
             assert isinstance(min_mn, int) and min_mn >= 0, name
             assert isinstance(flip, bool), name
-            if flip and (name, dtype) in table:  # only the split-K epilogue writes a column-major C
-                assert table[(name, dtype)].epilogue == "split_k", name
+            if flip and (name, dtype) in table:  # the epilogues that write a column-major C
+                k = table[(name, dtype)]
+                assert k.epilogue == "split_k" or (
+                    k.epilogue == "split_k_global" and k.family == "mma_sync"
+                ), name
             assert max_short is None or (isinstance(max_short, int) and max_short > 0), name
             min_m, min_n = r["min_m"], r["min_n"]
             assert min_m is None or (
@@ -1816,6 +1819,29 @@ def test_select_fp16_unaligned_small_outputs_follow_the_v37_v38_sweep():
         )
 
 
+def test_select_fp16_unaligned_narrow_follows_the_v37_v38_sweep():
+    # results/sweeps/unaligned-narrow-v37-v38-*: auto runs tall narrow under-aligned outputs of
+    # 2-64 columns transposed on v37 / v38 (where v34, padded v21 / v24 ran them), 1.8x faster
+    # (geometric mean of the "^T" times against the sweep's auto) on at least 40 of 120 points.
+    rows = _sweep_rows("unaligned-narrow-v37-v38-float16-*.json")
+    assert len(rows) >= 100
+    gains = []
+    for r in rows:
+        sel = fastgemm.select(r["M"], r["N"], r["K"], "float16", cc=90, order=_order(r), alignment=2)
+        if sel.flip:
+            assert 2 <= r["N"] <= 64 and not sel.pad, (r, sel)
+            assert sel.kernel.name == (
+                "hgemm_v37_split_k_reduce_unaligned"
+                if r["N"] <= 16
+                else "hgemm_v38_split_k_reduce_wide_unaligned"
+            )
+            gains.append(r["auto"] / r[sel.kernel.name + "^T"])
+    assert len(gains) >= 40 and math.prod(gains) ** (1 / len(gains)) >= 1.7
+    # Aligned ones keep v22 / v26 transposed, one column keeps what it ran.
+    assert fastgemm.select(4096, 16, 4096, "float16", cc=90).kernel.name == "hgemm_v22_split_k"
+    assert not fastgemm.select(5000, 1, 399, "float16", cc=90, alignment=2).flip
+
+
 @pytest.mark.parametrize("kind, least, gain", [("large", 70, 1.7), ("short", 80, 1.5)])
 def test_select_fp16_unaligned_short_k_follows_the_v39_sweeps(kind, least, gain):
     # results/sweeps/unaligned-{large,short}-v39-*: auto sends the under-aligned points with
@@ -1829,8 +1855,9 @@ def test_select_fp16_unaligned_short_k_follows_the_v39_sweeps(kind, least, gain)
         if sel.kernel.name == "hgemm_v39_unaligned_row_store":
             assert not sel.pad and r["K"] <= 128 and r["M"] >= 2, r
             gains.append(r["auto"] / r[sel.kernel.name])
-        else:
-            assert (r["K"] > 128 or r["M"] == 1) and sel.kernel.name == r["auto_kernel"], (r, sel)
+        else:  # or, later, a narrow output run transposed (its own sweep)
+            assert r["K"] > 128 or r["M"] == 1, r
+            assert sel.kernel.name == r["auto_kernel"] or sel.flip, (r, sel)
     assert len(gains) >= least and math.prod(gains) ** (1 / len(gains)) >= gain
 
 

@@ -384,6 +384,12 @@ def test_one_column_runs_as_one_row(recorded, dtype, kernel):
 
 
 def test_flip_gives_way_to_padding(recorded):
-    # Operands aligned below the flip kernel's 16 bytes: the padded path runs untransposed.
+    # Operands aligned below a flip kernel's 16 bytes (v22's): its rule gives way, and no plan
+    # both pads and flips; on sm_90 the under-aligned rules that flip (v37 / v38 transposed)
+    # read such operands in place instead.
     sel = auto(4097, 8, 4096, "float16", 2)
-    assert not sel.flip
+    assert sel.flip and not sel.pad and sel.kernel.name == "hgemm_v37_split_k_reduce_unaligned"
+    for shape in [(4097, 1, 4096), (100, 8, 4096), (8192, 16, 8192), (33, 12345, 777)]:
+        sel = auto(*shape, "float16", 2)
+        assert not (sel.pad and sel.flip), (shape, sel)
+        assert not sel.flip or sel.kernel.alignment == 2, (shape, sel)

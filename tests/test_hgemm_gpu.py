@@ -205,6 +205,22 @@ def _check_unaligned_views(torch, name, dtype, layout, cases):
         assert torch.equal(again, C)
 
 
+def _check_auto_twice(torch, A, B, dtype, c_order="C"):
+    """auto on A @ B into a C of `c_order`, poisoned (beta = 0) and with beta != 0:
+    float64-checked, and the same bits on a second call."""
+    M, N = A.shape[0], B.shape[1]
+    for beta in (0.0, 0.5):
+        C0 = _random(torch, M, N, dtype, c_order)
+        C = C0.clone() if beta else torch.full_like(C0, float("nan"))  # strides kept
+        fastgemm.hgemm(A, B, C, 0.75, beta)
+        torch.cuda.synchronize()
+        check(torch, A, B, C, 0.75, beta, C0 if beta else None)
+        again = C0.clone() if beta else torch.full_like(C, float("nan"))
+        fastgemm.hgemm(A, B, again, 0.75, beta)
+        torch.cuda.synchronize()
+        assert torch.equal(again, C), (M, N, beta)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_auto_deep_small_outputs_split_over_the_sms(torch, dtype):
     """auto's v35 / v36 on deep-K outputs of a few tiles, and v37 / v38 on odd ones (read in
@@ -217,16 +233,25 @@ def test_auto_deep_small_outputs_split_over_the_sms(torch, dtype):
     ]:
         assert fastgemm.select(M, N, K, dtype, alignment=2 if (N % 8 or K % 8) else 16).kernel.name == kernel
         A, B = _random(torch, M, K, dtype), _random(torch, K, N, dtype)
-        for beta in (0.0, 0.5):
-            C0 = _random(torch, M, N, dtype)
-            C = C0.clone() if beta else torch.full((M, N), float("nan"), device="cuda", dtype=C0.dtype)
-            fastgemm.hgemm(A, B, C, 0.75, beta)
-            torch.cuda.synchronize()
-            check(torch, A, B, C, 0.75, beta, C0 if beta else None)
-            again = C0.clone() if beta else torch.full_like(C, float("nan"))
-            fastgemm.hgemm(A, B, again, 0.75, beta)
-            torch.cuda.synchronize()
-            assert torch.equal(again, C), (M, N, K, beta)
+        _check_auto_twice(torch, A, B, dtype)
+
+
+@pytest.mark.parametrize("c_order", ["C", "F"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_auto_tall_narrow_unaligned_runs_transposed(torch, dtype, c_order):
+    """auto's v37 / v38 on the transposed problem of tall narrow under-aligned outputs (C^T
+    written column-major by the second kernel, or, for an F-ordered C, the swap undone by the
+    flip), C poisoned or with beta != 0: float64-checked, the same bits on a second call."""
+    for (M, N, K), kernel in [
+        ((5000, 33, 399), "hgemm_v38_split_k_reduce_wide_unaligned"),
+        ((8198, 7, 1731), "hgemm_v37_split_k_reduce_unaligned"),
+        ((3001, 64, 2049), "hgemm_v38_split_k_reduce_wide_unaligned"),
+        ((2000, 2, 5003), "hgemm_v37_split_k_reduce_unaligned"),
+    ]:
+        sel = fastgemm.select(M, N, K, dtype, alignment=2)
+        assert sel.kernel.name == kernel and sel.flip and not sel.pad, sel
+        A, B = _random(torch, M, K, dtype, "F"), _random(torch, K, N, dtype)
+        _check_auto_twice(torch, A, B, dtype, c_order)
 
 
 @pytest.mark.parametrize("layout", list(itertools.product("CF", repeat=3)), ids=lambda t: "".join(t))

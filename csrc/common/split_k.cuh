@@ -361,12 +361,13 @@ inline int reduce_split_count(int64_t tiles, int64_t k_units, int64_t slots, int
 // tiles of a split_grid (row tiles fastest), each slot a row-major BM x BN tile of floats. A block
 // takes 64 consecutive floats of a tile (a float2 per lane) and GROUPS warps: warp g adds the
 // slots of its g-th even range of z in order, eight loads in flight; warp 0 adds the GROUPS sums
-// in g order and stores (element stores: C row-major with any ldc and any alignment). The same
-// bits on every call. A dependent launch: it waits for the split kernel's grid first.
+// in g order and stores (element stores: C row-major with any ldc and any alignment, or with
+// c_col_major element (m, n) at C[n * ldc + m], a flipped plan's C^T). The same bits on every
+// call. A dependent launch: it waits for the split kernel's grid first.
 template <int BM, int BN, int GROUPS, typename T>
 __global__ void __launch_bounds__(32 * GROUPS)
     sum_partial_tiles_kernel(const float* __restrict__ partials, T* C, int64_t ldc, int64_t M,
-                             int64_t N, int split, float alpha, float beta) {
+                             int64_t N, int split, float alpha, float beta, bool c_col_major) {
   constexpr int PAIRS = BM * BN / 2, PER_TILE = PAIRS / 32;
   static_assert(PAIRS % 32 == 0 && BN % 2 == 0, "whole warps of column pairs per tile");
   __shared__ float2 partial_sums[GROUPS][32];
@@ -400,20 +401,25 @@ __global__ void __launch_bounds__(32 * GROUPS)
   if (g != 0 || !inside) return;
 #pragma unroll
   for (int h = 1; h < GROUPS; ++h) acc.x += partial_sums[h][lane].x, acc.y += partial_sums[h][lane].y;
-  store_pair(C + m * ldc + n, alpha * acc.x, alpha * acc.y, beta, false, N - n);
+  if (!c_col_major) {
+    store_pair(C + m * ldc + n, alpha * acc.x, alpha * acc.y, beta, false, N - n);
+    return;
+  }
+  store_pair(C + n * ldc + m, alpha * acc.x, 0.0f, beta, false, 1);
+  if (n + 1 < N) store_pair(C + (n + 1) * ldc + m, alpha * acc.y, 0.0f, beta, false, 1);
 }
 
 // Launches sum_partial_tiles_kernel over `tiles` tiles of S = split slots each at `partials`, as
 // a dependent launch (sm_90 on) on the stream.
 template <int BM, int BN, typename T>
 void launch_sum_partials(const float* partials, int64_t tiles, int split, T* C, int64_t ldc,
-                         int64_t M, int64_t N, float alpha, float beta, cudaStream_t stream,
-                         int cc, const char* name) {
+                         int64_t M, int64_t N, float alpha, float beta, bool c_col_major,
+                         cudaStream_t stream, int cc, const char* name) {
   constexpr int GROUPS = 8;
   Launch l{dim3(static_cast<unsigned>(tiles * (BM * BN / 64))), dim3(32 * GROUPS), 0, stream};
   l.pdl = cc >= 90;
   fastgemm::launch(sum_partial_tiles_kernel<BM, BN, GROUPS, T>, l, name, partials, C, ldc, M, N,
-                   split, alpha, beta);
+                   split, alpha, beta, c_col_major);
 }
 
 // kernel<<<grid (z = split), threads, smem, stream>>>(args...), in clusters of (1, 1, split)

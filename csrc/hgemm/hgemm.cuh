@@ -678,7 +678,6 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, K::SMEM_BYTES);
     if constexpr (Cfg::SPLIT_REDUCE) {
-      if (a.c_col_major) throw std::logic_error(std::string(name) + ": C is stored row-major");
       const int per_sm =
           resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), K::THREADS, K::SMEM_BYTES);
       const int split = reduce_split_count(
@@ -694,7 +693,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
                        static_cast<float*>(scratch.data));
       launch_sum_partials<Cfg::BLOCK_M, Cfg::BLOCK_N>(
           static_cast<const float*>(scratch.data), grid.x, split, static_cast<T*>(a.C), a.ldc,
-          a.M, a.N, a.alpha, a.beta, a.stream, props.cc, name);
+          a.M, a.N, a.alpha, a.beta, a.c_col_major, a.stream, props.cc, name);
     } else if constexpr (Cfg::SPLIT_K) {
       const int split = split_count(reinterpret_cast<const void*>(kernel), K::THREADS,
                                     K::SMEM_BYTES, grid.x, ceil_div(a.K, Cfg::BLOCK_K),

@@ -17,8 +17,8 @@
 // 4 KiB) cost a few microseconds, so it pays only where the tiles are few and K deep; a 16-row
 // tile re-reads A per tile as v22 does.
 // Shapes: any M, N, K >= 1 (auto sends it outputs of at most 16 rows or columns over few tiles
-// with a deep K); sm_80+ (the dependent launch from sm_90); 16-byte aligned A and B; C row-major,
-// any ldc and alignment.
+// with a deep K); sm_80+ (the dependent launch from sm_90); 16-byte aligned A and B; C row-major
+// (or column-major: a flipped plan's C^T), any ldc and alignment.
 #include "hgemm/rungs.h"
 #include "registry.h"
 

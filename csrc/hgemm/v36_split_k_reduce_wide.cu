@@ -11,8 +11,8 @@
 // costs a few microseconds: it pays only where the tiles are few and K deep; rows past M are
 // padding.
 // Shapes: any M, N, K >= 1 (auto sends it outputs of 17-64 rows or columns over few tiles with a
-// deep K); sm_80+ (the dependent launch from sm_90); 16-byte aligned A and B; C row-major, any
-// ldc and alignment.
+// deep K); sm_80+ (the dependent launch from sm_90); 16-byte aligned A and B; C row-major (or
+// column-major: a flipped plan's C^T), any ldc and alignment.
 #include "hgemm/rungs.h"
 #include "registry.h"
 

@@ -14,8 +14,8 @@
 // k-tile of prefetch hides less latency than v35's four-stage ring, so it streams a large operand
 // slower; it pays where the copies would cost more than that: small outputs, few tiles.
 // Shapes: any M, N, K >= 1 (auto sends it under-aligned outputs of at most 16 rows over few tiles
-// with a deep K); sm_80+ (the dependent launch from sm_90); 2-byte aligned operands; C row-major,
-// any ldc.
+// with a deep K); sm_80+ (the dependent launch from sm_90); 2-byte aligned operands; C row-major
+// (or column-major: a flipped plan's C^T), any ldc.
 #include "hgemm/rungs.h"
 #include "registry.h"
 

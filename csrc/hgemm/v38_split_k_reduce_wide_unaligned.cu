@@ -9,7 +9,8 @@
 // What limits it: 16 element chunks a thread per k-tile held in registers (64 of them) beside
 // the 32x32 warp tile's accumulators; one k-tile of prefetch; element loads.
 // Shapes: any M, N, K >= 1 (auto sends it under-aligned outputs of few 64x64 tiles with a deep
-// K); sm_80+ (the dependent launch from sm_90); 2-byte aligned operands; C row-major, any ldc.
+// K); sm_80+ (the dependent launch from sm_90); 2-byte aligned operands; C row-major (or
+// column-major: a flipped plan's C^T), any ldc.
 #include "hgemm/rungs.h"
 #include "registry.h"
 
