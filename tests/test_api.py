@@ -1772,6 +1772,16 @@ def _order(row: dict) -> str:
     return ("F" if row["a_col"] else "C") + ("F" if row["b_col"] else "C")
 
 
+def _select_row(row: dict, dtype: str, **kw):
+    """select() on sm_90 for a sweep row's problem and operand layouts."""
+    return fastgemm.select(row["M"], row["N"], row["K"], dtype, cc=90, order=_order(row), **kw)
+
+
+def _faster(gains: list[float], least: int, geomean: float) -> bool:
+    """At least `least` points, whose time ratios have at least this geometric mean."""
+    return len(gains) >= least and math.prod(gains) ** (1 / len(gains)) >= geomean
+
+
 def test_select_fp16_deep_small_outputs_follow_the_v35_v36_sweep():
     # results/sweeps/deep-small-v35-v36-*: on the points that auto now sends to v35 or v36, the
     # kernel it runs is 1.2x faster than the one it ran before (the sweep's "auto", geometric
@@ -1780,14 +1790,13 @@ def test_select_fp16_deep_small_outputs_follow_the_v35_v36_sweep():
     assert len(rows) >= 100
     gains = []
     for r in rows:
-        order = _order(r)
-        name = fastgemm.select(r["M"], r["N"], r["K"], "float16", cc=90, order=order).kernel.name
+        name = _select_row(r, "float16").kernel.name
         if r["K"] >= 16384 and -(-r["M"] // 64) * -(-r["N"] // 64) <= 8:
             assert name in ("hgemm_v35_split_k_reduce", "hgemm_v36_split_k_reduce_wide"), r
         if name in ("hgemm_v35_split_k_reduce", "hgemm_v36_split_k_reduce_wide"):
             gains.append(r["auto"] / r[name])
             assert gains[-1] > 0.9, (name, r)
-    assert len(gains) >= 25 and math.prod(gains) ** (1 / len(gains)) >= 1.2
+    assert _faster(gains, 25, 1.2)
     # The suite's decode and deep-K shapes keep their kernels.
     assert fastgemm.select(1, 4096, 14336, "float16", cc=90).kernel.name == "hgemm_v22_split_k"
     assert fastgemm.select(512, 512, 32768, "float16", cc=90).kernel.name == "hgemm_v28_split_k_global_narrow"
@@ -1801,15 +1810,14 @@ def test_select_fp16_unaligned_small_outputs_follow_the_v37_v38_sweep():
     assert len(rows) >= 100
     gains = []
     for r in rows:
-        order = _order(r)
-        sel = fastgemm.select(r["M"], r["N"], r["K"], "float16", cc=90, order=order, alignment=2)
+        sel = _select_row(r, "float16", alignment=2)
         if sel.kernel.name in (
             "hgemm_v37_split_k_reduce_unaligned",
             "hgemm_v38_split_k_reduce_wide_unaligned",
         ):
             assert not sel.pad, r
             gains.append(r["auto"] / r[sel.kernel.name])
-    assert len(gains) >= 90 and math.prod(gains) ** (1 / len(gains)) >= 1.3
+    assert _faster(gains, 90, 1.3)
     # Aligned operands never take them; the suite's misaligned shapes keep their kernels.
     assert fastgemm.select(10, 16, 30080, "float16", cc=90).kernel.name == "hgemm_v35_split_k_reduce"
     for shape in ((127, 4099, 2053), (33, 12345, 777), (1001, 999, 1003)):
@@ -1827,7 +1835,7 @@ def test_select_fp16_unaligned_narrow_follows_the_v37_v38_sweep():
     assert len(rows) >= 100
     gains = []
     for r in rows:
-        sel = fastgemm.select(r["M"], r["N"], r["K"], "float16", cc=90, order=_order(r), alignment=2)
+        sel = _select_row(r, "float16", alignment=2)
         if sel.flip:
             assert 2 <= r["N"] <= 64 and not sel.pad, (r, sel)
             assert sel.kernel.name == (
@@ -1836,7 +1844,7 @@ def test_select_fp16_unaligned_narrow_follows_the_v37_v38_sweep():
                 else "hgemm_v38_split_k_reduce_wide_unaligned"
             )
             gains.append(r["auto"] / r[sel.kernel.name + "^T"])
-    assert len(gains) >= 40 and math.prod(gains) ** (1 / len(gains)) >= 1.7
+    assert _faster(gains, 40, 1.7)
     # Aligned ones keep v22 / v26 transposed, one column keeps what it ran.
     assert fastgemm.select(4096, 16, 4096, "float16", cc=90).kernel.name == "hgemm_v22_split_k"
     assert not fastgemm.select(5000, 1, 399, "float16", cc=90, alignment=2).flip
@@ -1851,14 +1859,14 @@ def test_select_fp16_unaligned_short_k_follows_the_v39_sweeps(kind, least, gain)
     assert len(rows) >= 100
     gains = []
     for r in rows:
-        sel = fastgemm.select(r["M"], r["N"], r["K"], "float16", cc=90, order=_order(r), alignment=2)
+        sel = _select_row(r, "float16", alignment=2)
         if sel.kernel.name == "hgemm_v39_unaligned_row_store":
             assert not sel.pad and r["K"] <= 128 and r["M"] >= 2, r
             gains.append(r["auto"] / r[sel.kernel.name])
         else:  # or, later, a narrow output run transposed (its own sweep)
             assert r["K"] > 128 or r["M"] == 1, r
             assert sel.kernel.name == r["auto_kernel"] or sel.flip, (r, sel)
-    assert len(gains) >= least and math.prod(gains) ** (1 / len(gains)) >= gain
+    assert _faster(gains, least, gain)
 
 
 def test_select_fp32_short_k_follows_the_v16_sweep():
@@ -1869,14 +1877,14 @@ def test_select_fp32_short_k_follows_the_v16_sweep():
     assert len(rows) >= 100
     gains = []
     for r in rows:
-        sel = fastgemm.select(r["M"], r["N"], r["K"], "float32", cc=90, order=_order(r))
+        sel = _select_row(r, "float32")
         lds = (r["M"] if r["a_col"] else r["K"], r["K"] if r["b_col"] else r["N"], r["N"])
         if r["auto_kernel"] == "sgemm_v09_cp_async" and any(ld % 4 for ld in lds):
             assert sel.kernel.name == "sgemm_v16_split_k_waves" and not sel.pad, (r, sel)
             gains.append(r["sgemm_v09_cp_async"] / r[sel.kernel.name])
         else:
             assert sel.kernel.name == r["auto_kernel"], (r, sel)
-    assert len(gains) >= 60 and math.prod(gains) ** (1 / len(gains)) >= 1.5
+    assert _faster(gains, 60, 1.5)
 
 
 def test_select_fp32_tall_narrow_follows_the_v20_sweep():
@@ -1886,15 +1894,12 @@ def test_select_fp32_tall_narrow_follows_the_v20_sweep():
     assert len(rows) >= 50
     gains = []
     for r in rows:
-        order = _order(r)
         align = 4 if (r["K"] % 4 or r["N"] % 4 or r["M"] % 4) else 16
-        name = fastgemm.select(
-            r["M"], r["N"], r["K"], "float32", cc=90, order=order, alignment=align
-        ).kernel.name
+        name = _select_row(r, "float32", alignment=align).kernel.name
         if name != r["auto_kernel"]:
             assert name == "sgemm_v20_split_k_reduce" and r[name] < r["auto"], (name, r)
             gains.append(r["auto"] / r[name])
-    assert len(gains) >= 5 and math.prod(gains) ** (1 / len(gains)) >= 1.5
+    assert _faster(gains, 5, 1.5)
 
 
 def test_select_fp32_rows_33_192_matches_the_sweep():
