@@ -13,6 +13,18 @@ sgemm_v20_split_k_reduce was fitted to this sweep. Writes narrow-v20-float32-<gp
 Short K instead: M and N 64-16384 (2^16 to 2^26 outputs), K 8-512, any sizes; auto, the 128x128
 rungs (v09, v17) and the 64x128 ones (v12, v18, whose split stays 1 on a short K), and v16.
 Writes short-k-float32-<gpu>.json.
+
+    python benchmarks/narrow_fp32.py 200 --seed 14 --tiles --out results/sweeps
+
+Random shapes drawn as random_shapes.py draws them (fp32's 2^34 multiply-adds), kept where auto
+runs a tiled rung (v09, v11, v12, v16, v17, v18) on at least 17 rows and columns: auto, those
+rungs and v20, against torch.matmul. Writes tiles-float32-<gpu>.json.
+
+    python benchmarks/narrow_fp32.py 150 --seed 15 --tiles-edge --out results/sweeps
+
+Outputs whose shorter side is 65-768 (log-uniform; the other 65-20000 either way round, K
+16-40000, at most 2^34 multiply-adds) that auto runs tiled: the same kernels, to place the
+64-wide tiles of v18 against the 128-wide ones. Writes tiles-edge-float32-<gpu>.json.
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ from typing import Any
 
 import torch
 from deep_small import _time  # the same CUDA-event timing (run from benchmarks/)
+from random_shapes import _shape  # the random suite's shape distribution
 
 import fastgemm
 
@@ -42,6 +55,9 @@ SHORT_K_KERNELS = [
     "sgemm_v18_split_k_multistage",
     "sgemm_v16_split_k_waves",
 ]
+TILED = ["sgemm_v09_cp_async", "sgemm_v11_split_k_tile", "sgemm_v12_split_k_narrow"]
+TILED += ["sgemm_v16_split_k_waves", "sgemm_v17_multistage", "sgemm_v18_split_k_multistage"]
+TILE_KERNELS = [*TILED, "sgemm_v20_split_k_reduce"]
 
 
 def main() -> None:
@@ -50,14 +66,27 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--out", default="results/sweeps")
     p.add_argument("--short-k", action="store_true", help="short K on larger outputs")
+    p.add_argument("--tiles", action="store_true", help="random shapes that auto runs tiled")
+    p.add_argument("--tiles-edge", action="store_true", help="the same, shorter side 65-768")
     args = p.parse_args()
-    kernels = SHORT_K_KERNELS if args.short_k else KERNELS
+    tiles = args.tiles or args.tiles_edge
+    kernels = TILE_KERNELS if tiles else SHORT_K_KERNELS if args.short_k else KERNELS
     torch.backends.cuda.matmul.allow_tf32 = False
     rng = random.Random(args.seed)
     gpu = torch.cuda.get_device_name().lower().replace(" ", "-")
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:
-        if args.short_k:
+        if args.tiles:
+            M, N, K = _shape(rng, 1 << 34)
+        elif args.tiles_edge:
+            M = int(math.exp(rng.uniform(math.log(65), math.log(768))))
+            N = int(math.exp(rng.uniform(math.log(M), math.log(20000))))
+            K = int(math.exp(rng.uniform(math.log(16), math.log(40000))))
+            if rng.random() < 0.5:
+                M, N = N, M
+            if M * N * K > 1 << 34:
+                continue
+        elif args.short_k:
             M = int(math.exp(rng.uniform(math.log(64), math.log(16384))))
             N = int(math.exp(rng.uniform(math.log(64), math.log(16384))))
             K = int(math.exp(rng.uniform(math.log(8), math.log(512))))
@@ -70,15 +99,17 @@ def main() -> None:
             if rng.random() < 0.5:
                 M, N = N, M
         a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
+        order = ("F" if a_col else "C") + ("F" if b_col else "C")
+        align = 4 if (K % 4 or N % 4 or M % 4) else 16
+        row: dict[str, Any] = {"M": M, "N": N, "K": K, "a_col": a_col, "b_col": b_col}
+        row["auto_kernel"] = fastgemm.select(M, N, K, "float32", order=order, alignment=align).kernel.name
+        if tiles and (row["auto_kernel"] not in TILED or min(M, N) < 17):
+            continue
         A = torch.randn(K, M, device="cuda").T if a_col else torch.randn(M, K, device="cuda")
         B = torch.randn(N, K, device="cuda").T if b_col else torch.randn(K, N, device="cuda")
         C = torch.empty(M, N, device="cuda")
         ref = A.double() @ B.double()
         top = max(ref.abs().max().item(), 1e-30)
-        order = ("F" if a_col else "C") + ("F" if b_col else "C")
-        align = 4 if (K % 4 or N % 4 or M % 4) else 16
-        row: dict[str, Any] = {"M": M, "N": N, "K": K, "a_col": a_col, "b_col": b_col}
-        row["auto_kernel"] = fastgemm.select(M, N, K, "float32", order=order, alignment=align).kernel.name
         for name in ["auto", *kernels]:
             fn = lambda name=name, A=A, B=B, C=C: fastgemm.gemm(A, B, C, kernel=name)
             try:
@@ -97,7 +128,9 @@ def main() -> None:
             f"{M:5d}x{N:5d}x{K:5d} {order} auto {row['auto']:7.1f} ({row['auto_kernel']}) torch {row['torch']:7.1f}"
         )
     os.makedirs(args.out, exist_ok=True)
-    kind, flag = ("short-k", " --short-k") if args.short_k else ("narrow-v20", "")
+    modes = {"tiles": args.tiles, "tiles-edge": args.tiles_edge, "short-k": args.short_k}
+    kind = next((m for m, on in modes.items() if on), "narrow-v20")
+    flag = "" if kind == "narrow-v20" else " --" + kind
     path = os.path.join(args.out, f"{kind}-float32-{gpu}.json")
     command = f"python benchmarks/narrow_fp32.py {args.count} --seed {args.seed}{flag}"
     meta = {"command": command, "gpu": gpu}

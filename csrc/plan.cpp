@@ -311,10 +311,14 @@ const std::vector<AutoRule> kSgemmRules = {
      "least 17 rows and columns over at most SMs/66 tiles of 128x128 with K >= 4096, where "
      "cluster splits of at most 8 blocks leave most SMs idle",
      0, 128, 128, 0, 90, 4096, 0, false, 66, 0, nullptr, 0, false, 0, 17, 17},
+    // Down to K = 1024 on at most 4 tiles (results/sweeps/tiles-float32-*: random shapes that
+    // auto ran tiled, H100): v20 was 1.2-3x faster than auto's v12 or v18 on all 10 such points
+    // with 33 or more rows and columns and 1081 <= K < 4096 (56x63x3381: 33.5 -> 12.4 us), as on
+    // the 8 of deep-v20-random-* (1280 <= K <= 3402: 1.3-2.2x); level at K = 835.
     {"sgemm_v20_split_k_reduce",
      "v16's split with no owner, a share per SM summed by a second kernel: for outputs of at "
-     "least 33 rows and columns over at most SMs/33 tiles of 128x128 with K >= 8192",
-     0, 128, 128, 0, 90, 8192, 0, false, 33, 0, nullptr, 0, false, 0, 33, 33},
+     "least 33 rows and columns over at most SMs/33 tiles of 128x128 with K >= 1024",
+     0, 128, 128, 0, 90, 1024, 0, false, 33, 0, nullptr, 0, false, 0, 33, 33},
     {"sgemm_v20_split_k_reduce",
      "v16's split with no owner, a share per SM summed by a second kernel: for outputs of "
      "65-128 rows and at least 65 columns over at most SMs/16.5 tiles of 128x128 with K >= "
@@ -471,6 +475,17 @@ const std::vector<AutoRule> kSgemmRules = {
      "v12's 64x128 tiles with K split across a cluster: for outputs of 129-192 rows where v16's "
      "model splits K, where v16's 128-row tiles are a quarter or more padding",
      0, 0, 0, 192, 90, 0, 0, false, 2, 0, &kSgemmV16Split, 0, false, 0, 129},
+    // Outputs whose shorter side (at most 768) ends 1-64 past a multiple of 128, K >= 256
+    // (results/sweeps/tiles-float32-*): v18's 64-wide tiles along that side were 1.05-1.75x
+    // faster than auto's v16 or v09 on all 12 such points (372x310x2401: 39.5 -> 22.5 us,
+    // 298x6385x351: 68.1 -> 45.0); where the side fills its last 128-wide tile more, mixed
+    // (0.81-1.23x), and with K < 256 too (0.87-1.10x).
+    {"sgemm_v18_split_k_multistage",
+     "v18's 64x128 or 128x64 tiles at three blocks per SM: for outputs whose shorter side, at "
+     "most 768, ends 1-64 past a multiple of 128, with K >= 256, where 128-wide tiles leave 64 "
+     "more of its rows or columns as padding",
+     0, 0, 0, 0, 90, 256, 768, false, 2, 0, nullptr, 0, false, 0, 0, 0, 0, 0, nullptr, false,
+     true},
     {"sgemm_v16_split_k_waves",
      "v09's 128x128 tile with K split over every resident block (two per SM), the partial tiles "
      "summed in global memory, S from a model of the launch's rounds of blocks: where that model "
@@ -767,6 +782,11 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
     if (rule.max_k > 0 && K > rule.max_k) {
       skipped.push_back(std::string(rule.kernel) + " is for K of at most " +
                         std::to_string(rule.max_k));
+      continue;
+    }
+    if (rule.half_edge && !half_edge(M, N)) {
+      skipped.push_back(std::string(rule.kernel) + " is for outputs whose shorter side ends 1-64 "
+                        "past a multiple of 128 (its 64-wide tiles pad less there)");
       continue;
     }
     const int64_t tiles =

@@ -7,6 +7,7 @@
 // explanation cannot drift from what runs. runnable_problem() is the one "can this kernel run
 // here" check, for auto and for a kernel the caller names.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -99,7 +100,16 @@ struct AutoRule {
   // With `unaligned`: gives way to the padded path from K = kV34PadK on outputs of at most
   // kV34PadTiles tiles of 128x128, where the aligned copies' split kernels were faster (v34).
   bool pad_deep_few = false;
+  // Preferred only where the output's shorter side, min(M, N), ends 1-64 past a multiple of 128
+  // (false: no such limit): there 64-wide tiles along it leave 64 fewer of its rows or columns
+  // as padding than 128-wide ones (half_edge()).
+  bool half_edge = false;
 };
+// True where min(M, N) ends in the first half of its last 128-wide tile (AutoRule::half_edge).
+inline bool half_edge(int64_t M, int64_t N) {
+  const int64_t rest = std::min(M, N) % 128;
+  return rest > 0 && rest <= 64;
+}
 // The last-round model of a persistent kernel of tile_m x tile_n tiles that splits its last
 // partial round along K (hopper/scheduler.cuh: Hybrid, at most 4 ways, shares of at least 4
 // k-tiles of 64): the rounds of whole tiles, plus 1 / S of a round and 0.2 for the hand-off of a

@@ -438,6 +438,7 @@ RULE_FIELDS = (
     "b_order",
     "row_align",
     "unaligned",
+    "half_edge",
 )
 
 
@@ -489,6 +490,7 @@ def _first_runnable_rule(
             b_order,
             row_align,
             unaligned,
+            half_edge,
         ) = rule  # RULE_FIELDS, in order
         k = table.get(name)
         rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
@@ -507,6 +509,8 @@ def _first_runnable_rule(
         if min_k is not None and k_depth < min_k:
             continue
         if max_k is not None and k_depth > max_k:
+            continue
+        if half_edge and not 0 < min(rm, rn) % 128 <= 64:
             continue
         tiles = (-(-rm // few[0])) * (-(-rn // few[1])) if few is not None else 0
         if last_round:
@@ -1539,22 +1543,24 @@ V18_ROWS = "sgemm_v18_split_k_multistage"
         (4096, 24, "sgemm_v12_split_k_narrow", ""),
         (16384, 64, V18_ROWS, "33-192 columns"),  # v18's 128x64 tiles on many rows
         (1024, 64, "sgemm_v19_split_k_ring", "33-64 columns"),  # v19 on C^T over few tiles
-        (64, 64, V18_ROWS, "33-64 rows"),
+        (64, 640, V18_ROWS, "33-64 rows"),
     ],
 )
 def test_select_narrow_fp32(m, n, name, why):
     # Outputs with at most 64 rows or columns (past v10's 16 rows) go to the half-size tiles on
     # sm_90 (v18's three-stage loop for 33-64 rows, and for 33-192 columns on at least 2048 rows),
     # and the explanation names the rule; 68 (the next 16-byte aligned width) goes elsewhere. K =
-    # 4096, but 2048 for outputs of one or two 128x128 tiles (v20 splits those from 4096 on).
+    # 4096, but 2048 for outputs of one or two 128x128 tiles (v20 splits those from 4096 on where
+    # a side is 17-32).
     k = 2048 if -(-m // 128) * -(-n // 128) <= 2 else 4096
     sel = fastgemm.select(m, n, k, "float32", cc=90)
     assert sel.kernel.name == name, sel
     assert (why or "at most 64 rows or columns") in sel.reason
     wider = fastgemm.select(max(m, 68), max(n, 68), k, "float32", cc=90)
-    # (68x68: one tile of 128x128, which v12 takes by its few-tile rule)
+    # (68x68: one tile of 128x128, which v20 splits from K = 1024 on, before v12's rules)
     assert wider.kernel.name != "sgemm_v12_split_k_narrow" or "at most 6 tiles" in wider.reason
-    if "columns" not in (why or "columns") or m < 2048:
+    few = wider.kernel.name == "sgemm_v20_split_k_reduce" and "SMs/33 tiles" in wider.reason
+    if not few and ("columns" not in (why or "columns") or m < 2048):
         assert "sgemm_v12_split_k_narrow is for outputs of at most 64 rows or columns" in wider.reason
     assert fastgemm.select(m, n, k, "float32", cc=80).kernel.name == "sgemm_v09_cp_async"
 
@@ -1615,7 +1621,8 @@ def test_select_fp32_round_model(m, n, k, split):
         (512, 512, 512, "sgemm_v12_split_k_narrow"),  # 16 tiles of 128x128, K <= 2048
         (256, 1024, 1024, "sgemm_v12_split_k_narrow"),
         (512, 512, 2048, "sgemm_v12_split_k_narrow"),
-        (256, 256, 4096, "sgemm_v12_split_k_narrow"),  # at most 6 tiles, K <= 4096
+        (256, 256, 4096, "sgemm_v20_split_k_reduce"),  # 4 tiles, K >= 1024 (tiles-float32-*)
+        (384, 256, 4096, "sgemm_v12_split_k_narrow"),  # at most 6 tiles, K <= 4096
         (512, 256, 4096, "sgemm_v16_split_k_waves"),  # 8 tiles: v16's split of up to 16 shares
         (768, 768, 512, "sgemm_v11_split_k_tile"),  # 36 tiles, K <= 512
         (1024, 1024, 512, "sgemm_v11_split_k_tile"),  # 64 tiles, K <= 512
@@ -1879,12 +1886,70 @@ def test_select_fp32_short_k_follows_the_v16_sweep():
     for r in rows:
         sel = _select_row(r, "float32")
         lds = (r["M"] if r["a_col"] else r["K"], r["K"] if r["b_col"] else r["N"], r["N"])
-        if r["auto_kernel"] == "sgemm_v09_cp_async" and any(ld % 4 for ld in lds):
+        if sel.kernel.name == V18_ROWS and r["auto_kernel"] != V18_ROWS:
+            # the half-edge rule (tiles-edge-float32-*), which came after: faster here too
+            assert _half_edge(r) and r[V18_ROWS] < r[r["auto_kernel"]], (r, sel)
+            if r["auto_kernel"] == "sgemm_v09_cp_async":
+                gains.append(r["sgemm_v09_cp_async"] / r[V18_ROWS])
+        elif r["auto_kernel"] == "sgemm_v09_cp_async" and any(ld % 4 for ld in lds):
             assert sel.kernel.name == "sgemm_v16_split_k_waves" and not sel.pad, (r, sel)
             gains.append(r["sgemm_v09_cp_async"] / r[sel.kernel.name])
         else:
             assert sel.kernel.name == r["auto_kernel"], (r, sel)
     assert _faster(gains, 60, 1.5)
+
+
+def _half_edge(row: dict) -> bool:
+    """The half-edge rule's shapes: a shorter side of at most 768 that ends 1-64 past a multiple
+    of 128, and K >= 256."""
+    side = min(row["M"], row["N"])
+    return side <= 768 and 0 < side % 128 <= 64 and row["K"] >= 256
+
+
+def _sweep_alignment(row: dict) -> int:
+    """The alignment narrow_fp32.py passed to select() for a row: 4 bytes where M, N or K is not
+    a multiple of 4 elements, else 16."""
+    return 4 if (row["K"] % 4 or row["N"] % 4 or row["M"] % 4) else 16
+
+
+def test_select_fp32_tiles_follow_the_sweep():
+    # results/sweeps/tiles-float32-* (random shapes that auto ran on a tiled rung, before the
+    # rules below): the points auto now sends elsewhere go to v20 (at most 4 tiles of 128x128 with
+    # K >= 1024) or v18 (the half-edge rule), each faster than what ran before; 1.5x in all.
+    rows = _sweep_rows("tiles-float32-*.json")
+    assert len(rows) >= 150
+    gains = []
+    for r in rows:
+        name = _select_row(r, "float32", alignment=_sweep_alignment(r)).kernel.name
+        if name != r["auto_kernel"]:
+            tiles = -(-r["M"] // 128) * -(-r["N"] // 128)
+            if name == "sgemm_v20_split_k_reduce":
+                assert tiles <= 4 and r["K"] >= 1024 and min(r["M"], r["N"]) >= 33, r
+            else:
+                assert name == V18_ROWS and _half_edge(r), (name, r)
+            gains.append(r[r["auto_kernel"]] / r[name])
+            assert gains[-1] > 1, (name, r)
+    assert _faster(gains, 20, 1.5)
+
+
+def test_select_fp32_half_edge_follows_the_sweep():
+    # results/sweeps/tiles-edge-float32-* (shorter side 65-768, auto with the half-edge rule):
+    # where auto runs v18 by that rule (35 points), it is 1.19x faster than the fastest of the
+    # 128-wide rungs v09, v16 and v17 on each point (geometric mean), and at most 12% slower on
+    # any (deep K on few tiles).
+    rows = _sweep_rows("tiles-edge-float32-*.json")
+    assert len(rows) >= 100
+    gains = []
+    for r in rows:
+        sel = _select_row(r, "float32", alignment=_sweep_alignment(r))
+        if "shorter side, at most 768, ends 1-64" in sel.reason:  # the rule's words
+            assert sel.kernel.name == V18_ROWS and _half_edge(r), (r, sel)
+            wide = min(
+                r[k] for k in ("sgemm_v09_cp_async", "sgemm_v16_split_k_waves", "sgemm_v17_multistage")
+            )
+            gains.append(wide / r[V18_ROWS])
+            assert gains[-1] > 0.88, r
+    assert _faster(gains, 30, 1.15)
 
 
 def test_select_fp32_tall_narrow_follows_the_v20_sweep():

@@ -46,6 +46,7 @@ Rule: TypeAlias = tuple[
     str | None,
     int | None,
     str | None,
+    bool,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...

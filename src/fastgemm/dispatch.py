@@ -56,8 +56,10 @@ __all__ = [
 # column-major ("F"; for a flip rule the transposed problem's B, A^T, which is column-major where
 # A is row-major), row alignment or None: preferred only where every operand's rows (base address
 # and pitch) are aligned to that many bytes (128: a TMA box row), under-aligned operands or None:
-# preferred only where the rows of B ("B"), or of A or B ("AB"), are aligned to fewer than 16
-# bytes (a kernel that reads them in place))], fastest first.
+# preferred only where the rows of B ("B"), of A or B ("AB"), or of A, B or C ("ABC") are aligned
+# to fewer than 16 bytes (a kernel that reads them in place, or stores them), half edge: preferred
+# only where min(M, N) ends 1-64 past a multiple of 128, so that 64-wide tiles along it leave 64
+# fewer rows or columns as padding than 128-wide ones)], fastest first.
 AUTO_RULES: dict[str, list[Rule]] = {dtype: list(rules) for dtype, rules in _C.auto_rules().items()}
 
 # precision ("tf32x3", "tf32") -> the float32 rules (same tuples) that auto tries for it before
