@@ -25,11 +25,20 @@ rungs and v20, against torch.matmul. Writes tiles-float32-<gpu>.json.
 Outputs whose shorter side is 65-768 (log-uniform; the other 65-20000 either way round, K
 16-40000, at most 2^34 multiply-adds) that auto runs tiled: the same kernels, to place the
 64-wide tiles of v18 against the 128-wide ones. Writes tiles-edge-float32-<gpu>.json.
+
+    python benchmarks/narrow_fp32.py 0 --recheck --out results/sweeps
+
+Every problem of the committed fp32 sweeps (results/sweeps/*float32*, any layout recorded) with
+a shorter side of 17-128 and a longer one of at most 3072 with K >= 2048, or a shorter side of at
+most 16 and a longer one of at most 384 with K >= 7168: v12, v16, v18, v19 and v20 (since v20
+takes tiles along the short side) and torch.matmul. Writes short-side-v20-float32-<gpu>.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import glob
 import json
 import math
 import os
@@ -58,6 +67,37 @@ SHORT_K_KERNELS = [
 TILED = ["sgemm_v09_cp_async", "sgemm_v11_split_k_tile", "sgemm_v12_split_k_narrow"]
 TILED += ["sgemm_v16_split_k_waves", "sgemm_v17_multistage", "sgemm_v18_split_k_multistage"]
 TILE_KERNELS = [*TILED, "sgemm_v20_split_k_reduce"]
+RECHECK_KERNELS = [
+    "sgemm_v12_split_k_narrow",
+    "sgemm_v16_split_k_waves",
+    "sgemm_v18_split_k_multistage",
+    "sgemm_v19_split_k_ring",
+    "sgemm_v20_split_k_reduce",
+]
+
+
+def _recheck_problems() -> list[tuple[int, int, int, bool, bool]]:
+    """The problems of the committed fp32 sweeps in v20's short-side region (the docstring)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    found: set[tuple[int, int, int, bool, bool]] = set()
+    for path in glob.glob(os.path.join(here, "..", "results", "sweeps", "*float32*")):
+        if path.endswith(".csv"):
+            with open(path) as f:
+                found |= {(int(r["M"]), int(r["N"]), int(r["K"]), False, False) for r in csv.DictReader(f)}
+        elif path.endswith(".json") and "short-side-v20" not in path:
+            with open(path) as f:
+                data = json.load(f)
+            for r in data["results"] if isinstance(data, dict) else data:
+                a_col, b_col = r.get("a_col", r.get("at", False)), r.get("b_col", r.get("bt", False))
+                found.add((r["M"], r["N"], r["K"], bool(a_col), bool(b_col)))
+
+    def region(M: int, N: int, K: int) -> bool:
+        short, long = min(M, N), max(M, N)
+        return (17 <= short <= 128 and long <= 3072 and K >= 2048) or (
+            short <= 16 and long <= 384 and K >= 7168
+        )
+
+    return sorted(p for p in found if region(*p[:3]))
 
 
 def main() -> None:
@@ -68,15 +108,30 @@ def main() -> None:
     p.add_argument("--short-k", action="store_true", help="short K on larger outputs")
     p.add_argument("--tiles", action="store_true", help="random shapes that auto runs tiled")
     p.add_argument("--tiles-edge", action="store_true", help="the same, shorter side 65-768")
+    p.add_argument("--recheck", action="store_true", help="the sweeps' problems in v20's region")
     args = p.parse_args()
     tiles = args.tiles or args.tiles_edge
-    kernels = TILE_KERNELS if tiles else SHORT_K_KERNELS if args.short_k else KERNELS
+    recheck = _recheck_problems() if args.recheck else []
+    if args.recheck:
+        args.count = len(recheck)
+    modes = {
+        "tiles": args.tiles,
+        "tiles-edge": args.tiles_edge,
+        "short-k": args.short_k,
+        "recheck": args.recheck,
+    }
+    kind = next((m for m, on in modes.items() if on), "narrow-v20")
+    kernels = {"recheck": RECHECK_KERNELS, "short-k": SHORT_K_KERNELS, "narrow-v20": KERNELS}.get(
+        kind, TILE_KERNELS
+    )
     torch.backends.cuda.matmul.allow_tf32 = False
     rng = random.Random(args.seed)
     gpu = torch.cuda.get_device_name().lower().replace(" ", "-")
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:
-        if args.tiles:
+        if args.recheck:
+            M, N, K, a_col, b_col = recheck[len(rows)]
+        elif args.tiles:
             M, N, K = _shape(rng, 1 << 34)
         elif args.tiles_edge:
             M = int(math.exp(rng.uniform(math.log(65), math.log(768))))
@@ -98,7 +153,8 @@ def main() -> None:
             K = int(math.exp(rng.uniform(math.log(2048), math.log(40000))))
             if rng.random() < 0.5:
                 M, N = N, M
-        a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
+        if not args.recheck:
+            a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
         order = ("F" if a_col else "C") + ("F" if b_col else "C")
         align = 4 if (K % 4 or N % 4 or M % 4) else 16
         row: dict[str, Any] = {"M": M, "N": N, "K": K, "a_col": a_col, "b_col": b_col}
@@ -128,9 +184,8 @@ def main() -> None:
             f"{M:5d}x{N:5d}x{K:5d} {order} auto {row['auto']:7.1f} ({row['auto_kernel']}) torch {row['torch']:7.1f}"
         )
     os.makedirs(args.out, exist_ok=True)
-    modes = {"tiles": args.tiles, "tiles-edge": args.tiles_edge, "short-k": args.short_k}
-    kind = next((m for m, on in modes.items() if on), "narrow-v20")
     flag = "" if kind == "narrow-v20" else " --" + kind
+    kind = "short-side-v20" if kind == "recheck" else kind
     path = os.path.join(args.out, f"{kind}-float32-{gpu}.json")
     command = f"python benchmarks/narrow_fp32.py {args.count} --seed {args.seed}{flag}"
     meta = {"command": command, "gpu": gpu}

@@ -268,6 +268,38 @@ const std::vector<AutoRule> kSgemmRules = {
      "128x128 tile with K >= 12288, where a cluster's split of at most 8 blocks leaves most SMs "
      "idle",
      0, 128, 128, 0, 90, 12288, 0, false, 100},
+    // v20 takes 32-wide tiles along a side of at most 32, 64-wide ones along 33-64 (its header),
+    // and then on results/sweeps/narrow-v20-float32-* (H100; one side 8-128, the other 129-4096,
+    // K 2048-40000; `python benchmarks/narrow_fp32.py 60 --seed 11`):
+    // - at most 16 rows or columns and another side of at most 384 (3 tiles), K >= 7168: 1.7-3.1x
+    //   faster than v19 on all 5 such points (9-16 x 136-350, K 7702-36689); with the other side
+    //   621-1226 v19 was 12-21% faster, and at K 2239-5010 level;
+    // - 17-128 rows or columns and another side of at most 3072 (24 tiles), K >= 2048: 1.15-3.1x
+    //   faster than auto's v12, v16, v18 or v19 on all 18 such points (18-115 x 270-2984, 37x616x
+    //   31932: 236.4 -> 76.2 us); past 3072 (3244-4062) mixed, 0.91-1.21x.
+    // Checked on the 328 problems of the older fp32 sweeps in that region (results/sweeps/
+    // short-side-v20-*, `... 0 --recheck`): where these rules run v20, against the kernel auto
+    // ran before (geometric mean, slowest point): 1.94x (1.12x) on 25 points of at most 16 rows
+    // or columns, 1.55x (0.94x) on 26 of 17-32, 1.36x (0.93x) on 37 of 33-64, 1.10x (0.97x) on 73
+    // of 65-128. At 65-128 with K >= 16384 v16's rule below stays (128x2048x16384 and x32768:
+    // v16 4% and 7% faster).
+    {"sgemm_v20_split_k_reduce",
+     "v16's split with no owner, a share per SM summed by a second kernel, on 32-wide tiles along "
+     "the short side: for outputs of at most 16 rows or columns over at most SMs/44 tiles of "
+     "128x128 with K >= 7168, where a cluster's split of at most 8 blocks leaves most SMs idle",
+     0, 128, 128, 0, 90, 7168, 16, false, 44},
+    {"sgemm_v20_split_k_reduce",
+     "v16's split with no owner, a share per SM summed by a second kernel, on 32- or 64-wide "
+     "tiles along the short side: for outputs of 17-64 rows or columns over at most SMs/5.5 "
+     "tiles of 128x128 with K >= 2048, where the split kernels' clusters of at most 8 blocks "
+     "leave SMs idle",
+     0, 128, 128, 0, 90, 2048, 64, false, 5.5, 0, nullptr, 0, false, 0, 17, 17},
+    {"sgemm_v20_split_k_reduce",
+     "v16's split with no owner, a share per SM summed by a second kernel, on 128-wide tiles "
+     "along the short side: for outputs of 65-128 rows or columns over at most SMs/5.5 tiles of "
+     "128x128 with 2048 <= K < 16384, where the split kernels' clusters of at most 8 blocks "
+     "leave SMs idle",
+     0, 128, 128, 0, 90, 2048, 128, false, 5.5, 0, nullptr, 16383, false, 0, 65, 65},
     // Outputs of at most 32 rows or 16 columns: v19 (v10 with B and A copied through a cp.async
     // ring, S from the device's cluster capacity) against v10, v12 and v18, fitted to three
     // sweeps (H100; N or M 1024-28672, K 3584-14336): results/sweeps/rows-m1-64-v19-cluster-* (B

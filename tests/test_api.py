@@ -461,15 +461,22 @@ def test_last_round_cost_matches_the_model():
 
 
 def _first_runnable_rule(
-    dtype: str, cc: int, m: int, n: int, k_depth: int, alignment: int, order: str = "CC"
+    dtype: str,
+    cc: int,
+    m: int,
+    n: int,
+    k_depth: int,
+    alignment: int,
+    order: str = "CC",
+    rules: list | None = None,
 ) -> str:
-    """The first AUTO_RULES candidate that is in the table, is meant for an m x n x k_depth
-    problem with A and B in ``order`` and runs on ``cc`` with ``alignment``-byte aligned
-    operands."""
+    """The first AUTO_RULES candidate (or of ``rules``) that is in the table, is meant for an
+    m x n x k_depth problem with A and B in ``order`` and runs on ``cc`` with ``alignment``-byte
+    aligned operands."""
     a_col, b_col = order[0] == "F", order[1] == "F"
     table = {k.name: k for k in fastgemm.kernels(dtype)}
     sms = DOCUMENTED_SMS.get(cc, 0)
-    for rule in dispatch.AUTO_RULES[dtype]:
+    for rule in dispatch.AUTO_RULES[dtype] if rules is None else rules:
         (
             name,
             _why,
@@ -1530,35 +1537,66 @@ def test_decode_specialists_only_where_measured(dtype):
 
 
 V18_ROWS = "sgemm_v18_split_k_multistage"
+V20 = "sgemm_v20_split_k_reduce"
+SHORT_SIDE = "wide tiles along the short side"  # the words of v20's short-side rules
+
+
+def _short_side_v20(m: int, n: int, k: int, order: str = "CC", alignment: int | None = None) -> bool:
+    """Whether auto runs v20 on this problem by its short-side rules (fitted to
+    results/sweeps/short-side-v20-*, which times every problem of the older sweeps there: their
+    v20 times, where they have any, are of its 128x128 tiles)."""
+    sel = fastgemm.select(m, n, k, "float32", cc=90, order=order, alignment=alignment)
+    return sel.kernel.name == V20 and SHORT_SIDE in sel.reason
+
+
+def test_select_fp32_short_side_v20_follows_the_recheck():
+    # results/sweeps/short-side-v20-float32-*: every problem of the older fp32 sweeps in the region
+    # of v20's short-side rules, with v12, v16, v18, v19 and v20 (on tiles along the short side)
+    # timed anew. Where those rules run v20, against the kernel the rules before them ran (the same
+    # walk without them), by band of the short side: 1.94x on at most 16 rows or columns, 1.55x
+    # at 17-32, 1.36x at 33-64, 1.10x at 65-128 (geometric means), never more than 8% slower.
+    rows = _sweep_rows("short-side-v20-float32-*.json")
+    assert len(rows) >= 300
+    before_rules = [rule for rule in dispatch.AUTO_RULES["float32"] if SHORT_SIDE not in rule[1]]
+    bands: dict[int, list[float]] = {16: [], 32: [], 64: [], 128: []}
+    for r in rows:
+        m, n, k, order, align = r["M"], r["N"], r["K"], _order(r), _sweep_alignment(r)
+        if not _short_side_v20(m, n, k, order, align):
+            continue
+        before = _first_runnable_rule("float32", 90, m, n, k, align, order, before_rules)
+        if before == V20:
+            continue  # v20 by an older rule (on its tiles along the short side now as well)
+        bands[next(b for b in bands if min(m, n) <= b)].append(r[before] / r[V20])
+        assert r[before] / r[V20] > 0.92, (before, r)
+    assert _faster(bands[16], 20, 1.8) and _faster(bands[32], 20, 1.45)
+    assert _faster(bands[64], 30, 1.3) and _faster(bands[128], 60, 1.07)
 
 
 @pytest.mark.parametrize(
-    "m, n, name, why",
+    "m, n, k, name, why",
     [
-        (17, 8192, "sgemm_v12_split_k_narrow", ""),  # 17-32 rows over many tiles (v19 on few)
-        (32, 8192, "sgemm_v12_split_k_narrow", ""),
-        (33, 4096, V18_ROWS, "33-64 rows"),
-        (64, 14336, V18_ROWS, "33-64 rows"),
-        (48, 32, "sgemm_v12_split_k_narrow", ""),  # 32 columns: v12's 32-wide tiles (K 2048 below)
-        (4096, 24, "sgemm_v12_split_k_narrow", ""),
-        (16384, 64, V18_ROWS, "33-192 columns"),  # v18's 128x64 tiles on many rows
-        (1024, 64, "sgemm_v19_split_k_ring", "33-64 columns"),  # v19 on C^T over few tiles
-        (64, 640, V18_ROWS, "33-64 rows"),
+        (17, 8192, 4096, "sgemm_v12_split_k_narrow", ""),  # 17-32 rows over many tiles (v19 on few)
+        (32, 8192, 4096, "sgemm_v12_split_k_narrow", ""),
+        (33, 4096, 4096, V18_ROWS, "33-64 rows"),
+        (64, 14336, 4096, V18_ROWS, "33-64 rows"),
+        (48, 32, 1024, "sgemm_v12_split_k_narrow", ""),  # 32 columns: v12's 32-wide tiles
+        (4096, 24, 4096, "sgemm_v12_split_k_narrow", ""),
+        (16384, 64, 4096, V18_ROWS, "33-192 columns"),  # v18's 128x64 tiles on many rows
+        (1024, 64, 1024, "sgemm_v19_split_k_ring", "33-64 columns"),  # v19 on C^T over few tiles
+        (64, 6144, 4096, V18_ROWS, "33-64 rows"),
     ],
 )
-def test_select_narrow_fp32(m, n, name, why):
+def test_select_narrow_fp32(m, n, k, name, why):
     # Outputs with at most 64 rows or columns (past v10's 16 rows) go to the half-size tiles on
     # sm_90 (v18's three-stage loop for 33-64 rows, and for 33-192 columns on at least 2048 rows),
-    # and the explanation names the rule; 68 (the next 16-byte aligned width) goes elsewhere. K =
-    # 4096, but 2048 for outputs of one or two 128x128 tiles (v20 splits those from 4096 on where
-    # a side is 17-32).
-    k = 2048 if -(-m // 128) * -(-n // 128) <= 2 else 4096
+    # and the explanation names the rule; 68 (the next 16-byte aligned width) goes elsewhere. K
+    # below 2048 where the other side is at most 3072: v20 takes those from there on.
     sel = fastgemm.select(m, n, k, "float32", cc=90)
     assert sel.kernel.name == name, sel
     assert (why or "at most 64 rows or columns") in sel.reason
     wider = fastgemm.select(max(m, 68), max(n, 68), k, "float32", cc=90)
     # (68x68: one tile of 128x128, which v20 splits from K = 1024 on, before v12's rules)
-    assert wider.kernel.name != "sgemm_v12_split_k_narrow" or "at most 6 tiles" in wider.reason
+    assert wider.kernel.name != "sgemm_v12_split_k_narrow" or "tiles of 128x128 with K <=" in wider.reason
     few = wider.kernel.name == "sgemm_v20_split_k_reduce" and "SMs/33 tiles" in wider.reason
     if not few and ("columns" not in (why or "columns") or m < 2048):
         assert "sgemm_v12_split_k_narrow is for outputs of at most 64 rows or columns" in wider.reason
@@ -1694,6 +1732,8 @@ def test_select_fp32_decode_matches_the_sweep(pattern, order, slack):
         band = slack.get(next(b for b in (4, 8, 16, 32, 64, 1 << 62) if short <= b))
         if band is None:
             continue  # a band this sweep was not taken for (v19 then had no 32-row tiles)
+        if _short_side_v20(m, n, k, order):
+            continue  # v20 (not a candidate of these sweeps): test_select_fp32_short_side_v20
         _auto_within({(m, n, k): times}, 16, lambda _, band=band: band, order)
         checked += 1
     assert checked >= 12
@@ -1762,10 +1802,10 @@ def test_select_fp32_deep_few_tiles_runs_v20_where_the_sweep_says():
         if -(-m // 128) * -(-n // 128) <= 4 and min(m, n) >= 33:
             assert name == "sgemm_v20_split_k_reduce", (m, n, k)
             few += 1
-        if name in times:
+        if name in times and not (_short_side_v20(m, n, k) and min(m, n) <= 64):
             assert times[name] <= 1.02 * min(times.values()), ((m, n, k), name, times)
             checked += 1
-    assert checked >= 55 and few >= 20
+    assert checked >= 50 and few >= 20
 
 
 def _sweep_rows(pattern: str) -> list[dict]:
@@ -1915,21 +1955,25 @@ def _sweep_alignment(row: dict) -> int:
 def test_select_fp32_tiles_follow_the_sweep():
     # results/sweeps/tiles-float32-* (random shapes that auto ran on a tiled rung, before the
     # rules below): the points auto now sends elsewhere go to v20 (at most 4 tiles of 128x128 with
-    # K >= 1024) or v18 (the half-edge rule), each faster than what ran before; 1.5x in all.
+    # K >= 1024) or v18 (the half-edge rule), each faster than what ran before; 1.35x on the 17
+    # not decided by v20's short-side rules (whose v20 times here are of its 128x128 tiles).
     rows = _sweep_rows("tiles-float32-*.json")
     assert len(rows) >= 150
     gains = []
     for r in rows:
-        name = _select_row(r, "float32", alignment=_sweep_alignment(r)).kernel.name
+        sel = _select_row(r, "float32", alignment=_sweep_alignment(r))
+        name = sel.kernel.name
+        if SHORT_SIDE in sel.reason and name == V20:
+            continue  # v20's times here are of its 128x128 tiles: test_select_fp32_short_side_v20
         if name != r["auto_kernel"]:
             tiles = -(-r["M"] // 128) * -(-r["N"] // 128)
-            if name == "sgemm_v20_split_k_reduce":
+            if name == V20:
                 assert tiles <= 4 and r["K"] >= 1024 and min(r["M"], r["N"]) >= 33, r
             else:
                 assert name == V18_ROWS and _half_edge(r), (name, r)
             gains.append(r[r["auto_kernel"]] / r[name])
             assert gains[-1] > 1, (name, r)
-    assert _faster(gains, 20, 1.5)
+    assert _faster(gains, 15, 1.3)
 
 
 def test_select_fp32_half_edge_follows_the_sweep():
@@ -1953,8 +1997,9 @@ def test_select_fp32_half_edge_follows_the_sweep():
 
 
 def test_select_fp32_tall_narrow_follows_the_v20_sweep():
-    # results/sweeps/narrow-v20-float32-*: where auto now runs v20 on a tall narrow output that
-    # it ran another kernel on, v20 was faster on every point (1.7x geometric mean).
+    # results/sweeps/narrow-v20-float32-* (v20 on tiles along the short side; auto as before its
+    # rules for 16 and for 17-128 rows or columns): where auto now runs v20 on an output that it
+    # ran another kernel on, v20 was faster on every point (23 points, 1.68x geometric mean).
     rows = _sweep_rows("narrow-v20-float32-*.json")
     assert len(rows) >= 50
     gains = []
@@ -1964,7 +2009,7 @@ def test_select_fp32_tall_narrow_follows_the_v20_sweep():
         if name != r["auto_kernel"]:
             assert name == "sgemm_v20_split_k_reduce" and r[name] < r["auto"], (name, r)
             gains.append(r["auto"] / r[name])
-    assert _faster(gains, 5, 1.5)
+    assert _faster(gains, 20, 1.5)
 
 
 def test_select_fp32_rows_33_192_matches_the_sweep():
@@ -1975,7 +2020,7 @@ def test_select_fp32_rows_33_192_matches_the_sweep():
     # up to 6% on 4 others). Elsewhere at 65-192 rows auto (v12 or v16) is within 2% of the
     # fastest; past 192 rows within 0.5% where it runs v18 (193-768 rows), 13% elsewhere.
     v18 = "sgemm_v18_split_k_multistage"
-    points = _v12_v16_v18_sweeps()
+    points = {shape: t for shape, t in _v12_v16_v18_sweeps().items() if not _short_side_v20(*shape)}
     picks = {shape: fastgemm.select(*shape, "float32", cc=90).kernel.name for shape in points}
     # auto runs v18 where no sweep timed it at three blocks per SM: left out
     missing = {shape for shape in points if picks[shape] not in points[shape]}
@@ -2174,6 +2219,8 @@ def test_select_fp32_narrow_columns_matches_the_sweep():
     assert len(times) >= 30
     for (m, n, k), t in times.items():
         sel = fastgemm.select(m, n, k, "float32", cc=90)
+        if _short_side_v20(m, n, k):
+            continue  # v20 (not a candidate of this sweep): test_select_fp32_short_side_v20
         name = sel.kernel.name + (" (C^T)" if sel.flip else "")
         best = min(us for cand, us in t.items() if cand.startswith("sgemm_"))
         assert t[name] <= 1.036 * best, ((m, n, k), name, t)

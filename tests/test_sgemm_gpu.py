@@ -417,8 +417,20 @@ def test_auto_unaligned_beta_into_misaligned_c(cp):
 # grids of more blocks than the GPU holds at once.
 SPLIT_SHAPES = {
     # v20: few tiles, deep K (up to 128 shares), edge tiles, a share count that is not a multiple
-    # of 8 (the reduction's tail), and a split of 1
-    "sgemm_v20_split_k_reduce": [(63, 78, 17531), (256, 128, 21184), (300, 260, 4100), (8, 8, 64), (1, 1, 1)],
+    # of 8 (the reduction's tail), and a split of 1; every tiling (64x128 at 63x78, 128x64, 32x128,
+    # 128x32, 128x128) with tails of the narrow side
+    "sgemm_v20_split_k_reduce": [
+        (63, 78, 17531),
+        (256, 128, 21184),
+        (300, 260, 4100),
+        (8, 8, 64),
+        (1, 1, 1),
+        (701, 29, 9001),
+        (4, 83, 30367),
+        (600, 50, 5003),
+        (39, 448, 22016),
+        (33, 300, 1030),
+    ],
     "sgemm_v10_split_k": [(1, 4096, 8192), (3, 1000, 4100), (16, 2056, 14336), (5, 520, 3000), (17, 64, 64)],
     # 4-, 8- and 16-row tiles, split and not, past a wave of blocks (halves of K), tails of N and
     # K inside a quad, several row tiles, fewer stages than the ring holds.
