@@ -33,6 +33,17 @@ against v39. Writes unaligned-short-v39-float16-<gpu>.json.
 Tall narrow under-aligned outputs (M 128-16384, N 1-160, at most 2^22 outputs, K 64-32768, A of
 at most 2^27 elements): auto against v37 and v38 on the transposed problem (C^T = B^T A^T into a
 row-major C^T: "^T"), which flipped plans run. Writes unaligned-narrow-v37-v38-float16-<gpu>.json.
+
+    python benchmarks/deep_small.py 150 --seed 17 --hopper --out results/sweeps
+
+Random shapes as random_shapes.py draws them (at most 2^36 multiply-adds), every operand's rows
+16-byte aligned, kept where auto runs a wgmma rung: auto against each wgmma rung (v20, v21, v24,
+v25, v27-v33; a rung that refuses a problem is left out of its row). Writes
+hopper-random-float16-<gpu>.json.
+
+    python benchmarks/deep_small.py 150 --seed 18 --hopper --only hgemm_v24_wgmma_split_k --out results/sweeps
+
+The same, kept where auto runs that rung. Writes hopper-random-<rung>-float16-<gpu>.json.
 """
 
 from __future__ import annotations
@@ -47,13 +58,26 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from random_shapes import _device_us  # the same CUDA-event timing (run from benchmarks/)
+from random_shapes import _device_us, _shape  # the same timing and shapes (run from benchmarks/)
 
 import fastgemm
 
 UNALIGNED_KERNELS = ["hgemm_v37_split_k_reduce_unaligned", "hgemm_v38_split_k_reduce_wide_unaligned"]
 LARGE_KERNELS = ["hgemm_v39_unaligned_row_store"]
 NARROW_KERNELS = [n + "^T" for n in UNALIGNED_KERNELS]
+HOPPER_KERNELS = [
+    "hgemm_v20_hoisted_beta",
+    "hgemm_v21_narrow_tile",
+    "hgemm_v24_wgmma_split_k",
+    "hgemm_v25_wgmma_split_k_wide",
+    "hgemm_v27_split_k_global",
+    "hgemm_v28_split_k_global_narrow",
+    "hgemm_v29_stream_k",
+    "hgemm_v30_stream_k_wide",
+    "hgemm_v31_split_last_round",
+    "hgemm_v32_split_last_round_192",
+    "hgemm_v33_split_k_n64",
+]
 KERNELS = [
     "hgemm_v35_split_k_reduce",
     "hgemm_v36_split_k_reduce_wide",
@@ -108,6 +132,8 @@ def main() -> None:
     p.add_argument("--unaligned-large", action="store_true", help="under-aligned larger outputs: v39")
     p.add_argument("--unaligned-short", action="store_true", help="under-aligned, short K: v39")
     p.add_argument("--unaligned-narrow", action="store_true", help="under-aligned tall narrow: v37/v38^T")
+    p.add_argument("--hopper", action="store_true", help="random aligned shapes on the wgmma rungs")
+    p.add_argument("--only", default=None, help="with --hopper: where auto runs this rung")
     args = p.parse_args()
     rng = random.Random(args.seed)
     dt = torch.float16
@@ -121,9 +147,20 @@ def main() -> None:
     family = next((f for f, on in flags.items() if on), None)
     unaligned = family is not None
     kernels = {"small": UNALIGNED_KERNELS, "narrow": NARROW_KERNELS, None: KERNELS}.get(family, LARGE_KERNELS)
+    if args.hopper:
+        kernels = HOPPER_KERNELS
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:
-        if family is not None:
+        if args.hopper:
+            M, N, K = _shape(rng, 1 << 36)
+            a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
+            if (M if a_col else K) % 8 or (K if b_col else N) % 8 or N % 8:
+                continue
+            order = ("F" if a_col else "C") + ("F" if b_col else "C")
+            picked = fastgemm.select(M, N, K, "float16", order=order).kernel.name
+            if picked not in HOPPER_KERNELS or args.only not in (None, picked):
+                continue
+        elif family is not None:
             (m_lo, m_hi), (n_lo, n_hi), (k_lo, k_hi), fits = UNALIGNED_FAMILIES[family]
             M, N = _log_uniform(rng, m_lo, m_hi), _log_uniform(rng, n_lo, n_hi)
             K = _log_uniform(rng, k_lo, k_hi)
@@ -166,7 +203,10 @@ def main() -> None:
             ops = (B.T, A.T, out) if flipped else (A, B, C)
             fn = lambda kernel=kernel, ops=ops: fastgemm.gemm(*ops, kernel=kernel)
             out.fill_(float("nan"))
-            fn()
+            try:
+                fn()
+            except (RuntimeError, ValueError):
+                continue  # a rung that refuses this problem
             torch.cuda.synchronize()
             first = out.clone()
             fn()
@@ -178,14 +218,19 @@ def main() -> None:
         C2 = torch.empty_like(C)
         row["torch"] = _time(lambda A=A, B=B, C2=C2: torch.matmul(A, B, out=C2))
         rows.append(row)
-        best = min(kernels, key=lambda n: row[n])
+        best = min((n for n in kernels if n in row), key=lambda n: row[n])
         print(
             f"{M:4d}x{N:5d}x{K:5d} {order} auto {row['auto']:6.1f} ({row['auto_kernel']}) "
             f"best {best} {row[best]:6.1f} torch {row['torch']:6.1f}",
             flush=True,
         )
     os.makedirs(args.out, exist_ok=True)
+    family = "hopper" if args.hopper else family
     kind, flag = {
+        "hopper": (
+            "hopper-random" + (f"-{args.only.split('_')[1]}" if args.only else ""),
+            " --hopper" + (f" --only {args.only}" if args.only else ""),
+        ),
         "large": ("unaligned-large-v39", " --unaligned-large"),
         "short": ("unaligned-short-v39", " --unaligned-short"),
         "narrow": ("unaligned-narrow-v37-v38", " --unaligned-narrow"),
