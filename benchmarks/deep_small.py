@@ -65,18 +65,11 @@ import fastgemm
 UNALIGNED_KERNELS = ["hgemm_v37_split_k_reduce_unaligned", "hgemm_v38_split_k_reduce_wide_unaligned"]
 LARGE_KERNELS = ["hgemm_v39_unaligned_row_store"]
 NARROW_KERNELS = [n + "^T" for n in UNALIGNED_KERNELS]
+# The wgmma rungs from v20 on that need 16-byte aligned rows (v34 reads under-aligned ones).
 HOPPER_KERNELS = [
-    "hgemm_v20_hoisted_beta",
-    "hgemm_v21_narrow_tile",
-    "hgemm_v24_wgmma_split_k",
-    "hgemm_v25_wgmma_split_k_wide",
-    "hgemm_v27_split_k_global",
-    "hgemm_v28_split_k_global_narrow",
-    "hgemm_v29_stream_k",
-    "hgemm_v30_stream_k_wide",
-    "hgemm_v31_split_last_round",
-    "hgemm_v32_split_last_round_192",
-    "hgemm_v33_split_k_n64",
+    k.name
+    for k in fastgemm.kernels("float16")
+    if k.family == "wgmma" and k.version >= 20 and k.alignment == 16
 ]
 KERNELS = [
     "hgemm_v35_split_k_reduce",
