@@ -28,10 +28,10 @@ Outputs whose shorter side is 65-768 (log-uniform; the other 65-20000 either way
 
     python benchmarks/narrow_fp32.py 0 --recheck --out results/sweeps
 
-Every problem of the committed fp32 sweeps (results/sweeps/*float32*, any layout recorded) with
-a shorter side of 17-128 and a longer one of at most 3072 with K >= 2048, or a shorter side of at
-most 16 and a longer one of at most 384 with K >= 7168: v12, v16, v18, v19 and v20 (since v20
-takes tiles along the short side) and torch.matmul. Writes short-side-v20-float32-<gpu>.json.
+Every problem of the committed fp32 sweeps (results/sweeps/*float32*, in the layouts they took)
+with a shorter side of at most 128, a longer one of at most 3072 and K >= 1024: v12, v16, v18,
+v19 (also on the transposed problem, "^T", as its rules for few columns run it) and v20 (since v20
+takes tiles along the short side), and torch.matmul. Writes short-side-v20-float32-<gpu>.json.
 """
 
 from __future__ import annotations
@@ -67,11 +67,14 @@ SHORT_K_KERNELS = [
 TILED = ["sgemm_v09_cp_async", "sgemm_v11_split_k_tile", "sgemm_v12_split_k_narrow"]
 TILED += ["sgemm_v16_split_k_waves", "sgemm_v17_multistage", "sgemm_v18_split_k_multistage"]
 TILE_KERNELS = [*TILED, "sgemm_v20_split_k_reduce"]
+# "^T": the kernel on the transposed problem C^T = B^T A^T into a row-major C^T, as a flipped
+# plan runs it (v19's rules for few columns).
 RECHECK_KERNELS = [
     "sgemm_v12_split_k_narrow",
     "sgemm_v16_split_k_waves",
     "sgemm_v18_split_k_multistage",
     "sgemm_v19_split_k_ring",
+    "sgemm_v19_split_k_ring^T",
     "sgemm_v20_split_k_reduce",
 ]
 
@@ -81,9 +84,10 @@ def _recheck_problems() -> list[tuple[int, int, int, bool, bool]]:
     here = os.path.dirname(os.path.abspath(__file__))
     found: set[tuple[int, int, int, bool, bool]] = set()
     for path in glob.glob(os.path.join(here, "..", "results", "sweeps", "*float32*")):
-        if path.endswith(".csv"):
+        if path.endswith(".csv"):  # the layout by the file's name: rows-bcol-* took B = W^T
+            b_col = "-bcol-" in os.path.basename(path)
             with open(path) as f:
-                found |= {(int(r["M"]), int(r["N"]), int(r["K"]), False, False) for r in csv.DictReader(f)}
+                found |= {(int(r["M"]), int(r["N"]), int(r["K"]), False, b_col) for r in csv.DictReader(f)}
         elif path.endswith(".json") and "short-side-v20" not in path:
             with open(path) as f:
                 data = json.load(f)
@@ -92,10 +96,7 @@ def _recheck_problems() -> list[tuple[int, int, int, bool, bool]]:
                 found.add((r["M"], r["N"], r["K"], bool(a_col), bool(b_col)))
 
     def region(M: int, N: int, K: int) -> bool:
-        short, long = min(M, N), max(M, N)
-        return (17 <= short <= 128 and long <= 3072 and K >= 2048) or (
-            short <= 16 and long <= 384 and K >= 7168
-        )
+        return min(M, N) <= 128 and max(M, N) <= 3072 and K >= 1024
 
     return sorted(p for p in found if region(*p[:3]))
 
@@ -167,15 +168,19 @@ def main() -> None:
         ref = A.double() @ B.double()
         top = max(ref.abs().max().item(), 1e-30)
         for name in ["auto", *kernels]:
-            fn = lambda name=name, A=A, B=B, C=C: fastgemm.gemm(A, B, C, kernel=name)
+            kernel, flipped = name.removesuffix("^T"), name.endswith("^T")
+            out = torch.empty(N, M, device="cuda") if flipped else C
+            ops = (B.T, A.T, out) if flipped else (A, B, C)
+            fn = lambda kernel=kernel, ops=ops: fastgemm.gemm(*ops, kernel=kernel)
             try:
-                C.fill_(float("nan"))
+                out.fill_(float("nan"))
                 fn()
                 torch.cuda.synchronize()
             except (RuntimeError, ValueError):
                 row[name] = None  # a kernel that cannot run this alignment
                 continue
-            row[name + "_err"] = float((C.double() - ref).abs().max() / top)
+            got = out.T if flipped else out
+            row[name + "_err"] = float((got.double() - ref).abs().max() / top)
             row[name] = _time(fn)
         C2 = torch.empty_like(C)
         row["torch"] = _time(lambda A=A, B=B, C2=C2: torch.matmul(A, B, out=C2))

@@ -262,7 +262,8 @@ const std::vector<AutoRule> kSgemmRules = {
     // 1.2-3.0x faster than v19's cluster of up to 8 blocks on 14 of the 15 such random points of
     // results/sweeps/deep-v20-random-float32-* with at most 16 rows or columns (1-126 x 8-109, K
     // 13052-35551) and 17% slower on the other. On two tiles and with K < 12288 v19 was the
-    // faster (below).
+    // faster then, against v20's 128x128 tile (the short-side rules below take v20's newer tiles
+    // there).
     {"sgemm_v20_split_k_reduce",
      "v16's split with no owner, a share per SM summed by a second kernel: for an output of one "
      "128x128 tile with K >= 12288, where a cluster's split of at most 8 blocks leaves most SMs "
@@ -277,12 +278,13 @@ const std::vector<AutoRule> kSgemmRules = {
     // - 17-128 rows or columns and another side of at most 3072 (24 tiles), K >= 2048: 1.15-3.1x
     //   faster than auto's v12, v16, v18 or v19 on all 18 such points (18-115 x 270-2984, 37x616x
     //   31932: 236.4 -> 76.2 us); past 3072 (3244-4062) mixed, 0.91-1.21x.
-    // Checked on the 328 problems of the older fp32 sweeps in that region (results/sweeps/
-    // short-side-v20-*, `... 0 --recheck`): where these rules run v20, against the kernel auto
-    // ran before (geometric mean, slowest point): 1.94x (1.12x) on 25 points of at most 16 rows
-    // or columns, 1.55x (0.94x) on 26 of 17-32, 1.36x (0.93x) on 37 of 33-64, 1.10x (0.97x) on 73
-    // of 65-128. At 65-128 with K >= 16384 v16's rule below stays (128x2048x16384 and x32768:
-    // v16 4% and 7% faster).
+    // Checked on the 508 problems of the older fp32 sweeps with a short side of at most 128, a
+    // long one of at most 3072 and K >= 1024, in their layouts (results/sweeps/short-side-v20-*,
+    // `... 0 --recheck`): where these rules run v20, against the kernel auto ran before (a flip
+    // rule's on the transposed problem; geometric mean, slowest point): 1.98x (1.39x) on 25
+    // points of at most 16 rows or columns, 1.61x (0.96x) on 28 of 17-32, 1.36x (1.08x) on 38 of
+    // 33-64, 1.09x (0.97x) on 73 of 65-128. At 65-128 with K >= 16384 v16's rule below stays
+    // (128x2048x16384 and x32768: v16 4% and 7% faster).
     {"sgemm_v20_split_k_reduce",
      "v16's split with no owner, a share per SM summed by a second kernel, on 32-wide tiles along "
      "the short side: for outputs of at most 16 rows or columns over at most SMs/44 tiles of "
@@ -337,7 +339,7 @@ const std::vector<AutoRule> kSgemmRules = {
     // <= K < 8192 it was 1.9-3.7x faster than auto's v12, v16 or v19 on all 9 random points
     // (17-235 rows and columns), and at 17-32 rows or columns with K >= 8192 on all 5. v18's
     // 64-row tiles were 2-15% faster at 33-64 rows over 8 tiles and at 192 rows over 8-16. At
-    // most 16 rows or columns v19 (the rules above) is faster.
+    // most 16 rows or columns v19 (the rules above) was faster. (All on v20's 128x128 tile.)
     {"sgemm_v20_split_k_reduce",
      "v16's split with no owner, a share per SM summed by a second kernel: for outputs of at "
      "least 17 rows and columns over at most SMs/66 tiles of 128x128 with K >= 4096, where "
@@ -346,7 +348,9 @@ const std::vector<AutoRule> kSgemmRules = {
     // Down to K = 1024 on at most 4 tiles (results/sweeps/tiles-float32-*: random shapes that
     // auto ran tiled, H100): v20 was 1.2-3x faster than auto's v12 or v18 on all 10 such points
     // with 33 or more rows and columns and 1081 <= K < 4096 (56x63x3381: 33.5 -> 12.4 us), as on
-    // the 8 of deep-v20-random-* (1280 <= K <= 3402: 1.3-2.2x); level at K = 835.
+    // the 8 of deep-v20-random-* (1280 <= K <= 3402: 1.3-2.2x); level at K = 835. (That was v20's
+    // 128x128 tile; on its tiles along a short side of at most 64 it was faster still on the
+    // problems of short-side-v20-*, and from K = 2048 the short-side rules above decide.)
     {"sgemm_v20_split_k_reduce",
      "v16's split with no owner, a share per SM summed by a second kernel: for outputs of at "
      "least 33 rows and columns over at most SMs/33 tiles of 128x128 with K >= 1024",

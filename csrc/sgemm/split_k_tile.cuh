@@ -175,8 +175,8 @@ __device__ __forceinline__ void run_partials(float* smem, const KmnView& A, cons
 // + i' % PATCH, columns pos(t).col + q * SUB_N + 0..3, i' = i / ROW4, q = i % ROW4, as in the
 // warp tile's epilogue) and GROUPS warps: warp g adds the slots of its g-th even range of z in
 // order, EIGHT loads in flight, and warp 0 adds the GROUPS sums in g order and stores them (16-byte
-// stores where C allows). A tile is 128 blocks, so that an output of one tile still reads its S
-// partial tiles with every SM.
+// stores where C allows). A tile is BLOCK_M * BLOCK_N / 128 blocks (128 of a 128x128 tile, 32 of a
+// 128x32 one), so that an output of one tile still reads its S partial tiles with many SMs.
 template <typename WT, int GROUPS>
 __global__ void __launch_bounds__(32 * GROUPS)
     reduce_partials_kernel(const float* __restrict__ partials, float* C, int64_t ldc, int64_t M,

@@ -11,7 +11,7 @@
 // up to 256, of at least 4 k-tiles each, with tiles x S blocks resident at once.
 // Why it pays: an output of a few tiles with a deep K (63x78x17531 is one tile) keeps every SM
 // busy on 1/132 of K each (an H100) instead of 8 (v18, a cluster) or 16 (v16) of them;
-// the reduction reads the partial tiles from L2 with every SM at once (128 blocks a tile).
+// the reduction reads the partial tiles from L2 with every SM at once (128 blocks a 128x128 tile).
 // Outputs with a side of at most 64 take v12's four-warp tiles along it (64x128 / 128x64, and
 // 32x128 / 128x32 up to 32), so that a few rows or columns do not leave most of a 128x128 tile's
 // FMAs to padding: the split then has more, smaller tiles to spread over the SMs' slots.
