@@ -2022,10 +2022,9 @@ def test_select_fp32_tall_narrow_follows_the_v20_sweep():
     assert len(rows) >= 50
     gains = []
     for r in rows:
-        align = 4 if (r["K"] % 4 or r["N"] % 4 or r["M"] % 4) else 16
-        name = _select_row(r, "float32", alignment=align).kernel.name
+        name = _select_row(r, "float32", alignment=_sweep_alignment(r)).kernel.name
         if name != r["auto_kernel"]:
-            assert name == "sgemm_v20_split_k_reduce" and r[name] < r["auto"], (name, r)
+            assert name == V20 and r[name] < r["auto"], (name, r)
             gains.append(r["auto"] / r[name])
     assert _faster(gains, 20, 1.5)
 
