@@ -26,6 +26,19 @@ Outputs whose shorter side is 65-768 (log-uniform; the other 65-20000 either way
 16-40000, at most 2^34 multiply-adds) that auto runs tiled: the same kernels, to place the
 64-wide tiles of v18 against the 128-wide ones. Writes tiles-edge-float32-<gpu>.json.
 
+    python benchmarks/narrow_fp32.py 150 --seed 16 --deep --out results/sweeps
+
+A deep K over outputs of 17 rows and columns and more (each side log-uniform 17-8192, K
+2048-40000, at most 2^34 multiply-adds) that auto runs on a tiled or split rung: auto, v12, v16,
+v17, v18, v20 and v21 (v20's split on v17's loop), against torch.matmul. Writes
+deep-s<seed>-float32-<gpu>.json; with --aligned every side is rounded down to a multiple of 64
+(so that every operand is 16-byte aligned): deep-aligned-s<seed>-float32-<gpu>.json.
+
+    python benchmarks/narrow_fp32.py 0 --recheck-v21 --out results/sweeps
+
+Every problem of the other committed fp32 sweeps that auto runs on v21 (in the layouts they
+took): auto (v21), v12, v16, v18, v20 and torch.matmul. Writes v21-recheck-float32-<gpu>.json.
+
     python benchmarks/narrow_fp32.py 0 --recheck --out results/sweeps
 
 Every problem of the committed fp32 sweeps (results/sweeps/*float32*, in the layouts they took)
@@ -67,6 +80,14 @@ SHORT_K_KERNELS = [
 TILED = ["sgemm_v09_cp_async", "sgemm_v11_split_k_tile", "sgemm_v12_split_k_narrow"]
 TILED += ["sgemm_v16_split_k_waves", "sgemm_v17_multistage", "sgemm_v18_split_k_multistage"]
 TILE_KERNELS = [*TILED, "sgemm_v20_split_k_reduce"]
+DEEP_KERNELS = [
+    "sgemm_v12_split_k_narrow",
+    "sgemm_v16_split_k_waves",
+    "sgemm_v17_multistage",
+    "sgemm_v18_split_k_multistage",
+    "sgemm_v20_split_k_reduce",
+    "sgemm_v21_split_k_reduce_multistage",
+]
 # "^T": the kernel on the transposed problem C^T = B^T A^T into a row-major C^T, as a flipped
 # plan runs it (v19's rules for few columns).
 RECHECK_KERNELS = [
@@ -79,8 +100,8 @@ RECHECK_KERNELS = [
 ]
 
 
-def _recheck_problems() -> list[tuple[int, int, int, bool, bool]]:
-    """The problems of the committed fp32 sweeps in v20's short-side region (the docstring)."""
+def _sweep_problems() -> set[tuple[int, int, int, bool, bool]]:
+    """Every problem of the committed fp32 sweeps, in the layouts they took."""
     here = os.path.dirname(os.path.abspath(__file__))
     found: set[tuple[int, int, int, bool, bool]] = set()
     for path in glob.glob(os.path.join(here, "..", "results", "sweeps", "*float32*")):
@@ -94,11 +115,35 @@ def _recheck_problems() -> list[tuple[int, int, int, bool, bool]]:
             for r in data["results"] if isinstance(data, dict) else data:
                 a_col, b_col = r.get("a_col", r.get("at", False)), r.get("b_col", r.get("bt", False))
                 found.add((r["M"], r["N"], r["K"], bool(a_col), bool(b_col)))
+    return found
+
+
+def _recheck_problems() -> list[tuple[int, int, int, bool, bool]]:
+    """The problems of the committed fp32 sweeps in v20's short-side region (the docstring)."""
 
     def region(M: int, N: int, K: int) -> bool:
         return min(M, N) <= 128 and max(M, N) <= 3072 and K >= 1024
 
-    return sorted(p for p in found if region(*p[:3]))
+    return sorted(p for p in _sweep_problems() if region(*p[:3]))
+
+
+def _v21_problems() -> list[tuple[int, int, int, bool, bool]]:
+    """The problems of the committed fp32 sweeps that auto runs on v21 (--recheck-v21)."""
+
+    def runs_v21(M: int, N: int, K: int, a_col: bool, b_col: bool) -> bool:
+        order = ("F" if a_col else "C") + ("F" if b_col else "C")
+        align = 4 if (K % 4 or N % 4 or M % 4) else 16
+        name = fastgemm.select(M, N, K, "float32", order=order, alignment=align).kernel.name
+        return name == "sgemm_v21_split_k_reduce_multistage"
+
+    skip = ("deep-aligned-", "v21-recheck-")  # its own sweeps
+    here = os.path.dirname(os.path.abspath(__file__))
+    own = set()
+    for path in glob.glob(os.path.join(here, "..", "results", "sweeps", "*float32*.json")):
+        if any(os.path.basename(path).startswith(x) for x in skip):
+            with open(path) as f:
+                own |= {(r["M"], r["N"], r["K"], r["a_col"], r["b_col"]) for r in json.load(f)["results"]}
+    return sorted(p for p in _sweep_problems() - own if runs_v21(*p))
 
 
 def main() -> None:
@@ -109,28 +154,37 @@ def main() -> None:
     p.add_argument("--short-k", action="store_true", help="short K on larger outputs")
     p.add_argument("--tiles", action="store_true", help="random shapes that auto runs tiled")
     p.add_argument("--tiles-edge", action="store_true", help="the same, shorter side 65-768")
+    p.add_argument("--deep", action="store_true", help="a deep K over outputs of 17 rows and more")
+    p.add_argument("--aligned", action="store_true", help="with --deep: sides multiples of 64")
     p.add_argument("--recheck", action="store_true", help="the sweeps' problems in v20's region")
+    p.add_argument("--recheck-v21", action="store_true", help="the sweeps' problems auto runs on v21")
     args = p.parse_args()
     tiles = args.tiles or args.tiles_edge
-    recheck = _recheck_problems() if args.recheck else []
-    if args.recheck:
+    recheck = _recheck_problems() if args.recheck else _v21_problems() if args.recheck_v21 else []
+    if args.recheck or args.recheck_v21:
         args.count = len(recheck)
     modes = {
         "tiles": args.tiles,
         "tiles-edge": args.tiles_edge,
         "short-k": args.short_k,
+        "deep": args.deep,
         "recheck": args.recheck,
+        "recheck-v21": args.recheck_v21,
     }
     kind = next((m for m, on in modes.items() if on), "narrow-v20")
-    kernels = {"recheck": RECHECK_KERNELS, "short-k": SHORT_K_KERNELS, "narrow-v20": KERNELS}.get(
-        kind, TILE_KERNELS
-    )
+    kernels = {
+        "recheck": RECHECK_KERNELS,
+        "short-k": SHORT_K_KERNELS,
+        "narrow-v20": KERNELS,
+        "deep": DEEP_KERNELS,
+        "recheck-v21": DEEP_KERNELS,
+    }.get(kind, TILE_KERNELS)
     torch.backends.cuda.matmul.allow_tf32 = False
     rng = random.Random(args.seed)
     gpu = torch.cuda.get_device_name().lower().replace(" ", "-")
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:
-        if args.recheck:
+        if args.recheck or args.recheck_v21:
             M, N, K, a_col, b_col = recheck[len(rows)]
         elif args.tiles:
             M, N, K = _shape(rng, 1 << 34)
@@ -140,6 +194,14 @@ def main() -> None:
             K = int(math.exp(rng.uniform(math.log(16), math.log(40000))))
             if rng.random() < 0.5:
                 M, N = N, M
+            if M * N * K > 1 << 34:
+                continue
+        elif args.deep:
+            M = int(math.exp(rng.uniform(math.log(17), math.log(8192))))
+            N = int(math.exp(rng.uniform(math.log(17), math.log(8192))))
+            K = int(math.exp(rng.uniform(math.log(2048), math.log(40000))))
+            if args.aligned:
+                M, N, K = (max(64, x // 64 * 64) for x in (M, N, K))
             if M * N * K > 1 << 34:
                 continue
         elif args.short_k:
@@ -154,13 +216,15 @@ def main() -> None:
             K = int(math.exp(rng.uniform(math.log(2048), math.log(40000))))
             if rng.random() < 0.5:
                 M, N = N, M
-        if not args.recheck:
+        if not (args.recheck or args.recheck_v21):
             a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
         order = ("F" if a_col else "C") + ("F" if b_col else "C")
         align = 4 if (K % 4 or N % 4 or M % 4) else 16
         row: dict[str, Any] = {"M": M, "N": N, "K": K, "a_col": a_col, "b_col": b_col}
         row["auto_kernel"] = fastgemm.select(M, N, K, "float32", order=order, alignment=align).kernel.name
         if tiles and (row["auto_kernel"] not in TILED or min(M, N) < 17):
+            continue
+        if args.deep and row["auto_kernel"] not in DEEP_KERNELS[:-1]:
             continue
         A = torch.randn(K, M, device="cuda").T if a_col else torch.randn(M, K, device="cuda")
         B = torch.randn(N, K, device="cuda").T if b_col else torch.randn(K, N, device="cuda")
@@ -190,7 +254,10 @@ def main() -> None:
         )
     os.makedirs(args.out, exist_ok=True)
     flag = "" if kind == "narrow-v20" else " --" + kind
-    kind = "short-side-v20" if kind == "recheck" else kind
+    if args.deep:  # one file per seed
+        kind = f"deep-aligned-s{args.seed}" if args.aligned else f"deep-s{args.seed}"
+        flag = " --deep --aligned" if args.aligned else " --deep"
+    kind = {"recheck": "short-side-v20", "recheck-v21": "v21-recheck"}.get(kind, kind)
     path = os.path.join(args.out, f"{kind}-float32-{gpu}.json")
     command = f"python benchmarks/narrow_fp32.py {args.count} --seed {args.seed}{flag}"
     meta = {"command": command, "gpu": gpu}

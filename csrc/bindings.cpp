@@ -343,6 +343,20 @@ PYBIND11_MODULE(_C, m) {
         py::arg("k_units"), py::arg("min_units"), py::arg("most"), py::arg("add"),
         "The cluster split model (common/split_model.h): capacity[balance][n][S] clusters of S "
         "resident at n blocks per SM, rates[n - 1] an SM's throughput at n blocks -> (S, balance).");
+  m.def("grid_split_choice",
+        [](const std::vector<double>& rates, int sms, int64_t tiles, int64_t k_units,
+           int64_t min_units, int most, double partial) {
+          if (rates.empty() || rates.size() > size_t(kCapacityBlocks)) {
+            throw py::value_error("rates: 1 to " + std::to_string(kCapacityBlocks) + " entries");
+          }
+          SplitRates r{static_cast<int>(rates.size()), {}};
+          std::copy(rates.begin(), rates.end(), r.rate);
+          return grid_split_choice(r, sms, tiles, k_units, min_units, most, partial);
+        },
+        py::arg("rates"), py::arg("sms"), py::arg("tiles"), py::arg("k_units"),
+        py::arg("min_units"), py::arg("most"), py::arg("partial"),
+        "The split of a grid whose partial tiles a second kernel sums (common/split_model.h, "
+        "sgemm v21): rates[n - 1] an SM's throughput at n blocks -> S.");
   m.def("cluster_capacity", [](int device) {
           const ClusterCapacity& c = cluster_capacity(device);
           py::list out;

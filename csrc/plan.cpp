@@ -269,6 +269,21 @@ const std::vector<AutoRule> kSgemmRules = {
      "128x128 tile with K >= 12288, where a cluster's split of at most 8 blocks leaves most SMs "
      "idle",
      0, 128, 128, 0, 90, 12288, 0, false, 100},
+    // Outputs whose shorter side is 129-768 over at most 28 tiles of 128x128 with K >= 2048,
+    // every operand 16-byte aligned: v21 (v20's split with no owner on v17's three-stage loop and
+    // v18's 64-wide tiles at three blocks per SM) was 1.19x faster than the kernel auto ran (v12,
+    // v16, v18 or v20; geometric mean, 0.88-1.79x) on all 21 such points of
+    // results/sweeps/deep-aligned-float32-* (`python benchmarks/narrow_fp32.py 150 --seed 18 --deep
+    // --aligned`, H100; 384x192x21120: 112.8 -> 77.2 us, 192x704x8320: 104.1 -> 69.8), 1.03x
+    // torch.matmul where auto had been 0.87x. There v18's cluster split stops at 8 shares and
+    // v20's blocks run v09's loop. Over more tiles, and on under-aligned operands
+    // (results/sweeps/deep-float32-*: 4-byte copies), it was level or slower.
+    {"sgemm_v21_split_k_reduce_multistage",
+     "v20's split with no owner on v17's three-stage loop (64x128 / 128x64 tiles at three blocks "
+     "per SM): for outputs whose shorter side is 129-768 over at most SMs/4.7 tiles of 128x128 "
+     "with K >= 2048 and every operand 16-byte aligned, where v18's cluster split stops at 8 "
+     "shares and v20's blocks run v09's loop",
+     0, 128, 128, 0, 90, 2048, 768, false, 4.7, 0, nullptr, 0, false, 0, 129, 129, 0, 16},
     // v20 takes 32-wide tiles along a side of at most 32, 64-wide ones along 33-64 (its header),
     // and then on results/sweeps/narrow-v20-float32-* (H100; one side 8-128, the other 129-4096,
     // K 2048-40000; `python benchmarks/narrow_fp32.py 60 --seed 11`):
@@ -424,6 +439,20 @@ const std::vector<AutoRule> kSgemmRules = {
      "v19 on 32-row tiles of the transposed problem: for outputs of 33-64 columns and at least "
      "1024 rows over at most SMs/2.0625 tiles of 32x64, where v18's 128x64 tiles leave SMs idle",
      0, 32, 64, 64, 90, 0, 0, true, 2.0625, 0, nullptr, 0, false, 0, 33, 1024},
+    // Outputs whose shorter side is 65-128 over more tiles than v20's rules above take, with K >=
+    // 4096 and an under-aligned operand: one 128-wide tile covers that side, so v18's two 64-wide
+    // ones save it no padding, and v16's split (up to 16 shares by its round model, at two blocks
+    // per SM) was faster than v18's cluster of up to 8 on 13 of the 17 such random points of
+    // results/sweeps/deep-float32-* (`python benchmarks/narrow_fp32.py 150 --seed 16 --deep`
+    // and seed 17, H100; 12-60 tiles, K 4100-36106), by 6-31% (6250x81x29150: 1649 -> 1262 us,
+    // 123x6556x18663: 1048 -> 825), and 3-6% slower on 4 (with a column-major A, where v16's
+    // instantiation runs one block per SM). Aligned outputs of 96 and 128 rows keep the rules
+    // below (rows-v18-blocks3-*: mixed between the two).
+    {"sgemm_v16_split_k_waves",
+     "v16 for outputs whose shorter side is 65-128 over at most SMs/2 tiles of 128x128 with K >= "
+     "4096 and an under-aligned operand, where v18's 64-wide tiles save no padding and its "
+     "cluster split of up to 8 fills the SMs less than v16's round model",
+     0, 128, 128, 0, 90, 4096, 128, false, 2, 0, nullptr, 0, false, 0, 65, 65, 0, 0, "ABC"},
     // Outputs of 33-192 columns and at least 2048 rows with K >= 4096: v18's 128x64 tiles at three
     // blocks per SM were the fastest of v12, v16 and v18 on 20 of the 27 other points of
     // results/sweeps/narrow-n33-192-v18-blocks3-float32-* (M 2048-16384, K 4096-14336; H100), by

@@ -588,7 +588,11 @@ def _vec_flag(fn: str, name: str) -> bool:
 # Rungs that copy a K-contiguous operand 4 bytes at a time, straight into its transposed shared
 # tile (cp.async), whatever its alignment: only their instantiations with an MN-contiguous operand
 # must hold 128-bit loads.
-TRANSPOSING_COPIES = {"sgemm_v17_multistage", "sgemm_v18_split_k_multistage"}
+TRANSPOSING_COPIES = {
+    "sgemm_v17_multistage",
+    "sgemm_v18_split_k_multistage",
+    "sgemm_v21_split_k_reduce_multistage",
+}
 
 
 def _layout_flags(fn: str, name: str) -> tuple[str, str]:
@@ -716,6 +720,7 @@ def test_expectations_cover_the_ladder():
         "sgemm_v18_split_k_multistage",
         "sgemm_v19_split_k_ring",
         "sgemm_v20_split_k_reduce",
+        "sgemm_v21_split_k_reduce_multistage",
     ]
     assert [k.name for k in _of("cp_async", "float32")] == [
         "sgemm_v09_cp_async",
@@ -727,6 +732,7 @@ def test_expectations_cover_the_ladder():
         "sgemm_v18_split_k_multistage",
         "sgemm_v19_split_k_ring",
         "sgemm_v20_split_k_reduce",
+        "sgemm_v21_split_k_reduce_multistage",
     ]
     tensor_core = [13, 14] if HOPPER_CC in ARCHS else []  # tf32, tf32x3 (sm_90a only)
     assert [k.version for k in _of("no_spills", "float32")] == [
@@ -745,8 +751,9 @@ def test_expectations_cover_the_ladder():
         18,
         19,
         20,
+        21,
     ]
-    assert len(_kernels_with("fma")) == len(SGEMM) == 18 + len(tensor_core)
+    assert len(_kernels_with("fma")) == len(SGEMM) == 19 + len(tensor_core)
     assert not _of("fma", "float16") and not _of("tensor_cores", "float32")
     assert [k.version for k in _of("wgmma", "float32")] == tensor_core
     assert [k.version for k in _of("tma", "float32")] == tensor_core

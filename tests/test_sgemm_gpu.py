@@ -431,6 +431,19 @@ SPLIT_SHAPES = {
         (39, 448, 22016),
         (33, 300, 1030),
     ],
+    # v21: v20's split on v17's loop; every tiling (64x128 up to 768 rows with M <= N, 128x64,
+    # 128x128 past 768) with tails of both sides (a 64-row tile past M clamps A's rows), a ragged
+    # K, shares that are not whole multiples, and a split of 1
+    "sgemm_v21_split_k_reduce_multistage": [
+        (63, 78, 17531),
+        (300, 260, 4100),
+        (701, 29, 9001),
+        (1000, 900, 8200),
+        (64, 1000, 14336),
+        (33, 300, 1030),
+        (8, 8, 64),
+        (1, 1, 1),
+    ],
     "sgemm_v10_split_k": [(1, 4096, 8192), (3, 1000, 4100), (16, 2056, 14336), (5, 520, 3000), (17, 64, 64)],
     # 4-, 8- and 16-row tiles, split and not, past a wave of blocks (halves of K), tails of N and
     # K inside a quad, several row tiles, fewer stages than the ring holds.
@@ -563,6 +576,7 @@ UNALIGNED_SHAPES = {
     ],
     "sgemm_v18_split_k_multistage": [(33, 1001, 3001), (1001, 37, 2005), (301, 403, 2059), (5, 7, 3)],
     "sgemm_v20_split_k_reduce": [(63, 78, 17531), (1, 83, 30367), (129, 257, 9001), (5, 7, 3)],
+    "sgemm_v21_split_k_reduce_multistage": [(63, 79, 17531), (129, 257, 9001), (1001, 999, 3003), (5, 7, 3)],
     "sgemm_v16_split_k_waves": [
         (127, 1029, 2053),
         (1001, 999, 1003),

@@ -118,20 +118,51 @@ struct ClusterChoice {
 // (measured: a last round of 10 of 40 clusters ran as slowly as a full one). The partial tiles'
 // exchange costs `add` per extra share. S = 1 is a plain grid: sms * n blocks at n per SM.
 // Infinite where a round holds no cluster.
-inline double cluster_split_time(const ClusterCapacity& cap, const SplitRates& r, int sms,
-                                 int64_t tiles, int64_t k_units, int s, bool balance, double add) {
+// The rounds' part of it, for `groups` clusters (or single blocks) of which the device holds
+// fits(n) at once at n blocks per SM.
+template <typename Fits>
+inline double rounds_time(const SplitRates& r, int64_t groups, int64_t k_units, int s, Fits fits) {
   const int per_sm = std::clamp(r.per_sm, 1, kCapacityBlocks);
-  auto fits = [&](int n) -> int64_t { return s == 1 ? int64_t(sms) * n : cap.at(s, n, balance); };
   const int64_t most = fits(per_sm);
   if (most <= 0) return 1e300;
   const double share = static_cast<double>((k_units + s - 1) / s);
-  const int64_t rounds = (tiles + most - 1) / most;
+  const int64_t rounds = (groups + most - 1) / most;
   int n = per_sm;
   if (rounds == 1) {
     n = 1;
-    while (n < per_sm && fits(n) < tiles) ++n;
+    while (n < per_sm && fits(n) < groups) ++n;
   }
-  return static_cast<double>(rounds) * share * n / r.rate[n - 1] + static_cast<double>(s - 1) * add;
+  return static_cast<double>(rounds) * share * n / r.rate[n - 1];
+}
+inline double cluster_split_time(const ClusterCapacity& cap, const SplitRates& r, int sms,
+                                 int64_t tiles, int64_t k_units, int s, bool balance, double add) {
+  auto fits = [&](int n) -> int64_t { return s == 1 ? int64_t(sms) * n : cap.at(s, n, balance); };
+  return rounds_time(r, tiles, k_units, s, fits) + static_cast<double>(s - 1) * add;
+}
+
+// A split with no cluster whose blocks each store a partial tile that a second kernel sums (sgemm
+// v21): the tiles x S blocks run in rounds as cluster_split_time's plain grid does (S = 1 there),
+// and every partial tile costs `partial` (its store and its read back, in the same units). The
+// S <= min(most, k_units / min_units) with the least time, ties to the smaller S;
+// FASTGEMM_DEV_SPLIT_K fixes S within those limits.
+inline double grid_split_time(const SplitRates& r, int sms, int64_t tiles, int64_t k_units, int s,
+                              double partial) {
+  auto fits = [&](int n) -> int64_t { return int64_t(sms) * n; };
+  return rounds_time(r, tiles * s, k_units, s, fits) + static_cast<double>(tiles) * s * partial;
+}
+inline int grid_split_choice(const SplitRates& r, int sms, int64_t tiles, int64_t k_units,
+                             int64_t min_units, int most, double partial) {
+  if (tiles <= 0 || sms <= 0) return 1;
+  const int top = static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>(most, k_units / std::max<int64_t>(min_units, 1))));
+  if (dev_split_override() > 0) return std::min(dev_split_override(), top);
+  int best = 1;
+  double best_time = grid_split_time(r, sms, tiles, k_units, 1, partial);
+  for (int s = 2; s <= top; ++s) {
+    const double time = grid_split_time(r, sms, tiles, k_units, s, partial);
+    if (time < best_time * (1 - 1e-9)) best = s, best_time = time;
+  }
+  return best;
 }
 
 // The split of C's `tiles` output tiles, each k_units deep: the S <= min(most, k_units /

@@ -25,6 +25,15 @@ constexpr int MIN_KTILES = 8;
 // (common/split_k.cuh) of at least REDUCE_MIN_KTILES k-tiles, no more blocks than the GPU holds
 // at once.
 constexpr int REDUCE_MIN_KTILES = 4;
+// A partial tile's store and read back, in units of one block's k-tile alone on its SM
+// (grid_split_choice). A 64x128 tile's 2 x 32 KiB at HBM speed would be about 0.03 of a k-tile
+// (22 ns against 0.7 us), but the partial tiles of a one-round split stay in L2 and their stores
+// overlap other blocks' math: forced splits of v21 (FASTGEMM_DEV_SPLIT_K, H100) ran fastest at
+// the S that fills every block slot, which 0.03 kept some outputs of a few tiles from taking
+// (158x330x7071: 62.8 us at the model's S = 14 against 51.1 at 44). The small cost left breaks
+// ties towards fewer partial tiles and keeps outputs of more tiles than one round from splitting
+// far.
+constexpr double REDUCE_PARTIAL = 0.002;
 constexpr int CLUSTER_MIN_KTILES = 2;
 
 template <typename WT>
@@ -143,30 +152,45 @@ __device__ __forceinline__ void run_global(float* smem, const KmnView& A, const 
       });
 }
 
-// The same share of K with no owner (v20): every block z stores its partial tile into slot
+// The same share of K with no owner (v20, v21): every block z stores its partial tile into slot
 // blockIdx.x * S + z of `partials` in the layout of publish_partial (float4 i of thread t at
 // i * THREADS + t: each i one coalesced sweep), and a second kernel (reduce_partials_kernel)
-// sums the S slots of each output in z order and stores C.
-template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true, bool VEC_A = VEC>
-__device__ __forceinline__ void run_partials(float* smem, const KmnView& A, const KmnView& B,
-                                             float* partials) {
-  constexpr int ROW4 = WT::THREAD_N / 4, COUNT = WT::THREAD_M * ROW4;
-  float* As = smem;
-  float* Bs = smem + 2 * WT::BLOCK_K * WT::LDS_A;
-  int64_t m0, n0;
+// sums the S slots of each output in z order and stores C. PartialStore is the loop's finish.
+template <typename WT>
+struct PartialStore {
+  float* partials;
+  __device__ __forceinline__ void operator()(
+      const typename WT::LanePos&, const float (&part)[WT::THREAD_M][WT::THREAD_N]) const {
+    constexpr int ROW4 = WT::THREAD_N / 4, COUNT = WT::THREAD_M * ROW4;
+    const int64_t slot = int64_t(blockIdx.x) * gridDim.z + blockIdx.z;
+    store_partial<COUNT, WT::THREADS>(partials + slot * (COUNT * 4 * WT::THREADS),
+                                      static_cast<int>(threadIdx.x), [&](int i) {
+                                        const float* r = &part[i / ROW4][(i % ROW4) * 4];
+                                        return make_float4(r[0], r[1], r[2], r[3]);
+                                      });
+  }
+};
+
+// This block's tile (m0, n0) and its share of K, [k0, k_end) in whole 16-deep k-tiles, for a
+// split with no cluster (split_share<false>: any architecture).
+template <typename WT>
+__device__ __forceinline__ void global_share(const KmnView& A, int64_t& m0, int64_t& n0,
+                                             int64_t& k0, int64_t& k_end) {
   split_tile(A.MN, WT::BLOCK_M, WT::BLOCK_N, m0, n0);
   int64_t first, count;
   split_share<false>((A.K + WT::BLOCK_K - 1) / WT::BLOCK_K, first, count);
+  k0 = first * WT::BLOCK_K, k_end = (first + count) * WT::BLOCK_K;
+}
+
+// v20's block: the share on v09's double-buffered loop.
+template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC = true, bool VEC_A = VEC>
+__device__ __forceinline__ void run_partials(float* smem, const KmnView& A, const KmnView& B,
+                                             float* partials) {
+  int64_t m0, n0, k0, k_end;
+  global_share<WT>(A, m0, n0, k0, k_end);
   double_buffer::multiply_tile<WT, A_COL_MAJOR, B_COL_MAJOR, VEC, VEC_A>(
-      A, B, m0, n0, first * WT::BLOCK_K, (first + count) * WT::BLOCK_K, As, Bs,
-      [&](const typename WT::LanePos&, const float (&part)[WT::THREAD_M][WT::THREAD_N]) {
-        const int64_t slot = int64_t(blockIdx.x) * gridDim.z + blockIdx.z;
-        store_partial<COUNT, WT::THREADS>(partials + slot * (COUNT * 4 * WT::THREADS),
-                                          static_cast<int>(threadIdx.x), [&](int i) {
-                                            const float* r = &part[i / ROW4][(i % ROW4) * 4];
-                                            return make_float4(r[0], r[1], r[2], r[3]);
-                                          });
-      });
+      A, B, m0, n0, k0, k_end, smem, smem + 2 * WT::BLOCK_K * WT::LDS_A,
+      PartialStore<WT>{partials});
 }
 
 // C = alpha * sum_z partials[tile * S + z] + beta * C (row-major C, any ldc; C read only where
@@ -311,20 +335,32 @@ void launch_global(const GemmArgs& a, const char* name, KernelFor kernel_for,
   });
 }
 
-// The launch of v20 (run_partials kernels of tiling WT): S from reduce_split_count
-// (common/split_k.cuh), the stream's scratch for tiles x S partial tiles, the split kernel, then
-// reduce_partials_kernel as a dependent launch (sm_90 on) on the same stream.
-template <typename WT, typename KernelFor>
-void launch_reduce(const GemmArgs& a, const char* name, KernelFor kernel_for) {
-  const int smem = loop_smem_bytes<WT>();
+// The launch of v20 and v21 (kernels of tiling WT that store partial tiles: run_partials, or
+// v21's on the three-stage loop, with SMEM bytes of shared memory): S from reduce_split_count
+// (common/split_k.cuh; shares of at least min_ktiles k-tiles), the stream's scratch for tiles x S
+// partial tiles, the split kernel, then reduce_partials_kernel as a dependent launch (sm_90 on)
+// on the same stream.
+// A kernel that passes `rates` (v21) takes S from grid_split_choice (common/split_model.h) at the
+// blocks per SM it holds, each partial tile costing REDUCE_PARTIAL.
+template <typename WT, int SMEM = loop_smem_bytes<WT>(), typename KernelFor>
+void launch_reduce(const GemmArgs& a, const char* name, KernelFor kernel_for,
+                   int min_ktiles = REDUCE_MIN_KTILES, const SplitRates* rates = nullptr) {
+  const int smem = SMEM;
   with_global_split<WT>(a, name, smem, kernel_for, [&](auto kernel, dim3 grid, int device,
                                                        const DeviceProps& props) {
-    const int per_sm =
-        resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), WT::THREADS, smem);
-    const int split =
-        reduce_split_count(grid.x, ceil_div(a.K, WT::BLOCK_K),
-                           int64_t(launch_sms(device)) * std::max(per_sm, 1), REDUCE_MOST,
-                           REDUCE_MIN_KTILES);
+    const int per_sm = std::max(
+        resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), WT::THREADS, smem), 1);
+    const int64_t k_units = ceil_div(a.K, WT::BLOCK_K);
+    int split;
+    if (rates != nullptr) {
+      SplitRates r = *rates;
+      r.per_sm = std::min(r.per_sm, per_sm);
+      split = grid_split_choice(r, launch_sms(device), grid.x, k_units, min_ktiles, REDUCE_MOST,
+                                REDUCE_PARTIAL);
+    } else {
+      split = reduce_split_count(grid.x, k_units, int64_t(launch_sms(device)) * per_sm,
+                                 REDUCE_MOST, min_ktiles);
+    }
     constexpr size_t tile = size_t(WT::BLOCK_M) * WT::BLOCK_N;  // floats of a partial tile
     const Scratch scratch =
         stream_scratch(device, a.stream, 0, size_t(grid.x) * split * tile * sizeof(float));
