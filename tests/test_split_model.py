@@ -1,5 +1,6 @@
 """The cluster split model (csrc/common/split_model.h: cluster_split_choice), which sizes the K
-split of sgemm v11 and v12, and the cluster capacity it reads from the device.
+split of sgemm v11 and v12, and the cluster capacity it reads from the device; and the grid's
+(grid_split_choice), which sizes sgemm v21's.
 
 CPU tests: the model against a re-implementation written from its comment, over a grid, and its
 choices on the capacity table of an H100 (measured, results/sweeps/cluster_capacity-*.json)
@@ -201,3 +202,58 @@ def test_split_choices_are_exact(kernel, shape):
     first = C.copy()
     fastgemm.sgemm(A, B, C, 1.0, 0.0, kernel=kernel)
     assert bool((C == first).all())
+
+
+# sgemm v21's rates (csrc/sgemm/v21_split_k_reduce_multistage.cu: split_rates) and partial cost
+# (csrc/sgemm/split_k_tile.cuh: REDUCE_PARTIAL, REDUCE_MOST; v21's MIN_KTILES).
+V21_RATES = {"wide": [1.0, 1.1, 1.15], "square": [1.0, 1.3]}
+PARTIAL, MOST, MIN_KTILES = 0.002, 256, 8
+
+
+def _grid_model(rates, sms, tiles, k_units, min_units, most, partial):
+    """grid_split_choice, written out again from its comment: tiles x S blocks in rounds of sms x
+    per_sm, a single round at the fewest blocks per SM that hold it, every round of several at
+    per_sm; each partial tile costs `partial`."""
+    per_sm = len(rates)
+
+    def time(s):
+        blocks = tiles * s
+        rounds = -(-blocks // (sms * per_sm))
+        n = (
+            per_sm
+            if rounds > 1
+            else next(n for n in range(1, per_sm + 1) if n == per_sm or sms * n >= blocks)
+        )
+        return rounds * -(-k_units // s) * n / rates[n - 1] + blocks * partial
+
+    if tiles <= 0 or sms <= 0:
+        return 1
+    top = max(1, min(most, k_units // max(min_units, 1)))
+    best, best_time = 1, time(1)
+    for s in range(2, top + 1):
+        if time(s) < best_time * (1 - 1e-9):
+            best, best_time = s, time(s)
+    return best
+
+
+@pytest.mark.parametrize("rates", sorted(V21_RATES), ids=str)
+def test_grid_split_matches_its_description(rates):
+    r = V21_RATES[rates]
+    for sms, tiles, k_units in itertools.product(
+        (108, 132), (1, 2, 6, 9, 24, 32, 56, 64, 131, 132, 133, 264, 424), (1, 7, 8, 64, 128, 442, 1024, 4096)
+    ):
+        got = _C.grid_split_choice(r, sms, tiles, k_units, MIN_KTILES, MOST, PARTIAL)
+        assert got == _grid_model(r, sms, tiles, k_units, MIN_KTILES, MOST, PARTIAL), (sms, tiles, k_units)
+
+
+def test_grid_split_fills_the_block_slots():
+    # Forced splits of v21 (FASTGEMM_DEV_SPLIT_K, H100, benchmarks/NOTES.md) ran fastest where the
+    # split fills the slots of three 64x128 blocks per SM: 9 tiles of 442 k-tiles (158x330x7071)
+    # at 44 shares (the model: the fewest shares of that length, 11 k-tiles, 41), 32 tiles
+    # (64x4096x14336) at 12; a deep K over one tile takes as many shares as allowed.
+    wide = V21_RATES["wide"]
+    s = _C.grid_split_choice(wide, 132, 9, 442, MIN_KTILES, MOST, PARTIAL)
+    assert 9 * s > 2 * 132 and -(-442 // s) == -(-442 // 44), s
+    assert _C.grid_split_choice(wide, 132, 32, 896, MIN_KTILES, MOST, PARTIAL) == 12
+    assert _C.grid_split_choice(wide, 132, 1, 4096, MIN_KTILES, MOST, PARTIAL) == 256
+    assert _C.grid_split_choice(wide, 132, 1, 64, MIN_KTILES, MOST, PARTIAL) == 8  # shares of 8

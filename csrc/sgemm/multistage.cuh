@@ -9,6 +9,7 @@
 // from `smem`, which other lanes may still be reading when finish starts: a finish that writes
 // shared memory must __syncthreads() first (v17's epilogue writes from registers).
 #pragma once
+#include "common/split_model.h"
 #include "sgemm/warptile.cuh"
 
 namespace fastgemm::sgemm::multistage {
@@ -53,6 +54,47 @@ struct OperandCopy<BMN, LD, false, VEC, THREADS, CLAMP> {
     t.template copy<UNCHECKED>(v, k0, s);
   }
 };
+
+// The split kernels on this loop (v18, v21) and their tilings: the 128x128 tile of 16x8 lanes
+// (Tile), or v12's four-warp 64x128 / 128x64 tiles of 8x8 lanes along a shorter side of at most
+// 768: at three blocks per SM those were faster than the 128x128 tile's two on 193-768 rows, and
+// than v16 (results/sweeps/rows-v18-wide-m256-1024-*). f(tiling{}) with the output's.
+using Wide = warptile::Tile<1, 4>;  // 64x128: outputs with M <= 768, M <= N
+using Tall = warptile::Tile<2, 2>;  // 128x64: outputs with N <= 768, M > N
+template <typename F>
+void with_split_tiling(int64_t M, int64_t N, F&& f) {
+  if (std::min(M, N) > 768) {
+    f(Tile{});
+  } else if (M <= N) {
+    f(Wide{});
+  } else {
+    f(Tall{});
+  }
+}
+// The blocks per SM the registers are budgeted for: two of the square tile; three of the
+// 64-wide ones on sm_90, where that was measured (two before it: at three, sm_86 and sm_89 code
+// spills).
+template <typename WT>
+constexpr int min_blocks() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  return 2;
+#else
+  return WT::WARP_M == 128 ? 2 : 3;
+#endif
+}
+// An SM's throughput at 1..n blocks, for the split models (common/split_model.h): not fitted
+// (the square tile takes v11's pair guess; the 64-wide tiles a second block adding a tenth, a
+// third a twentieth). Checked for v18 at three blocks per SM against S = 1, 2, 3, 4, 6, 8 on seven
+// 33-64-row shapes (H100): the model's S was the fastest or within 3%
+// (results/sweeps/sgemm_v18_splits-*); for v21 against forced splits (benchmarks/NOTES.md).
+template <typename WT>
+constexpr SplitRates split_rates() {
+  if constexpr (WT::WARP_M == 128) {
+    return SplitRates{2, {1.0, 1.3}};
+  } else {
+    return SplitRates{3, {1.0, 1.1, 1.15}};
+  }
+}
 
 // The k-tile loop. Stage s holds k-tiles s, s + 3, ...; tiles 0-2 are in flight before it
 // starts. In tile t, after the fragment loads of its last k, the block waits for tile t + 1

@@ -47,9 +47,9 @@ namespace {
 
 namespace skt = sgemm::split_k_tile;
 namespace ms = sgemm::multistage;
-using Square = ms::Tile;                      // 128x128, 16x8 lanes (v17's)
-using Wide = sgemm::warptile::Tile<1, 4>;     // 64x128: outputs with M <= 768, M <= N
-using Tall = sgemm::warptile::Tile<2, 2>;     // 128x64: outputs with N <= 768, M > N
+using Square = ms::Tile;  // 128x128, 16x8 lanes (v17's)
+using ms::Tall;
+using ms::Wide;
 static_assert(Square::THREADS == 128 && Wide::THREADS == 128 && Tall::THREADS == 128,
               "one launch bound for every tiling");
 
@@ -59,20 +59,8 @@ constexpr int smem_bytes() {
   return loop > red ? loop : red;
 }
 
-// The blocks per SM the registers are budgeted for: two of the square tile; three of the
-// 64-wide ones on sm_90, where that was measured (two before it: at three, sm_86 and sm_89 code
-// spills).
-template <typename WT>
-constexpr int min_blocks() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-  return 2;
-#else
-  return WT::WARP_M == 128 ? 2 : 3;
-#endif
-}
-
 template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC>
-__global__ void __launch_bounds__(WT::THREADS, min_blocks<WT>())
+__global__ void __launch_bounds__(WT::THREADS, ms::min_blocks<WT>())
     sgemm_v18_split_k_multistage_kernel(sgemm::KmnView A, sgemm::KmnView B, float* C,
                                         int64_t ldc, float alpha, float beta) {
   extern __shared__ __align__(16) float smem[];
@@ -99,23 +87,10 @@ __global__ void __launch_bounds__(WT::THREADS, min_blocks<WT>())
       smem, C, ldc, A.MN, B.MN, m0, n0, alpha, beta, skip_rows);
 }
 
-// The split model's rates: not fitted (the square tile takes v11's pair guess; the 64-wide tiles
-// a second block adding a tenth, a third a twentieth); FASTGEMM_DEV_SPLIT_K fixes S for sweeps.
-// Checked at three blocks per SM against S = 1, 2, 3, 4, 6, 8 on seven 33-64-row shapes (H100):
-// the model's S was the fastest or within 3% (results/sweeps/sgemm_v18_splits-*).
-template <typename WT>
-constexpr SplitRates split_rates() {
-  if constexpr (WT::WARP_M == 128) {
-    return SplitRates{2, {1.0, 1.3}};
-  } else {
-    return SplitRates{3, {1.0, 1.1, 1.15}};
-  }
-}
-
 template <typename WT>
 void launch_tiling(const GemmArgs& a) {
   skt::launch<WT, smem_bytes<WT>()>(
-      a, "sgemm_v18_split_k_multistage", split_rates<WT>(),
+      a, "sgemm_v18_split_k_multistage", ms::split_rates<WT>(),
       [](auto a_col, auto b_col, auto vec) {
         return sgemm_v18_split_k_multistage_kernel<WT, decltype(a_col)::value,
                                                    decltype(b_col)::value, decltype(vec)::value>;
@@ -129,15 +104,7 @@ int sgemm_v18_split_k_multistage_smem() {
 }
 
 void sgemm_v18_split_k_multistage(const GemmArgs& a) {
-  // 64-wide tiles up to 768 rows or columns: at three blocks per SM they were faster than the
-  // 128x128 tile's two on 193-768 rows, and than v16 (rows-v18-wide-m256-1024-*).
-  if (std::min(a.M, a.N) > 768) {
-    launch_tiling<Square>(a);
-  } else if (a.M <= a.N) {
-    launch_tiling<Wide>(a);
-  } else {
-    launch_tiling<Tall>(a);
-  }
+  ms::with_split_tiling(a.M, a.N, [&](auto wt) { launch_tiling<decltype(wt)>(a); });
 }
 
 }  // namespace fastgemm

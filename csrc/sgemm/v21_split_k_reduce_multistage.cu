@@ -29,25 +29,11 @@ namespace {
 
 namespace skt = sgemm::split_k_tile;
 namespace ms = sgemm::multistage;
-using Square = ms::Tile;                   // 128x128, 16x8 lanes (v17's)
-using Wide = sgemm::warptile::Tile<1, 4>;  // 64x128: outputs with M <= 768, M <= N
-using Tall = sgemm::warptile::Tile<2, 2>;  // 128x64: outputs with N <= 768, M > N
-
 // Smallest share in k-tiles: the three-stage prologue fills three of them before the first FFMA.
 constexpr int MIN_KTILES = 8;
 
-// v18's register budgets: two blocks of the square tile; three of the 64-wide ones on sm_90.
-template <typename WT>
-constexpr int min_blocks() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-  return 2;
-#else
-  return WT::WARP_M == 128 ? 2 : 3;
-#endif
-}
-
 template <typename WT, bool A_COL_MAJOR, bool B_COL_MAJOR, bool VEC>
-__global__ void __launch_bounds__(WT::THREADS, min_blocks<WT>())
+__global__ void __launch_bounds__(WT::THREADS, ms::min_blocks<WT>())
     sgemm_v21_split_k_reduce_multistage_kernel(sgemm::KmnView A, sgemm::KmnView B,
                                                float* partials) {
   extern __shared__ __align__(16) float smem[];
@@ -57,19 +43,9 @@ __global__ void __launch_bounds__(WT::THREADS, min_blocks<WT>())
                                                        skt::PartialStore<WT>{partials});
 }
 
-// An SM's throughput at 1..n blocks (grid_split_choice): v18's for the same tiles and loop.
-template <typename WT>
-constexpr SplitRates split_rates() {
-  if constexpr (WT::WARP_M == 128) {
-    return SplitRates{2, {1.0, 1.3}};
-  } else {
-    return SplitRates{3, {1.0, 1.1, 1.15}};
-  }
-}
-
 template <typename WT>
 void launch_tiling(const GemmArgs& a) {
-  static constexpr SplitRates rates = split_rates<WT>();
+  static constexpr SplitRates rates = ms::split_rates<WT>();
   skt::launch_reduce<WT, ms::smem_bytes<WT>()>(
       a, "sgemm_v21_split_k_reduce_multistage",
       [](auto a_col, auto b_col, auto vec) {
@@ -83,17 +59,12 @@ void launch_tiling(const GemmArgs& a) {
 }  // namespace
 
 int sgemm_v21_split_k_reduce_multistage_smem() {
-  return std::max({ms::smem_bytes<Square>(), ms::smem_bytes<Wide>(), ms::smem_bytes<Tall>()});
+  return std::max(
+      {ms::smem_bytes<ms::Tile>(), ms::smem_bytes<ms::Wide>(), ms::smem_bytes<ms::Tall>()});
 }
 
 void sgemm_v21_split_k_reduce_multistage(const GemmArgs& a) {
-  if (std::min(a.M, a.N) > 768) {
-    launch_tiling<Square>(a);
-  } else if (a.M <= a.N) {
-    launch_tiling<Wide>(a);
-  } else {
-    launch_tiling<Tall>(a);
-  }
+  ms::with_split_tiling(a.M, a.N, [&](auto wt) { launch_tiling<decltype(wt)>(a); });
 }
 
 }  // namespace fastgemm
