@@ -32,7 +32,8 @@ A deep K over outputs of 17 rows and columns and more (each side log-uniform 17-
 2048-40000, at most 2^34 multiply-adds) that auto runs on a tiled or split rung: auto, v12, v16,
 v17, v18, v20 and v21 (v20's split on v17's loop), against torch.matmul. Writes
 deep-s<seed>-float32-<gpu>.json; with --aligned every side is rounded down to a multiple of 64
-(so that every operand is 16-byte aligned): deep-aligned-s<seed>-float32-<gpu>.json.
+(so that every operand is 16-byte aligned): deep-aligned-s<seed>-float32-<gpu>.json. With --short
+LO-HI the shorter side is drawn from LO-HI (a multiple of 4 when aligned), the other from 1024-16384.
 
     python benchmarks/narrow_fp32.py 0 --recheck-v21 --out results/sweeps
 
@@ -156,6 +157,7 @@ def main() -> None:
     p.add_argument("--tiles-edge", action="store_true", help="the same, shorter side 65-768")
     p.add_argument("--deep", action="store_true", help="a deep K over outputs of 17 rows and more")
     p.add_argument("--aligned", action="store_true", help="with --deep: sides multiples of 64")
+    p.add_argument("--short", default=None, help="with --deep: the shorter side in LO-HI (e.g. 33-128)")
     p.add_argument("--recheck", action="store_true", help="the sweeps' problems in v20's region")
     p.add_argument("--recheck-v21", action="store_true", help="the sweeps' problems auto runs on v21")
     args = p.parse_args()
@@ -192,6 +194,17 @@ def main() -> None:
             M = int(math.exp(rng.uniform(math.log(65), math.log(768))))
             N = int(math.exp(rng.uniform(math.log(M), math.log(20000))))
             K = int(math.exp(rng.uniform(math.log(16), math.log(40000))))
+            if rng.random() < 0.5:
+                M, N = N, M
+            if M * N * K > 1 << 34:
+                continue
+        elif args.deep and args.short:
+            lo, hi = (int(x) for x in args.short.split("-"))
+            M = int(math.exp(rng.uniform(math.log(lo), math.log(hi + 1))))
+            N = int(math.exp(rng.uniform(math.log(1024), math.log(16384))))
+            K = int(math.exp(rng.uniform(math.log(2048), math.log(40000))))
+            if args.aligned:
+                M, N, K = max(lo, M // 4 * 4), N // 64 * 64, K // 64 * 64
             if rng.random() < 0.5:
                 M, N = N, M
             if M * N * K > 1 << 34:
@@ -257,6 +270,8 @@ def main() -> None:
     if args.deep:  # one file per seed
         kind = f"deep-aligned-s{args.seed}" if args.aligned else f"deep-s{args.seed}"
         flag = " --deep --aligned" if args.aligned else " --deep"
+        if args.short:
+            kind, flag = kind.replace("deep", f"deep-short{args.short}"), flag + f" --short {args.short}"
     kind = {"recheck": "short-side-v20", "recheck-v21": "v21-recheck"}.get(kind, kind)
     path = os.path.join(args.out, f"{kind}-float32-{gpu}.json")
     command = f"python benchmarks/narrow_fp32.py {args.count} --seed {args.seed}{flag}"
