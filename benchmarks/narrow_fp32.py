@@ -40,6 +40,12 @@ LO-HI the shorter side is drawn from LO-HI (a multiple of 4 when aligned), the o
 Every problem of the other committed fp32 sweeps that auto runs on v21 (in the layouts they
 took): auto (v21), v12, v16, v18, v20 and torch.matmul. Writes v21-recheck-float32-<gpu>.json.
 
+    python benchmarks/narrow_fp32.py 0 --recheck-v21-rows --out results/sweeps
+
+The same for a region v21 does not take yet: problems of the committed fp32 sweeps whose shorter
+side is 33-64 over at least 17 tiles of 128x128 with K >= 4096, every operand 16-byte aligned
+(auto, v12, v16, v18, v20, v21, torch.matmul). Writes v21-rows-recheck-float32-<gpu>.json.
+
     python benchmarks/narrow_fp32.py 0 --recheck --out results/sweeps
 
 Every problem of the committed fp32 sweeps (results/sweeps/*float32*, in the layouts they took)
@@ -137,7 +143,7 @@ def _v21_problems() -> list[tuple[int, int, int, bool, bool]]:
         name = fastgemm.select(M, N, K, "float32", order=order, alignment=align).kernel.name
         return name == "sgemm_v21_split_k_reduce_multistage"
 
-    skip = ("deep-aligned-", "v21-recheck-")  # its own sweeps
+    skip = ("deep-aligned-", "v21-recheck-", "v21-rows-recheck-")  # its own sweeps
     here = os.path.dirname(os.path.abspath(__file__))
     own = set()
     for path in glob.glob(os.path.join(here, "..", "results", "sweeps", "*float32*.json")):
@@ -145,6 +151,17 @@ def _v21_problems() -> list[tuple[int, int, int, bool, bool]]:
             with open(path) as f:
                 own |= {(r["M"], r["N"], r["K"], r["a_col"], r["b_col"]) for r in json.load(f)["results"]}
     return sorted(p for p in _sweep_problems() - own if runs_v21(*p))
+
+
+def _v21_rows_problems() -> list[tuple[int, int, int, bool, bool]]:
+    """The committed fp32 sweeps' problems in the 33-64 region (--recheck-v21-rows)."""
+
+    def region(M: int, N: int, K: int, a_col: bool, b_col: bool) -> bool:
+        tiles = -(-M // 128) * -(-N // 128)
+        aligned = not (K % 4 or N % 4 or M % 4)
+        return 33 <= min(M, N) <= 64 and tiles >= 17 and K >= 4096 and aligned
+
+    return sorted(p for p in _sweep_problems() if region(*p))
 
 
 def main() -> None:
@@ -160,10 +177,20 @@ def main() -> None:
     p.add_argument("--short", default=None, help="with --deep: the shorter side in LO-HI (e.g. 33-128)")
     p.add_argument("--recheck", action="store_true", help="the sweeps' problems in v20's region")
     p.add_argument("--recheck-v21", action="store_true", help="the sweeps' problems auto runs on v21")
+    p.add_argument("--recheck-v21-rows", action="store_true", help="the sweeps' problems at 33-64, aligned")
     args = p.parse_args()
     tiles = args.tiles or args.tiles_edge
-    recheck = _recheck_problems() if args.recheck else _v21_problems() if args.recheck_v21 else []
-    if args.recheck or args.recheck_v21:
+    recheck = (
+        _recheck_problems()
+        if args.recheck
+        else _v21_problems()
+        if args.recheck_v21
+        else _v21_rows_problems()
+        if args.recheck_v21_rows
+        else []
+    )
+    rechecking = args.recheck or args.recheck_v21 or args.recheck_v21_rows
+    if rechecking:
         args.count = len(recheck)
     modes = {
         "tiles": args.tiles,
@@ -172,6 +199,7 @@ def main() -> None:
         "deep": args.deep,
         "recheck": args.recheck,
         "recheck-v21": args.recheck_v21,
+        "recheck-v21-rows": args.recheck_v21_rows,
     }
     kind = next((m for m, on in modes.items() if on), "narrow-v20")
     kernels = {
@@ -180,13 +208,14 @@ def main() -> None:
         "narrow-v20": KERNELS,
         "deep": DEEP_KERNELS,
         "recheck-v21": DEEP_KERNELS,
+        "recheck-v21-rows": [k for k in DEEP_KERNELS if k != "sgemm_v17_multistage"],
     }.get(kind, TILE_KERNELS)
     torch.backends.cuda.matmul.allow_tf32 = False
     rng = random.Random(args.seed)
     gpu = torch.cuda.get_device_name().lower().replace(" ", "-")
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:
-        if args.recheck or args.recheck_v21:
+        if rechecking:
             M, N, K, a_col, b_col = recheck[len(rows)]
         elif args.tiles:
             M, N, K = _shape(rng, 1 << 34)
@@ -229,7 +258,7 @@ def main() -> None:
             K = int(math.exp(rng.uniform(math.log(2048), math.log(40000))))
             if rng.random() < 0.5:
                 M, N = N, M
-        if not (args.recheck or args.recheck_v21):
+        if not rechecking:
             a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
         order = ("F" if a_col else "C") + ("F" if b_col else "C")
         align = 4 if (K % 4 or N % 4 or M % 4) else 16
@@ -272,7 +301,11 @@ def main() -> None:
         flag = " --deep --aligned" if args.aligned else " --deep"
         if args.short:
             kind, flag = kind.replace("deep", f"deep-short{args.short}"), flag + f" --short {args.short}"
-    kind = {"recheck": "short-side-v20", "recheck-v21": "v21-recheck"}.get(kind, kind)
+    kind = {
+        "recheck": "short-side-v20",
+        "recheck-v21": "v21-recheck",
+        "recheck-v21-rows": "v21-rows-recheck",
+    }.get(kind, kind)
     path = os.path.join(args.out, f"{kind}-float32-{gpu}.json")
     command = f"python benchmarks/narrow_fp32.py {args.count} --seed {args.seed}{flag}"
     meta = {"command": command, "gpu": gpu}
