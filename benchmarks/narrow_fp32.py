@@ -107,6 +107,11 @@ RECHECK_KERNELS = [
 ]
 
 
+def _log_uniform(rng: random.Random, lo: float, hi: float) -> int:
+    """An integer drawn log-uniformly from [lo, hi) (one rng.uniform draw, as the sweeps took)."""
+    return int(math.exp(rng.uniform(math.log(lo), math.log(hi))))
+
+
 def _sweep_problems() -> set[tuple[int, int, int, bool, bool]]:
     """Every problem of the committed fp32 sweeps, in the layouts they took."""
     here = os.path.dirname(os.path.abspath(__file__))
@@ -220,18 +225,18 @@ def main() -> None:
         elif args.tiles:
             M, N, K = _shape(rng, 1 << 34)
         elif args.tiles_edge:
-            M = int(math.exp(rng.uniform(math.log(65), math.log(768))))
-            N = int(math.exp(rng.uniform(math.log(M), math.log(20000))))
-            K = int(math.exp(rng.uniform(math.log(16), math.log(40000))))
+            M = _log_uniform(rng, 65, 768)
+            N = _log_uniform(rng, M, 20000)
+            K = _log_uniform(rng, 16, 40000)
             if rng.random() < 0.5:
                 M, N = N, M
             if M * N * K > 1 << 34:
                 continue
         elif args.deep and args.short:
             lo, hi = (int(x) for x in args.short.split("-"))
-            M = int(math.exp(rng.uniform(math.log(lo), math.log(hi + 1))))
-            N = int(math.exp(rng.uniform(math.log(1024), math.log(16384))))
-            K = int(math.exp(rng.uniform(math.log(2048), math.log(40000))))
+            M = _log_uniform(rng, lo, hi + 1)
+            N = _log_uniform(rng, 1024, 16384)
+            K = _log_uniform(rng, 2048, 40000)
             if args.aligned:
                 M, N, K = max(lo, M // 4 * 4), N // 64 * 64, K // 64 * 64
             if rng.random() < 0.5:
@@ -239,23 +244,23 @@ def main() -> None:
             if M * N * K > 1 << 34:
                 continue
         elif args.deep:
-            M = int(math.exp(rng.uniform(math.log(17), math.log(8192))))
-            N = int(math.exp(rng.uniform(math.log(17), math.log(8192))))
-            K = int(math.exp(rng.uniform(math.log(2048), math.log(40000))))
+            M = _log_uniform(rng, 17, 8192)
+            N = _log_uniform(rng, 17, 8192)
+            K = _log_uniform(rng, 2048, 40000)
             if args.aligned:
                 M, N, K = (max(64, x // 64 * 64) for x in (M, N, K))
             if M * N * K > 1 << 34:
                 continue
         elif args.short_k:
-            M = int(math.exp(rng.uniform(math.log(64), math.log(16384))))
-            N = int(math.exp(rng.uniform(math.log(64), math.log(16384))))
-            K = int(math.exp(rng.uniform(math.log(8), math.log(512))))
+            M = _log_uniform(rng, 64, 16384)
+            N = _log_uniform(rng, 64, 16384)
+            K = _log_uniform(rng, 8, 512)
             if not 1 << 16 <= M * N <= 1 << 26:
                 continue
         else:
-            M = int(math.exp(rng.uniform(math.log(129), math.log(4096))))
-            N = int(math.exp(rng.uniform(math.log(8), math.log(128))))
-            K = int(math.exp(rng.uniform(math.log(2048), math.log(40000))))
+            M = _log_uniform(rng, 129, 4096)
+            N = _log_uniform(rng, 8, 128)
+            K = _log_uniform(rng, 2048, 40000)
             if rng.random() < 0.5:
                 M, N = N, M
         if not rechecking:
