@@ -232,23 +232,17 @@ def main() -> None:
                 M, N = N, M
             if M * N * K > 1 << 34:
                 continue
-        elif args.deep and args.short:
-            lo, hi = (int(x) for x in args.short.split("-"))
-            M = _log_uniform(rng, lo, hi + 1)
-            N = _log_uniform(rng, 1024, 16384)
+        elif args.deep:  # the draws in this order, as the committed sweeps took them
+            short = [int(x) for x in args.short.split("-")] if args.short else None
+            M = _log_uniform(rng, short[0], short[1] + 1) if short else _log_uniform(rng, 17, 8192)
+            N = _log_uniform(rng, 1024, 16384) if short else _log_uniform(rng, 17, 8192)
             K = _log_uniform(rng, 2048, 40000)
-            if args.aligned:
-                M, N, K = max(lo, M // 4 * 4), N // 64 * 64, K // 64 * 64
-            if rng.random() < 0.5:
-                M, N = N, M
-            if M * N * K > 1 << 34:
-                continue
-        elif args.deep:
-            M = _log_uniform(rng, 17, 8192)
-            N = _log_uniform(rng, 17, 8192)
-            K = _log_uniform(rng, 2048, 40000)
-            if args.aligned:
+            if args.aligned and short:
+                M, N, K = max(short[0], M // 4 * 4), N // 64 * 64, K // 64 * 64
+            elif args.aligned:
                 M, N, K = (max(64, x // 64 * 64) for x in (M, N, K))
+            if short and rng.random() < 0.5:
+                M, N = N, M
             if M * N * K > 1 << 34:
                 continue
         elif args.short_k:

@@ -273,11 +273,11 @@ const std::vector<AutoRule> kSgemmRules = {
     // every operand 16-byte aligned: v21 (v20's split with no owner on v17's three-stage loop and
     // v18's 64-wide tiles at three blocks per SM) was 1.19x faster than the kernel auto ran (v12,
     // v16, v18 or v20; geometric mean, 0.88-1.79x) on all 21 such points of
-    // results/sweeps/deep-aligned-float32-* (`python benchmarks/narrow_fp32.py 150 --seed 18 --deep
+    // results/sweeps/deep-aligned-s18-float32-* (`python benchmarks/narrow_fp32.py 150 --seed 18 --deep
     // --aligned`, H100; 384x192x21120: 112.8 -> 77.2 us, 192x704x8320: 104.1 -> 69.8), 1.03x
     // torch.matmul where auto had been 0.87x. There v18's cluster split stops at 8 shares and
     // v20's blocks run v09's loop. Over more tiles, and on under-aligned operands
-    // (results/sweeps/deep-float32-*: 4-byte copies), it was level or slower.
+    // (results/sweeps/deep-s16-*, deep-s17-*: 4-byte copies), it was level or slower.
     {"sgemm_v21_split_k_reduce_multistage",
      "v20's split with no owner on v17's three-stage loop (64x128 / 128x64 tiles at three blocks "
      "per SM): for outputs whose shorter side is 129-768 over at most SMs/4.7 tiles of 128x128 "
@@ -443,8 +443,8 @@ const std::vector<AutoRule> kSgemmRules = {
     // 4096 and an under-aligned operand: one 128-wide tile covers that side, so v18's two 64-wide
     // ones save it no padding, and v16's split (up to 16 shares by its round model, at two blocks
     // per SM) was faster than v18's cluster of up to 8 on 13 of the 17 such random points of
-    // results/sweeps/deep-float32-* (`python benchmarks/narrow_fp32.py 150 --seed 16 --deep`
-    // and seed 17, H100; 12-60 tiles, K 4100-36106), by 6-31% (6250x81x29150: 1649 -> 1262 us,
+    // results/sweeps/deep-s16-float32-* and deep-s17-* (`python benchmarks/narrow_fp32.py 150
+    // --seed 16 --deep` and seed 17, H100; 12-60 tiles, K 4100-36106), by 6-31% (6250x81x29150: 1649 -> 1262 us,
     // 123x6556x18663: 1048 -> 825), and 3-6% slower on 4 (with a column-major A, where v16's
     // instantiation runs one block per SM). Aligned outputs of 96 and 128 rows keep the rules
     // below (rows-v18-blocks3-*: mixed between the two).
