@@ -317,6 +317,22 @@ const std::vector<AutoRule> kSgemmRules = {
      "128x128 with 2048 <= K < 16384, where the split kernels' clusters of at most 8 blocks "
      "leave SMs idle",
      0, 128, 128, 0, 90, 2048, 128, false, 5.5, 0, nullptr, 16383, false, 0, 65, 65},
+    // Outputs whose shorter side is 33-64 over more tiles than v20's rule above takes, up to
+    // SMs/3 tiles of 128x128 (25-44 on 132 SMs), with K >= 2048 and every operand 16-byte
+    // aligned: v21's 64-wide tiles were 1.11x faster than v18 (the kernel auto ran; v12 at
+    // 2048+ rows with K < 4096) on the 24 such points of results/sweeps/deep-short33-128-
+    // aligned-s19-float32-* (`python benchmarks/narrow_fp32.py 120 --seed 19 --deep --aligned
+    // --short 33-128`, H100; 4% slower at worst), 1.06x on the 7 of deep-aligned-s18-* (11%
+    // slower at worst, 4800x64x6336 FC), and 1.11x on 43 problems of the older sweeps timed
+    // again on an H200 (v21-rows-recheck-*, `... 0 --recheck-v21-rows`; 8% slower at worst;
+    // 64x4096x14336: 200.9 -> 169.8 us, 64x4096x4096: 62.1 -> 56.2). Over 45-66 tiles v21 and v18
+    // were level (0.84-1.17x; v18 ahead at K = 8192), so v18's rule below keeps them.
+    {"sgemm_v21_split_k_reduce_multistage",
+     "v20's split with no owner on v17's three-stage loop (64-wide tiles along the short side, "
+     "three blocks per SM): for outputs whose shorter side is 33-64 over at most SMs/3 tiles of "
+     "128x128 with K >= 2048 and every operand 16-byte aligned, where v18's cluster split of at "
+     "most 8 leaves SMs idle",
+     0, 128, 128, 0, 90, 2048, 64, false, 3, 0, nullptr, 0, false, 0, 33, 33, 0, 16},
     // Outputs of at most 32 rows or 16 columns: v19 (v10 with B and A copied through a cp.async
     // ring, S from the device's cluster capacity) against v10, v12 and v18, fitted to three
     // sweeps (H100; N or M 1024-28672, K 3584-14336): results/sweeps/rows-m1-64-v19-cluster-* (B
