@@ -319,14 +319,14 @@ const std::vector<AutoRule> kSgemmRules = {
      0, 128, 128, 0, 90, 2048, 128, false, 5.5, 0, nullptr, 16383, false, 0, 65, 65},
     // Outputs whose shorter side is 33-64 over more tiles than v20's rule above takes, up to
     // SMs/3 tiles of 128x128 (25-44 on 132 SMs), with K >= 2048 and every operand 16-byte
-    // aligned: v21's 64-wide tiles were 1.11x faster than v18 (the kernel auto ran; v12 at
-    // 2048+ rows with K < 4096) on the 24 such points of results/sweeps/deep-short33-128-
+    // aligned: v21's 64-wide tiles were 1.11x faster than the kernel auto ran (v18; v12 on 2048
+    // or more rows with K < 4096) on the 24 such points of results/sweeps/deep-short33-128-
     // aligned-s19-float32-* (`python benchmarks/narrow_fp32.py 120 --seed 19 --deep --aligned
-    // --short 33-128`, H100; 4% slower at worst), 1.06x on the 7 of deep-aligned-s18-* (11%
-    // slower at worst, 4800x64x6336 FC), and 1.11x on 43 problems of the older sweeps timed
-    // again on an H200 (v21-rows-recheck-*, `... 0 --recheck-v21-rows`; 8% slower at worst;
-    // 64x4096x14336: 200.9 -> 169.8 us, 64x4096x4096: 62.1 -> 56.2). Over 45-66 tiles v21 and v18
-    // were level (0.84-1.17x; v18 ahead at K = 8192), so v18's rule below keeps them.
+    // --short 33-128`, H100; 4% slower at worst) and 1.06x on the 7 of deep-aligned-s18-* (9%
+    // slower at worst, 4800x64x6336 FC). On the 52 problems of the older sweeps it takes, timed
+    // again on an H200 (v21-rows-recheck-*, `... 0 --recheck-v21-rows`): 1.11x, 9% slower at worst
+    // (4800x64x6336 FC again); 64x4096x14336 201.4 -> 170.4 us, 64x4096x4096 62.4 -> 56.2. Over
+    // 45-66 tiles the two were level (0.84-1.17x; v18 ahead at K = 8192): v18's rule keeps them.
     {"sgemm_v21_split_k_reduce_multistage",
      "v20's split with no owner on v17's three-stage loop (64-wide tiles along the short side, "
      "three blocks per SM): for outputs whose shorter side is 33-64 over at most SMs/3 tiles of "
