@@ -34,6 +34,14 @@ Tall narrow under-aligned outputs (M 128-16384, N 1-160, at most 2^22 outputs, K
 at most 2^27 elements): auto against v37 and v38 on the transposed problem (C^T = B^T A^T into a
 row-major C^T: "^T"), which flipped plans run. Writes unaligned-narrow-v37-v38-float16-<gpu>.json.
 
+    python benchmarks/deep_small.py 100 --seed 21 --unaligned-padded --out results/sweeps
+
+Random shapes as random_shapes.py draws them (at most 2^36 multiply-adds), some operand's rows or
+N not a multiple of 8 elements, kept where auto runs the padded path (aligned copies of the
+operands): auto against the kernels that read such operands in place (v34, v37, v38, v39, and
+v37 / v38 on the transposed problem). A kernel whose first call takes more than six times auto's
+is not timed. Writes unaligned-padded-float16-<gpu>.json.
+
     python benchmarks/deep_small.py 150 --seed 17 --hopper --out results/sweeps
 
 Random shapes as random_shapes.py draws them (at most 2^36 multiply-adds), every operand's rows
@@ -65,6 +73,7 @@ import fastgemm
 UNALIGNED_KERNELS = ["hgemm_v37_split_k_reduce_unaligned", "hgemm_v38_split_k_reduce_wide_unaligned"]
 LARGE_KERNELS = ["hgemm_v39_unaligned_row_store"]
 NARROW_KERNELS = [n + "^T" for n in UNALIGNED_KERNELS]
+PADDED_KERNELS = ["hgemm_v34_split_k_unaligned", *UNALIGNED_KERNELS, *LARGE_KERNELS, *NARROW_KERNELS]
 # The wgmma rungs from v20 on that need 16-byte aligned rows (v34 reads under-aligned ones).
 HOPPER_KERNELS = [
     k.name
@@ -125,6 +134,7 @@ def main() -> None:
     p.add_argument("--unaligned-large", action="store_true", help="under-aligned larger outputs: v39")
     p.add_argument("--unaligned-short", action="store_true", help="under-aligned, short K: v39")
     p.add_argument("--unaligned-narrow", action="store_true", help="under-aligned tall narrow: v37/v38^T")
+    p.add_argument("--unaligned-padded", action="store_true", help="under-aligned, where auto pads")
     p.add_argument("--hopper", action="store_true", help="random aligned shapes on the wgmma rungs")
     p.add_argument("--only", default=None, help="with --hopper: where auto runs this rung")
     args = p.parse_args()
@@ -142,6 +152,8 @@ def main() -> None:
     kernels = {"small": UNALIGNED_KERNELS, "narrow": NARROW_KERNELS, None: KERNELS}.get(family, LARGE_KERNELS)
     if args.hopper:
         kernels = HOPPER_KERNELS
+    if args.unaligned_padded:
+        kernels, unaligned = PADDED_KERNELS, True
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:
         if args.hopper:
@@ -152,6 +164,14 @@ def main() -> None:
             order = ("F" if a_col else "C") + ("F" if b_col else "C")
             picked = fastgemm.select(M, N, K, "float16", order=order).kernel.name
             if picked not in HOPPER_KERNELS or args.only not in (None, picked):
+                continue
+        elif args.unaligned_padded:
+            M, N, K = _shape(rng, 1 << 36)
+            a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
+            if not ((M if a_col else K) % 8 or (K if b_col else N) % 8 or N % 8):
+                continue
+            order = ("F" if a_col else "C") + ("F" if b_col else "C")
+            if not fastgemm.select(M, N, K, "float16", order=order).pad:
                 continue
         elif family is not None:
             (m_lo, m_hi), (n_lo, n_hi), (k_lo, k_hi), fits = UNALIGNED_FAMILIES[family]
@@ -186,7 +206,14 @@ def main() -> None:
         top = max(ref.abs().max().item(), 1e-30)
         order = ("F" if a_col else "C") + ("F" if b_col else "C")
         row: dict[str, Any] = {"M": M, "N": N, "K": K, "a_col": a_col, "b_col": b_col}
-        sel = fastgemm.select(M, N, K, "float16", order=order, alignment=2 if unaligned else 16)
+        sel = fastgemm.select(
+            M,
+            N,
+            K,
+            "float16",
+            order=order,
+            alignment=None if args.unaligned_padded else 2 if unaligned else 16,
+        )
         row["auto_kernel"], row["auto_pad"] = sel.kernel.name, sel.pad
         for name in ["auto", *kernels]:
             # "name^T": the kernel on the transposed problem C^T = B^T A^T, into a row-major C^T
@@ -201,6 +228,8 @@ def main() -> None:
             except (RuntimeError, ValueError):
                 continue  # a rung that refuses this problem
             torch.cuda.synchronize()
+            if args.unaligned_padded and name != "auto" and _device_us(fn, 1) > 6 * row["auto"] + 50:
+                continue  # far slower than auto: not timed
             first = out.clone()
             fn()
             torch.cuda.synchronize()
@@ -211,14 +240,14 @@ def main() -> None:
         C2 = torch.empty_like(C)
         row["torch"] = _time(lambda A=A, B=B, C2=C2: torch.matmul(A, B, out=C2))
         rows.append(row)
-        best = min((n for n in kernels if n in row), key=lambda n: row[n])
+        best = min((n for n in kernels if n in row), key=lambda n: row[n], default="auto")
         print(
             f"{M:4d}x{N:5d}x{K:5d} {order} auto {row['auto']:6.1f} ({row['auto_kernel']}) "
             f"best {best} {row[best]:6.1f} torch {row['torch']:6.1f}",
             flush=True,
         )
     os.makedirs(args.out, exist_ok=True)
-    family = "hopper" if args.hopper else family
+    family = "hopper" if args.hopper else "padded" if args.unaligned_padded else family
     kind, flag = {
         "hopper": (
             "hopper-random" + (f"-{args.only.split('_')[1]}" if args.only else ""),
@@ -228,6 +257,7 @@ def main() -> None:
         "short": ("unaligned-short-v39", " --unaligned-short"),
         "narrow": ("unaligned-narrow-v37-v38", " --unaligned-narrow"),
         "small": ("unaligned-small-v37-v38", " --unaligned"),
+        "padded": ("unaligned-padded", " --unaligned-padded"),
         None: ("deep-small-v35-v36", ""),
     }[family]
     path = os.path.join(args.out, f"{kind}-float16-{gpu}.json")
