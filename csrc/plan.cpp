@@ -108,6 +108,26 @@ const std::vector<AutoRule> kHgemmRules = {
      "v24 reading an under-aligned row-major B in place (no padded copy of it): for outputs of at "
      "most SMs/2 tiles of 128x128 (sm_90a only)",
      0, 128, 128, 0, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 0, 0, 1, 0, "B", true},
+    // Where the rules above leave an under-aligned problem to the padded path: on
+    // results/sweeps/unaligned-padded-* (`python benchmarks/deep_small.py 120 --seed 21
+    // --unaligned-padded`: random shapes as random_shapes.py draws them, kept where auto pads,
+    // the in-place kernels timed beside it; H100), against the padded path:
+    // - 2-16 rows with an under-aligned B, K >= 256, over more tiles than v37's rules above
+    //   take: v37 1.9-2.5x faster on all 4 such points (2x19899x13305: 725 -> 318 us); the
+    //   padded path copies all of B there. Also 1.4-2.5x on the 3 points of
+    //   unaligned-small-v37-v38-* it takes from v34 or the padded path. Where only A is
+    //   under-aligned its copy is small, and the padded path was faster (0.65-0.70x).
+    // - K of 129-176: v39 1.2-1.8x faster on all 5 such points, and 0.96-1.7x on the 6 of
+    //   unaligned-large-v39-* and unaligned-short-v39-* (v39's own sweeps, which it lost from
+    //   K ~ 180 on: 0.7-1.0x).
+    {"hgemm_v37_split_k_reduce_unaligned",
+     "v35 reading under-aligned operands in place by element loads: for outputs of 2-16 rows "
+     "with an under-aligned B and K >= 256, where the padded path would copy all of B",
+     0, 0, 0, 16, 90, 256, 0, false, 2, 0, nullptr, 0, false, 0, 2, 0, 0, 0, "B"},
+    {"hgemm_v39_unaligned_row_store",
+     "v05's tiles reading under-aligned operands in place by element loads, C stored row by row: "
+     "for a K of 129-176 on outputs of at least 2 rows, where the padded path would copy them",
+     0, 0, 0, 0, 90, 129, 0, false, 2, 0, nullptr, 176, false, 0, 2, 0, 0, 0, "ABC"},
     // v35 / v36 (results/sweeps/deep-small-v35-v36-*): K split over the SMs, partial tiles summed
     // by a second kernel. On 110 random aligned problems of at most 32 tiles of 64x64, from
     // K = 16384 they were 1.2-1.9x faster than the cluster splits (v22-v26, v24) on few tiles
@@ -250,6 +270,19 @@ const std::vector<AutoRule> kHgemmRules = {
      "the Hopper rung that reads rows aligned to 2 bytes: for an under-aligned B where the "
      "problem is too small for the padded path's copies (sm_90a only)",
      0, 0, 0, 0, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 0, 0, 0, 0, "B", true},
+    // Below kPadMinMacs too, with an under-aligned C (or a column-major B, which v34 copies as the
+    // padded path does), where v01 would run and auto pads instead: on
+    // results/sweeps/unaligned-padded-* (above) v34 was 1.1-1.9x faster than the padded path on
+    // all 10 such points of 2-128 rows over at most SMs/4 tiles of 128x128 (12x46x704 with only C
+    // under-aligned: 11.7 -> 6.0 us), the padded path's copies and launches costing more than the
+    // GEMM. One row: level (0.93-0.95x) or slower. From K = kV34PadK on at most kV34PadTiles
+    // tiles the padded path's split stays (111x22x34272: 14.9 against v34's 24.8). Above
+    // kPadMinMacs (33-127 x 4096-4099 x 2053-4099, results/sweeps/pad-v34-bcol-*) it was level.
+    {"hgemm_v34_split_k_unaligned",
+     "v24 reading under-aligned operands in place (C stored by elements): for problems below the "
+     "padded path's size with an under-aligned C or column-major B, 2-128 rows and at most SMs/4 "
+     "tiles of 128x128, where the copies and launches would outweigh the loop (sm_90a only)",
+     0, 128, 128, 128, 90, 0, 0, false, 4, 0, nullptr, 0, false, 0, 2, 0, 0, 0, "C", true},
     {"hgemm_v09_raster", "fastest mma.sync rung: 128x256x64 tiles, 3-stage cp.async, L2-friendly order",
      int64_t(1) << 21},
     {"hgemm_v07_multistage",
