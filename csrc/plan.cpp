@@ -366,6 +366,17 @@ const std::vector<AutoRule> kSgemmRules = {
      "128x128 with K >= 2048 and every operand 16-byte aligned, where v18's cluster split of at "
      "most 8 leaves SMs idle",
      0, 128, 128, 0, 90, 2048, 64, false, 3, 0, nullptr, 0, false, 0, 33, 33, 0, 16},
+    // The same with an under-aligned operand (4-byte copies) up to SMs/2 tiles (25-66): v21 was
+    // 1.09x faster than v18 or v12 on the 19 such points of results/sweeps/deep-short33-64-s20-*
+    // (`python benchmarks/narrow_fp32.py 70 --seed 20 --deep --short 33-64`, H100; 8% slower at
+    // worst, 5118x64x5706) and on the 15 of deep-s16-* and deep-s17-* (3% slower at worst);
+    // 42x4109x9153 179 -> 146 us. Over more tiles it was mixed (0.79-1.15x).
+    {"sgemm_v21_split_k_reduce_multistage",
+     "v20's split with no owner on v17's three-stage loop (64-wide tiles along the short side, "
+     "three blocks per SM): for outputs whose shorter side is 33-64 over at most SMs/2 tiles of "
+     "128x128 with K >= 2048 and an under-aligned operand, where v18's cluster split of at most "
+     "8 leaves SMs idle",
+     0, 128, 128, 0, 90, 2048, 64, false, 2, 0, nullptr, 0, false, 0, 33, 33, 0, 0, "ABC"},
     // Outputs of at most 32 rows or 16 columns: v19 (v10 with B and A copied through a cp.async
     // ring, S from the device's cluster capacity) against v10, v12 and v18, fitted to three
     // sweeps (H100; N or M 1024-28672, K 3584-14336): results/sweeps/rows-m1-64-v19-cluster-* (B
