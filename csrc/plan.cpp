@@ -357,8 +357,9 @@ const std::vector<AutoRule> kSgemmRules = {
     // aligned-s19-float32-* (`python benchmarks/narrow_fp32.py 120 --seed 19 --deep --aligned
     // --short 33-128`, H100; 4% slower at worst) and 1.06x on the 7 of deep-aligned-s18-* (9%
     // slower at worst, 4800x64x6336 FC). On the 52 problems of the older sweeps it takes, timed
-    // again on an H200 (v21-rows-recheck-*, `... 0 --recheck-v21-rows`): 1.11x, 9% slower at worst
-    // (4800x64x6336 FC again); 64x4096x14336 201.4 -> 170.4 us, 64x4096x4096 62.4 -> 56.2. Over
+    // again (v21-rows-recheck-*, `... 0 --recheck-v21-rows`): 1.11x on an H200 (9% slower at
+    // worst, 4800x64x6336 FC again; 64x4096x14336 201.4 -> 170.4 us, 64x4096x4096 62.4 -> 56.2),
+    // 1.09x on an H100 (11% slower at worst). Over
     // 45-66 tiles the two were level (0.84-1.17x; v18 ahead at K = 8192): v18's rule keeps them.
     {"sgemm_v21_split_k_reduce_multistage",
      "v20's split with no owner on v17's three-stage loop (64-wide tiles along the short side, "
@@ -366,17 +367,19 @@ const std::vector<AutoRule> kSgemmRules = {
      "128x128 with K >= 2048 and every operand 16-byte aligned, where v18's cluster split of at "
      "most 8 leaves SMs idle",
      0, 128, 128, 0, 90, 2048, 64, false, 3, 0, nullptr, 0, false, 0, 33, 33, 0, 16},
-    // The same with an under-aligned operand (4-byte copies) up to SMs/2 tiles (25-66): v21 was
-    // 1.09x faster than v18 or v12 on the 19 such points of results/sweeps/deep-short33-64-s20-*
-    // (`python benchmarks/narrow_fp32.py 70 --seed 20 --deep --short 33-64`, H100; 8% slower at
-    // worst, 5118x64x5706) and on the 15 of deep-s16-* and deep-s17-* (3% slower at worst);
-    // 42x4109x9153 179 -> 146 us. Over more tiles it was mixed (0.79-1.15x).
+    // The same with an under-aligned operand (4-byte copies) up to SMs/2.4 tiles (25-55): v21
+    // was faster than v18 or v12 on results/sweeps/deep-short33-64-s20-* (`python
+    // benchmarks/narrow_fp32.py 70 --seed 20 --deep --short 33-64`, H100), deep-s16-* and
+    // deep-s17-*, and on the older sweeps' problems timed again on an H100 (v21-rows-recheck-*):
+    // see test_select_fp32_v21_rows_follows_the_sweeps for the figures; 42x4109x9153 179 -> 146
+    // us. Over 56-66 tiles it was 6% slower in the geometric mean (33x8192x8192, 63x8192x8192:
+    // 0.86-0.91x), and over more mixed (0.79-1.15x).
     {"sgemm_v21_split_k_reduce_multistage",
      "v20's split with no owner on v17's three-stage loop (64-wide tiles along the short side, "
-     "three blocks per SM): for outputs whose shorter side is 33-64 over at most SMs/2 tiles of "
-     "128x128 with K >= 2048 and an under-aligned operand, where v18's cluster split of at most "
-     "8 leaves SMs idle",
-     0, 128, 128, 0, 90, 2048, 64, false, 2, 0, nullptr, 0, false, 0, 33, 33, 0, 0, "ABC"},
+     "three blocks per SM): for outputs whose shorter side is 33-64 over at most SMs/2.4 tiles "
+     "of 128x128 with K >= 2048 and an under-aligned operand, where v18's cluster split of at "
+     "most 8 leaves SMs idle",
+     0, 128, 128, 0, 90, 2048, 64, false, 2.4, 0, nullptr, 0, false, 0, 33, 33, 0, 0, "ABC"},
     // Outputs of at most 32 rows or 16 columns: v19 (v10 with B and A copied through a cp.async
     // ring, S from the device's cluster capacity) against v10, v12 and v18, fitted to three
     // sweeps (H100; N or M 1024-28672, K 3584-14336): results/sweeps/rows-m1-64-v19-cluster-* (B

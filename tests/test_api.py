@@ -2144,22 +2144,23 @@ def test_select_fp32_v21_follows_the_sweeps():
 
 def test_select_fp32_v21_rows_follows_the_sweeps():
     # v21 for outputs whose shorter side is 33-64 over 25 to SMs/3 tiles of 128x128 (past v20's
-    # short-side rule) with K >= 2048, every operand 16-byte aligned, or up to SMs/2 tiles with an
-    # under-aligned one. Against the kernel the rules without them run (v18, or v12 on tall
+    # short-side rule) with K >= 2048, every operand 16-byte aligned, or up to SMs/2.4 tiles with
+    # an under-aligned one. Against the kernel the rules without them run (v18, or v12 on tall
     # outputs with K < 4096), on the points they take: aligned, deep-short33-128-aligned-s19-*
     # (H100) 1.11x over 24 points, deep-aligned-s18-* (H100) 1.06x over 7, and the problems of the
-    # older fp32 sweeps timed again (v21-rows-recheck-*, H200) 1.11x over 52; under-aligned,
-    # deep-short33-64-s20-* (H100) 1.09x over 19, and deep-s16-* / deep-s17-* 1.09x over 15.
-    # 9% slower at worst. Over more tiles they were level with v18 and are not taken.
+    # older fp32 sweeps timed again (v21-rows-recheck-*) 1.11x over 52 on an H200 and 1.09x over
+    # 52 on an H100; under-aligned, deep-short33-64-s20-* (H100) 1.09x over 17, deep-s16-* /
+    # deep-s17-* 1.10x over 14, and the recheck (H100) 1.08x over 47. 11% slower at worst. Over
+    # more tiles they were level with v18 or slower and are not taken.
     rules = [r for r in dispatch.AUTO_RULES["float32"] if r[0] == V21 and V21_ROWS in r[1]]
     assert len(rules) == 2
     before = [r for r in dispatch.AUTO_RULES["float32"] if r not in rules]
     for pattern, least, geomean in (
         ("deep-short33-128-aligned-s19-float32-*.json", 20, 1.08),
         ("deep-aligned-s18-float32-*.json", 5, 1.03),
-        ("v21-rows-recheck-float32-*.json", 45, 1.08),
+        ("v21-rows-recheck-float32-*.json", 140, 1.07),
         ("deep-short33-64-s20-float32-*.json", 15, 1.06),
-        ("deep-s1[67]-float32-*.json", 12, 1.05),
+        ("deep-s1[67]-float32-*.json", 12, 1.06),
     ):
         gains = []
         for r in _sweep_rows(pattern):
@@ -2167,7 +2168,7 @@ def test_select_fp32_v21_rows_follows_the_sweeps():
             if not _v21_rows_retimed(m, n, k, order, align):
                 continue
             tiles = -(-m // 128) * -(-n // 128)
-            assert 33 <= min(m, n) <= 64 and 24 < tiles <= 132 // (3 if align == 16 else 2) and k >= 2048, r
+            assert 33 <= min(m, n) <= 64 and 24 < tiles <= 132 / (3 if align == 16 else 2.4) and k >= 2048, r
             was = _first_runnable_rule("float32", 90, m, n, k, align, order, before)
             gains.append(r[was] / r[V21])
             assert gains[-1] > 0.88, (was, r)
