@@ -117,17 +117,26 @@ const std::vector<AutoRule> kHgemmRules = {
     //   padded path copies all of B there. Also 1.4-2.5x on the 3 points of
     //   unaligned-small-v37-v38-* it takes from v34 or the padded path. Where only A is
     //   under-aligned its copy is small, and the padded path was faster (0.65-0.70x).
-    // - K of 129-176: v39 1.2-1.8x faster on all 5 such points, and 0.96-1.7x on the 6 of
-    //   unaligned-large-v39-* and unaligned-short-v39-* (v39's own sweeps, which it lost from
-    //   K ~ 180 on: 0.7-1.0x).
+    // - K of 129-176 with an under-aligned B: v39 1.2-1.6x faster on all 4 such points, and
+    //   0.96-1.7x on the 8 of unaligned-large-v39-* and unaligned-short-v39-* (v39's own sweeps,
+    //   against the padded path or v34); K of 177-288 on outputs of at least 129 rows and columns
+    //   over at most SMs/1.25 tiles: 1.2-1.4x on all 4 such points of both sweeps (339x2878x215:
+    //   19.5 -> 13.7 us), where over more tiles, or fewer rows, the padded path or v34 was faster
+    //   (0.5-1.0x). Where only A (or C) is under-aligned the padded path's copy is small.
     {"hgemm_v37_split_k_reduce_unaligned",
      "v35 reading under-aligned operands in place by element loads: for outputs of 2-16 rows "
      "with an under-aligned B and K >= 256, where the padded path would copy all of B",
      0, 0, 0, 16, 90, 256, 0, false, 2, 0, nullptr, 0, false, 0, 2, 0, 0, 0, "B"},
     {"hgemm_v39_unaligned_row_store",
      "v05's tiles reading under-aligned operands in place by element loads, C stored row by row: "
-     "for a K of 129-176 on outputs of at least 2 rows, where the padded path would copy them",
-     0, 0, 0, 0, 90, 129, 0, false, 2, 0, nullptr, 176, false, 0, 2, 0, 0, 0, "ABC"},
+     "for a K of 129-176 on outputs of at least 2 rows with an under-aligned B, where the padded "
+     "path would copy it",
+     0, 0, 0, 0, 90, 129, 0, false, 2, 0, nullptr, 176, false, 0, 2, 0, 0, 0, "B"},
+    {"hgemm_v39_unaligned_row_store",
+     "v05's tiles reading under-aligned operands in place by element loads, C stored row by row: "
+     "for a K of 177-288 on outputs of at least 129 rows and columns and at most SMs/1.25 tiles "
+     "of 128x128 with an under-aligned B, where the padded path would copy it",
+     0, 128, 128, 0, 90, 177, 0, false, 1.25, 0, nullptr, 288, false, 0, 129, 129, 0, 0, "B"},
     // v35 / v36 (results/sweeps/deep-small-v35-v36-*): K split over the SMs, partial tiles summed
     // by a second kernel. On 110 random aligned problems of at most 32 tiles of 64x64, from
     // K = 16384 they were 1.2-1.9x faster than the cluster splits (v22-v26, v24) on few tiles

@@ -1959,7 +1959,8 @@ def test_select_fp16_in_place_where_the_padded_path_ran():
     # results/sweeps/unaligned-padded-*: random under-aligned shapes that auto padded, with the
     # in-place kernels timed beside the padded path. Where auto now reads them in place (v37 for
     # 2-16 rows with an under-aligned B; v34 below the padded path's size with an under-aligned C
-    # or column-major B; v39 for K of 129-176) it is faster on every such point (select's
+    # or column-major B; v39 for K of 129-288 with an under-aligned B, from 129 rows and columns
+    # over at most SMs/1.25 tiles past K = 176) it is faster on every such point (select's
     # default alignment: each fresh operand's own, as the sweep's operands were), and where it
     # still pads the padded path was the faster or the in-place kernels were not tried.
     if not any(k.name == "hgemm_v34_split_k_unaligned" for k in fastgemm.kernels("float16")):
@@ -1976,7 +1977,7 @@ def test_select_fp16_in_place_where_the_padded_path_ran():
         assert gains[sel.kernel.name][-1] > 1.1, (r, sel)
     assert _faster(gains.pop("hgemm_v37_split_k_reduce_unaligned"), 4, 1.9)
     assert _faster(gains.pop("hgemm_v34_split_k_unaligned"), 10, 1.5)
-    assert _faster(gains.pop("hgemm_v39_unaligned_row_store"), 5, 1.3)
+    assert _faster(gains.pop("hgemm_v39_unaligned_row_store"), 6, 1.25)
     assert not gains
     # Only A under-aligned on a decode shape: its copy is small and the padded path stays.
     assert fastgemm.select(7, 6704, 19574, "float16", cc=90).pad
@@ -1987,19 +1988,19 @@ def test_select_fp16_unaligned_short_k_follows_the_v39_sweeps(kind, least, gain)
     # results/sweeps/unaligned-{large,short}-v39-*: auto sends the under-aligned points with
     # K <= 128 and at least 2 rows to v39 (read and stored in place), faster than what it ran
     # before (the padded path, v34 or v01; geometric mean); the others keep their kernels. With
-    # K of 129-176 v39's later rule (fitted to unaligned-padded-*) takes those the rules before
-    # it leave: here never more than 5% slower than what ran.
+    # K of 129-288 v39's later rules (fitted to unaligned-padded-*) take some that the rules
+    # before them leave: here never more than 5% slower than what ran.
     rows = _sweep_rows(f"unaligned-{kind}-v39-float16-*.json")
     assert len(rows) >= 100
     gains, later = [], []
     for r in rows:
         sel = _select_row(r, "float16", alignment=2)
         if sel.kernel.name == "hgemm_v39_unaligned_row_store":
-            assert not sel.pad and r["K"] <= 176 and r["M"] >= 2, r
+            assert not sel.pad and r["K"] <= 288 and r["M"] >= 2, r
             if r["K"] <= 128:
                 gains.append(r["auto"] / r[sel.kernel.name])
             else:
-                assert "K of 129-176" in sel.reason, (r, sel)
+                assert "K of 129-176" in sel.reason or "K of 177-288" in sel.reason, (r, sel)
                 later.append(r["auto"] / r[sel.kernel.name])
                 assert later[-1] > 0.95, r
         else:  # or, later, a narrow output run transposed (its own sweep)
