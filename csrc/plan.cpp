@@ -197,6 +197,18 @@ const std::vector<AutoRule> kHgemmRules = {
      "768 <= K <= 2048 and rows on 128 bytes, where 128x128 tiles leave SMs idle and a short K "
      "gives their split little to share",
      0, 128, 64, 0, 90, 768, 0, false, 1, 0, nullptr, 2048, false, 0, 97, 0, 0, 128},
+    // And from 2049 to 4096 on more than 128 rows and columns: on the points of
+    // results/sweeps/hopper-random-* (random aligned shapes, each wgmma rung timed; `python
+    // benchmarks/deep_small.py 150 --seed 17 --hopper` and `... --seed 18 --hopper --only
+    // hgemm_v24_wgmma_split_k`) where auto ran v24 over at most SMs tiles of 128x64, v33 was 1.12x
+    // faster (34 points, 0.86-1.44x; 1024x192x2752 10.9 -> 7.6 us), and 1.0-1.21x on the 3 such
+    // points of narrow-v33-* and prefill-v33-*. With 128 columns it was level (0.88-1.33x, v21
+    // 8% faster at 8192x128x4096); with a longer K 0.91-0.97x in the geometric mean, and over
+    // more tiles 0.6-0.7x.
+    {"hgemm_v33_split_k_n64",
+     "v24 on 128x64 tiles: for outputs of more than 128 rows and columns and at most SMs tiles of "
+     "128x64 with 2048 < K <= 4096 and rows on 128 bytes, where 128x128 tiles leave SMs idle",
+     0, 128, 64, 0, 90, 2049, 0, false, 1, 0, nullptr, 4096, false, 0, 129, 129, 0, 128},
     {"hgemm_v33_split_k_n64",
      "v24 on 128x64 tiles: for outputs of at most SMs/16 tiles of 128x64 with K >= 8192 and rows "
      "on 128 bytes, where its split of up to 8 shares fills twice the SMs that v24's fills",

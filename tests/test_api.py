@@ -618,7 +618,9 @@ def test_select_fp16_128x64_tiles_match_the_sweep():
         assert name == _first_runnable_rule("float16", 90, *shape, rows)
         if name == v33:
             on_v33 += 1
-            assert times[v33] <= 1.01 * min(times.values()), (shape, times)
+            # (the rule fitted later to hopper-random-* for 2048 < K <= 4096: within 3% here)
+            later = "2048 < K <= 4096" in fastgemm.select(*shape, "float16", cc=90).reason
+            assert times[v33] <= (1.03 if later else 1.01) * min(times.values()), (shape, times)
     assert on_v33 >= 45
     # Rows not on 128-byte TMA box rows (pitches of 2000 and 2016 bytes: partial boxes along K and
     # N) cost v33 more L2 traffic: 1000^3 took 15.8 us against 10.3 at 1024^3 (ncu, H100), v21
@@ -633,6 +635,23 @@ def test_select_fp16_128x64_tiles_match_the_sweep():
     # rows has 2000-byte rows, whatever K is.
     assert fastgemm.select(1000, 1024, 1024, "float16", cc=90).kernel.name == v33
     assert fastgemm.select(1000, 1024, 1024, "float16", cc=90, order="FC").kernel.name != v33
+
+
+def test_select_fp16_v33_k_up_to_4096_follows_the_random_sweeps():
+    # v33 for outputs of more than 128 rows and columns over at most SMs tiles of 128x64 with
+    # 2048 < K <= 4096 (rows on 128 bytes), fitted to results/sweeps/hopper-random-* (random
+    # aligned shapes, every wgmma rung timed): against v24, which auto ran there, 1.12x faster
+    # over 34 points (geometric mean), 14% slower at worst.
+    if not any(k.name == "hgemm_v33_split_k_n64" for k in fastgemm.kernels("float16")):
+        pytest.skip("no sm_90 code in this build")
+    v24, v33, gains = "hgemm_v24_wgmma_split_k", "hgemm_v33_split_k_n64", []
+    for r in _sweep_rows("hopper-random*-float16-*.json"):
+        sel = _select_row(r, "float16")
+        if sel.kernel.name == v33 and "2048 < K <= 4096" in sel.reason:
+            assert 2048 < r["K"] <= 4096 and min(r["M"], r["N"]) > 128, r
+            gains.append(r[v24] / r[v33])
+            assert gains[-1] > 0.85, r
+    assert _faster(gains, 30, 1.1)
 
 
 def test_select_fp16_unaligned_b_matches_the_sweep():
