@@ -42,8 +42,9 @@ took): auto (v21), v12, v16, v18, v20 and torch.matmul. Writes v21-recheck-float
 
     python benchmarks/narrow_fp32.py 0 --recheck-v21-rows --out results/sweeps
 
-The same for a region v21 does not take yet: problems of the committed fp32 sweeps whose shorter
-side is 33-64 over at least 17 tiles of 128x128 with K >= 2048 (auto, v12, v16, v18, v20, v21,
+The same for v21's rules for a shorter side of 33-64: problems of every committed fp32 sweep
+(this file's own and the ones its rules were fitted to included) whose shorter side is 33-64 over
+at least 17 tiles of 128x128 with K >= 2048 (auto, v12, v16, v18, v20, v21,
 torch.matmul). Writes v21-rows-recheck-float32-<gpu>.json. (The H200's file holds the problems
 whose operands are all 16-byte aligned, as the region was when it was taken.)
 
@@ -182,7 +183,7 @@ def main() -> None:
     p.add_argument("--short", default=None, help="with --deep: the shorter side in LO-HI (e.g. 33-128)")
     p.add_argument("--recheck", action="store_true", help="the sweeps' problems in v20's region")
     p.add_argument("--recheck-v21", action="store_true", help="the sweeps' problems auto runs on v21")
-    p.add_argument("--recheck-v21-rows", action="store_true", help="the sweeps' problems at 33-64, aligned")
+    p.add_argument("--recheck-v21-rows", action="store_true", help="the sweeps' problems at 33-64")
     args = p.parse_args()
     tiles = args.tiles or args.tiles_edge
     recheck = (

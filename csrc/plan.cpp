@@ -116,13 +116,17 @@ const std::vector<AutoRule> kHgemmRules = {
     //   take: v37 1.9-2.5x faster on all 4 such points (2x19899x13305: 725 -> 318 us); the
     //   padded path copies all of B there. Also 1.4-2.5x on the 3 points of
     //   unaligned-small-v37-v38-* it takes from v34 or the padded path. Where only A is
-    //   under-aligned its copy is small, and the padded path was faster (0.65-0.70x).
+    //   under-aligned its copy is small and the points were mixed (v37 0.65-0.70x at K >= 1792,
+    //   1.19x at 9x13200x333): left to the padded path.
     // - K of 129-176 with an under-aligned B: v39 1.2-1.6x faster on all 4 such points, and
     //   0.96-1.7x on the 8 of unaligned-large-v39-* and unaligned-short-v39-* (v39's own sweeps,
     //   against the padded path or v34); K of 177-288 on outputs of at least 129 rows and columns
     //   over at most SMs/1.25 tiles: 1.2-1.4x on all 4 such points of both sweeps (339x2878x215:
     //   19.5 -> 13.7 us), where over more tiles, or fewer rows, the padded path or v34 was faster
-    //   (0.5-1.0x). Where only A (or C) is under-aligned the padded path's copy is small.
+    //   (0.5-1.0x). Where only A (or C) is under-aligned the padded path's copy is small (v39
+    //   still won on the two small such points, 9x16x133 and 17x584x177, not taken).
+    // Of the 100 sweep points auto still pads, 15 had an in-place kernel more than 1.1x faster
+    // (715x4398x13449: v34 1.68x) outside these families: not fitted yet.
     {"hgemm_v37_split_k_reduce_unaligned",
      "v35 reading under-aligned operands in place by element loads: for outputs of 2-16 rows "
      "with an under-aligned B and K >= 256, where the padded path would copy all of B",
@@ -200,7 +204,7 @@ const std::vector<AutoRule> kHgemmRules = {
     // And from 2049 to 4096 on more than 128 rows and columns: on the points of
     // results/sweeps/hopper-random-* (random aligned shapes, each wgmma rung timed; `python
     // benchmarks/deep_small.py 150 --seed 17 --hopper` and `... --seed 18 --hopper --only
-    // hgemm_v24_wgmma_split_k`) where auto ran v24 over at most SMs tiles of 128x64, v33 was 1.12x
+    // hgemm_v24_wgmma_split_k`) where auto ran v24 over at most SMs tiles of 128x64, v33 was 1.11x
     // faster (34 points, 0.86-1.44x; 1024x192x2752 10.9 -> 7.6 us), and 1.0-1.21x on the 3 such
     // points of narrow-v33-* and prefill-v33-*. With 128 columns it was level (0.88-1.33x, v21
     // 8% faster at 8192x128x4096); with a longer K 0.91-0.97x in the geometric mean, and over
@@ -291,18 +295,19 @@ const std::vector<AutoRule> kHgemmRules = {
      "the Hopper rung that reads rows aligned to 2 bytes: for an under-aligned B where the "
      "problem is too small for the padded path's copies (sm_90a only)",
      0, 0, 0, 0, 90, 0, 0, false, 2, 0, nullptr, 0, false, 0, 0, 0, 0, 0, "B", true},
-    // Below kPadMinMacs too, with an under-aligned C (or a column-major B, which v34 copies as the
-    // padded path does), where v01 would run and auto pads instead: on
-    // results/sweeps/unaligned-padded-* (above) v34 was 1.1-1.9x faster than the padded path on
-    // all 10 such points of 2-128 rows over at most SMs/4 tiles of 128x128 (12x46x704 with only C
-    // under-aligned: 11.7 -> 6.0 us), the padded path's copies and launches costing more than the
-    // GEMM. One row: level (0.93-0.95x) or slower. From K = kV34PadK on at most kV34PadTiles
-    // tiles the padded path's split stays (111x22x34272: 14.9 against v34's 24.8). Above
-    // kPadMinMacs (33-127 x 4096-4099 x 2053-4099, results/sweeps/pad-v34-bcol-*) it was level.
+    // Below kPadMinMacs too, with an under-aligned C and an aligned B (an under-aligned B, in
+    // either layout, takes the rule above; "C" counts B as well), where v01 would run and auto
+    // pads instead: on results/sweeps/unaligned-padded-* (above) v34 was 1.1-1.9x faster than the
+    // padded path on all 10 such points of 2-128 rows over at most SMs/4 tiles of 128x128
+    // (12x46x704 with only C under-aligned: 11.7 -> 6.0 us), the padded path's copies and
+    // launches costing more than the GEMM. One row: level (0.93-0.95x) or slower. From K =
+    // kV34PadK on at most kV34PadTiles tiles the padded path's split stays (111x22x34272: 14.9
+    // against v34's 24.8). Above kPadMinMacs (33-127 x 4096-4099 x 2053-4099,
+    // results/sweeps/pad-v34-bcol-*) it was level.
     {"hgemm_v34_split_k_unaligned",
      "v24 reading under-aligned operands in place (C stored by elements): for problems below the "
-     "padded path's size with an under-aligned C or column-major B, 2-128 rows and at most SMs/4 "
-     "tiles of 128x128, where the copies and launches would outweigh the loop (sm_90a only)",
+     "padded path's size with an under-aligned C, 2-128 rows and at most SMs/4 tiles of 128x128, "
+     "where the copies and launches would outweigh the loop (sm_90a only)",
      0, 128, 128, 128, 90, 0, 0, false, 4, 0, nullptr, 0, false, 0, 2, 0, 0, 0, "C", true},
     {"hgemm_v09_raster", "fastest mma.sync rung: 128x256x64 tiles, 3-stage cp.async, L2-friendly order",
      int64_t(1) << 21},

@@ -640,7 +640,7 @@ def test_select_fp16_128x64_tiles_match_the_sweep():
 def test_select_fp16_v33_k_up_to_4096_follows_the_random_sweeps():
     # v33 for outputs of more than 128 rows and columns over at most SMs tiles of 128x64 with
     # 2048 < K <= 4096 (rows on 128 bytes), fitted to results/sweeps/hopper-random-* (random
-    # aligned shapes, every wgmma rung timed): against v24, which auto ran there, 1.12x faster
+    # aligned shapes, every wgmma rung timed): against v24, which auto ran there, 1.11x faster
     # over 34 points (geometric mean), 14% slower at worst.
     if not any(k.name == "hgemm_v33_split_k_n64" for k in fastgemm.kernels("float16")):
         pytest.skip("no sm_90 code in this build")
@@ -1978,10 +1978,10 @@ def test_select_fp16_in_place_where_the_padded_path_ran():
     # results/sweeps/unaligned-padded-*: random under-aligned shapes that auto padded, with the
     # in-place kernels timed beside the padded path. Where auto now reads them in place (v37 for
     # 2-16 rows with an under-aligned B; v34 below the padded path's size with an under-aligned C
-    # or column-major B; v39 for K of 129-288 with an under-aligned B, from 129 rows and columns
+    # and an aligned B; v39 for K of 129-288 with an under-aligned B, from 129 rows and columns
     # over at most SMs/1.25 tiles past K = 176) it is faster on every such point (select's
-    # default alignment: each fresh operand's own, as the sweep's operands were), and where it
-    # still pads the padded path was the faster or the in-place kernels were not tried.
+    # default alignment: each fresh operand's own, as the sweep's operands were). Where it still
+    # pads, 15 of the 100 points had an in-place kernel more than 1.1x faster (not fitted yet).
     if not any(k.name == "hgemm_v34_split_k_unaligned" for k in fastgemm.kernels("float16")):
         pytest.skip("no sm_90 code in this build")
     rows = _sweep_rows("unaligned-padded-float16-*.json")
@@ -2167,11 +2167,12 @@ def test_select_fp32_v21_rows_follows_the_sweeps():
     # short-side rule) with K >= 2048, every operand 16-byte aligned, or up to SMs/2.4 tiles with
     # an under-aligned one. Against the kernel the rules without them run (v18, or v12 on tall
     # outputs with K < 4096), on the points they take: aligned, deep-short33-128-aligned-s19-*
-    # (H100) 1.11x over 24 points, deep-aligned-s18-* (H100) 1.06x over 7, and the problems of the
-    # older fp32 sweeps timed again (v21-rows-recheck-*) 1.11x over 52 on an H200 and 1.09x over
-    # 52 on an H100; under-aligned, deep-short33-64-s20-* (H100) 1.09x over 17, deep-s16-* /
-    # deep-s17-* 1.10x over 14, and the recheck (H100) 1.08x over 47. 11% slower at worst. Over
-    # more tiles they were level with v18 or slower and are not taken.
+    # (H100) 1.11x over 24 points, deep-aligned-s18-* (H100) 1.06x over 7, and the problems of
+    # every committed fp32 sweep in the region timed again (v21-rows-recheck-*; about half of
+    # them are the fitted sweeps' own problems) 1.11x over 52 on an H200 and 1.09x over 52 on an
+    # H100; under-aligned, deep-short33-64-s20-* (H100) 1.09x over 17, deep-s16-* / deep-s17-*
+    # 1.10x over 14, and the recheck (H100) 1.08x over 47. 11% slower at worst. Over more tiles
+    # they were level with v18 or slower and are not taken.
     rules = [r for r in dispatch.AUTO_RULES["float32"] if r[0] == V21 and V21_ROWS in r[1]]
     assert len(rules) == 2
     before = [r for r in dispatch.AUTO_RULES["float32"] if r not in rules]
