@@ -92,6 +92,12 @@ KERNELS = [
 ]
 
 
+def _under_aligned(M: int, N: int, K: int, a_col: bool, b_col: bool) -> bool:
+    """Whether A's, B's or C's rows (fresh operands in these layouts) are not a multiple of 8
+    fp16 elements, i.e. not 16-byte aligned."""
+    return bool((M if a_col else K) % 8 or (K if b_col else N) % 8 or N % 8)
+
+
 def _tiles(M: int, N: int) -> int:
     """Output tiles of 64x64."""
     return -(-M // 64) * -(-N // 64)
@@ -154,13 +160,13 @@ def main() -> None:
     if args.hopper:
         kernels = HOPPER_KERNELS
     if args.unaligned_padded:
-        kernels, unaligned = PADDED_KERNELS, True
+        kernels = PADDED_KERNELS
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:
         if args.hopper:
             M, N, K = _shape(rng, 1 << 36)
             a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
-            if (M if a_col else K) % 8 or (K if b_col else N) % 8 or N % 8:
+            if _under_aligned(M, N, K, a_col, b_col):
                 continue
             order = ("F" if a_col else "C") + ("F" if b_col else "C")
             picked = fastgemm.select(M, N, K, "float16", order=order).kernel.name
@@ -169,7 +175,7 @@ def main() -> None:
         elif args.unaligned_padded:
             M, N, K = _shape(rng, 1 << 36)
             a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
-            if not ((M if a_col else K) % 8 or (K if b_col else N) % 8 or N % 8):
+            if not _under_aligned(M, N, K, a_col, b_col):
                 continue
             order = ("F" if a_col else "C") + ("F" if b_col else "C")
             if not fastgemm.select(M, N, K, "float16", order=order).pad:
@@ -181,7 +187,7 @@ def main() -> None:
             if not fits(M, N, K):
                 continue
             a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
-            if not ((M if a_col else K) % 8 or (K if b_col else N) % 8 or N % 8):
+            if not _under_aligned(M, N, K, a_col, b_col):
                 continue
         else:
             M = int(math.exp(rng.uniform(0, math.log(256))))
