@@ -679,11 +679,10 @@ const std::vector<AutoRule> kTf32x3Rules = {
      int64_t(1) << 22, 0, 0, 0, 90, 256},
 };
 const std::vector<AutoRule> kTf32Rules = {
-    {"sgemm_v13_wgmma_tf32",
-     "TF32 tensor cores (operands truncated to tf32): for outputs of at least 2^20 elements "
-     "(1024x1024) with K >= 256, where the packing pass is small against the math; on smaller "
-     "outputs fp32 arithmetic is the faster (results/precision-*: 512^3 26 against 22 us on an "
-     "H100; sm_90a only)",
+    {"sgemm_v22_wgmma_tf32_regs",
+     "TF32 tensor cores, an MN-major operand read through registers (no packing pass but for a "
+     "column-major A with a row-major B): for outputs of at least 2^20 elements (1024x1024) "
+     "with K >= 256; on smaller outputs fp32 arithmetic is the faster (sm_90a only)",
      int64_t(1) << 20, 0, 0, 0, 90, 256},
 };
 const std::vector<AutoRule> kNoRules = {};

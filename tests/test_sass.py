@@ -490,11 +490,18 @@ def test_v34_instantiations():
 
 @pytest.mark.parametrize("name", sorted({k.name for k in HOPPER if k.dtype == "float32"}))
 def test_tf32_instantiations(name):
-    # fp32 on the tensor cores: tf32 wgmma reads K-major operands only (the launcher packs the
-    # others), so one instantiation, <float, A K-major, B K-major>.
+    # fp32 on the tensor cores: tf32 wgmma reads shared-memory operands K-major only (the
+    # launcher packs the others), so one instantiation, <float, A K-major, B K-major>; v22 reads
+    # an MN-major A through registers and stores a transposed problem's C column-major: <A
+    # K-major, C column-major>, all four.
     fns = _kernel_functions(_sass(HOPPER_CUBIN), name)
-    args = [_template_args(fn, name) for fn in fns]
-    assert len(args) == 1 and (args[0] or "").startswith("IfLb1ELb1EE"), sorted(fns)  # <float, true, true>
+    args = sorted(_template_args(fn, name) or "" for fn in fns)
+    if name == "sgemm_v22_wgmma_tf32_regs":
+        assert [a[: len("ILb0ELb0EE")] for a in args] == [
+            f"ILb{a}ELb{c}EE" for a in "01" for c in "01"
+        ], sorted(fns)
+    else:
+        assert len(args) == 1 and args[0].startswith("IfLb1ELb1EE"), sorted(fns)  # <float, true, true>
 
 
 def test_hopper_kernels_only_in_sm90a():
@@ -734,7 +741,8 @@ def test_expectations_cover_the_ladder():
         "sgemm_v20_split_k_reduce",
         "sgemm_v21_split_k_reduce_multistage",
     ]
-    tensor_core = [13, 14] if HOPPER_CC in ARCHS else []  # tf32, tf32x3 (sm_90a only)
+    # tf32, tf32x3, tf32 with an A through registers (sm_90a only)
+    tensor_core = [13, 14, 22] if HOPPER_CC in ARCHS else []
     assert [k.version for k in _of("no_spills", "float32")] == [
         5,
         6,
@@ -744,7 +752,7 @@ def test_expectations_cover_the_ladder():
         10,
         11,
         12,
-        *tensor_core,
+        *tensor_core[:2],
         15,
         16,
         17,
@@ -752,6 +760,7 @@ def test_expectations_cover_the_ladder():
         19,
         20,
         21,
+        *tensor_core[2:],
     ]
     assert len(_kernels_with("fma")) == len(SGEMM) == 19 + len(tensor_core)
     assert not _of("fma", "float16") and not _of("tensor_cores", "float32")

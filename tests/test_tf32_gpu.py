@@ -219,3 +219,22 @@ def test_capture_in_a_cuda_graph(cp):
         graph.launch(stream)
     stream.synchronize()
     check_gemm(cp, A, B, C, 1.0, 0.0, unit=PRECISION_UNIT["tf32x3"])
+
+
+@pytest.mark.parametrize("layout", ["CC", "CF", "FC", "FF"])
+def test_v22_many_tiles_every_layout(cp, layout):
+    # v22 reads an MN-major operand through registers and runs a row-major B as the transposed
+    # problem (C stored column-major): several persistent tiles per block, ragged edges on every
+    # side and a K that ends inside a k-tile, in each layout pair, against float64; the same
+    # inputs give the same bits on a second call.
+    name = "sgemm_v22_wgmma_tf32_regs"
+    _skip_unless_runnable(name)
+    M, N, K = 1156, 2084, 1036  # 16-byte rows in either layout; none a multiple of the tile
+    A = random_matrix(cp, M, K, "float32", layout[0])
+    B = random_matrix(cp, K, N, "float32", layout[1])
+    C = cp.full((M, N), cp.nan, dtype=cp.float32)
+    fastgemm.sgemm(A, B, C, kernel=name, precision="tf32")
+    check_gemm(cp, A, B, C, 1.0, 0.0, unit=PRECISION_UNIT["tf32"])
+    again = cp.full((M, N), cp.nan, dtype=cp.float32)
+    fastgemm.sgemm(A, B, again, kernel=name, precision="tf32")
+    assert bool((C.view(cp.int32) == again.view(cp.int32)).all())

@@ -220,6 +220,28 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
                  : FASTGEMM_WGMMA_OUT##N                                                        \
                  : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)));                           \
   }
+// D (64xN, fp32) = A (64x8, tf32, in registers) * B (8xN, tf32, K-major in shared memory) +
+// (accumulate ? D : 0). A's fragment: warp w of the warpgroup holds rows 16w..16w+15; lane l holds
+// a[0] at row 16w + l/4, column l%4, a[1] eight rows below it, and a[2], a[3] the same two rows
+// at column l%4 + 4 (fp32 bit patterns, of which the tensor cores read the tf32 part). The
+// registers are read asynchronously: they must keep their values until the wgmma is waited for.
+template <int N>
+__device__ __forceinline__ void wgmma_m64k8_tf32_rs(float (&d)[N / 2], const uint32_t (&a)[4],
+                                                    uint64_t desc_b, bool accumulate);
+#define FASTGEMM_WGMMA_TF32_RS_SPECIALIZATION(N, A0, DB, SD)                                    \
+  template <>                                                                                   \
+  __device__ __forceinline__ void wgmma_m64k8_tf32_rs<N>(float (&d)[N / 2],                     \
+                                                         const uint32_t (&a)[4],                \
+                                                         uint64_t desc_b, bool accumulate) {    \
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, %" SD ", 0;\n"                         \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 "                    \
+                 "{" FASTGEMM_WGMMA_D##N "}, {%" A0 "}, %" DB ", acc, 1, 1;\n}\n"            \
+                 : FASTGEMM_WGMMA_OUT##N                                                        \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),                   \
+                   "r"(int(accumulate)));                                                       \
+  }
+FASTGEMM_WGMMA_TF32_RS_SPECIALIZATION(256, "128, %129, %130, %131", "132", "133")
+#undef FASTGEMM_WGMMA_TF32_RS_SPECIALIZATION
 FASTGEMM_WGMMA_SPECIALIZATION(64, __half, "f16")
 FASTGEMM_WGMMA_SPECIALIZATION(64, __nv_bfloat16, "bf16")
 FASTGEMM_WGMMA_SPECIALIZATION(128, __half, "f16")

@@ -112,10 +112,11 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   }
   dim3 grid = SchedulerOf<Cfg>::grid(a, name);
   // Storage views: K-major A is M rows of K elements, MN-major A is K rows of M (B likewise).
+  // An MN-major box is EK elements x EK k-rows (load_tile).
   const CUtensorMap tma_a = a_kmajor ? make_tensor_map_2d(a.A, elem, a.K, a.M, a.lda, EK, BM)
-                                     : make_tensor_map_2d(a.A, elem, a.M, a.K, a.lda, BOX, BLOCK_K);
+                                     : make_tensor_map_2d(a.A, elem, a.M, a.K, a.lda, EK, EK);
   const CUtensorMap tma_b = b_kmajor ? make_tensor_map_2d(a.B, elem, a.K, a.N, a.ldb, EK, BN / CLUSTER)
-                                     : make_tensor_map_2d(a.B, elem, a.N, a.K, a.ldb, BOX, BLOCK_K);
+                                     : make_tensor_map_2d(a.B, elem, a.N, a.K, a.ldb, EK, EK);
   // C (row-major, M rows of N) in boxes of 64 rows of 128 bytes, for the rungs that store
   // through TMA.
   // (A column-major C, which only the split epilogue writes, without this map: described as

@@ -11,6 +11,8 @@
 // 64 x BN fp32 accumulators in registers (BN / 2 per thread, wgmma's fragment layout); it never
 // writes global memory. The producer never reads registers of the consumers.
 #pragma once
+#include <type_traits>
+
 #include "hopper/ring.cuh"
 
 namespace fastgemm::hopper {
@@ -85,11 +87,11 @@ __device__ __forceinline__ void produce(const RingT& ring, const CUtensorMap* tm
     const int s = ring.acquire(it);
     unsigned char* As = ring.stage(s);
     const int k0 = (k_first + t) * BK;
-    load_tile<BM, A_KMAJOR>(As, tma_a, &ring.full[s], k0, m0);
+    load_tile<BM, A_KMAJOR, 1, BK>(As, tma_a, &ring.full[s], k0, m0);
     if (CLUSTER == 1) {
-      load_tile<BN, B_KMAJOR>(As + RingT::A_BYTES, tma_b, &ring.full[s], k0, n0);
+      load_tile<BN, B_KMAJOR, 1, BK>(As + RingT::A_BYTES, tma_b, &ring.full[s], k0, n0);
     } else {
-      load_tile<BN, B_KMAJOR, CLUSTER>(As + RingT::A_BYTES, tma_b, &ring.full[s], k0, n0,
+      load_tile<BN, B_KMAJOR, CLUSTER, BK>(As + RingT::A_BYTES, tma_b, &ring.full[s], k0, n0,
                                        ring.rank, (1u << CLUSTER) - 1);
     }
   }
@@ -109,7 +111,85 @@ __device__ __forceinline__ void produce_tiles(const RingT& ring, const Sched& sc
   }
 }
 
-// Consumer warpgroup `slice` (its 64 rows of the tile): acc = the tile's product over k_tiles
+// fp32 A through registers (sgemm_v22). tf32 wgmma reads only K-major shared-memory tiles, but
+// its A may come from registers, loaded from a tile of any layout: for an MN-major A (boxes of
+// 32 rows x 32 k-rows, load_tile) each consumer thread loads its own fragment with 4-byte shared
+// loads and rounds it to the nearest tf32, and B (K-major) is read from the stage as usual. The
+// 128-byte swizzle puts a warp's 32 loads on 16 banks pairwise (k and k + 1 of rows four
+// apart): two passes each, against the 48 KiB that the wgmmas of a 64x256 slice read of B.
+struct Tf32Fragment {
+  uint32_t off[4];  // bytes into the A tile of a[0..3] of k-step 0; k-step s is 8 k-rows further
+
+  __device__ explicit Tf32Fragment(int slice) {
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {  // wgmma_m64k8_tf32_rs: a[i] at row r, k-row k (k < 8)
+      const int r = slice * 64 + warp * 16 + lane / 4 + 8 * (i % 2), k = lane % 4 + 4 * (i / 2);
+      off[i] = (r / 32) * (32 * SW_ROW) + k * SW_ROW + (((r % 32) / 4) ^ k) * 16 + (r % 4) * 4;
+    }
+  }
+  // The 16 values of a k-tile (k-steps 0..3 x a[0..3]) of the A tile at `tile`, as the nearest
+  // tf32 (ties away from zero; a value that would round past the largest tf32, inf and NaN are
+  // truncated instead).
+  __device__ __forceinline__ void load(uint32_t tile, uint32_t (&f)[16]) const {
+#pragma unroll
+    for (int s = 0; s < 4; ++s)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        uint32_t u;
+        asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(u) : "r"(tile + off[i] + s * 8 * SW_ROW));
+        f[4 * s + i] = (u & 0x7fffffffu) < 0x7f7ff000u ? (u + 0x1000u) & 0xffffe000u : u & 0xffffe000u;
+      }
+  }
+};
+
+// Keeps the compiler from reusing a fragment's registers before the wgmmas that read it retire.
+__device__ __forceinline__ void fence_fragment(uint32_t (&f)[16]) {
+#pragma unroll
+  for (int i = 0; i < 16; ++i) asm volatile("" : "+r"(f[i])::"memory");
+}
+
+// consume (below) for an fp32 MN-major A: the fragments of k-tile t in set t % 2, which k-tile
+// t + 2 rewrites only after k-tile t + 1's wait has retired k-tile t (one k-tile in flight).
+template <typename RingT, typename OnFirst>
+__device__ __forceinline__ void consume_tf32_regs(const RingT& ring,
+                                                  float (&acc)[RingT::TILE_N / 2], int slice,
+                                                  int k_tiles, int& it, bool keep_last,
+                                                  OnFirst on_first) {
+  const bool leader = threadIdx.x % 128 == 0;
+  const Tf32Fragment fragment(slice);
+  uint32_t f0[16], f1[16];
+  auto k_tile = [&](int t, uint32_t(&f)[16], uint32_t(&prev)[16]) {
+    const int s = ring.wait_full(it);
+    const uint32_t a_s = ptx::smem_addr(ring.stage(s)), b_s = a_s + RingT::A_BYTES;
+    fragment.load(a_s, f);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      ptx::wgmma_m64k8_tf32_rs<RingT::TILE_N>(
+          acc, *reinterpret_cast<const uint32_t(*)[4]>(&f[4 * kk]), slice_desc<true>(b_s, 0, kk),
+          t > 0 || kk > 0);
+    }
+    ptx::wgmma_commit();
+    ptx::wgmma_wait<1>();  // k-tile t - 1 retired: its stage and its fragment set are free
+    fence_fragment(prev);
+    if (t > 0 && leader) ring.release((it - 1) % RingT::DEPTH);
+    if (t == 0 && leader) on_first();
+    ++it;
+  };
+  int t = 0;
+  for (; t + 1 < k_tiles; t += 2) {
+    k_tile(t, f0, f1);
+    k_tile(t + 1, f1, f0);
+  }
+  if (t < k_tiles) k_tile(t, f0, f1);
+  ptx::wgmma_wait<0>();
+  if (leader && !keep_last) ring.release((it - 1) % RingT::DEPTH);
+  ptx::fence_registers(acc);
+}
+
+// consume_shared — consumer warpgroup `slice` (its 64 rows of the tile), both operands read from
+// shared memory: acc = the tile's product over k_tiles
 // k-tiles. One k-tile of wgmmas stays in flight (wait_group 1), so the previous stage is
 // released while the tensor cores already work on the current one. The tile's first wgmma
 // ignores acc's old contents, so no zeroing pass separates two tiles. With keep_last the
@@ -122,11 +202,11 @@ __device__ __forceinline__ void produce_tiles(const RingT& ring, const Sched& sc
 // more registers, and the group's last k-tile is waited for before the next group is issued
 // (the other consumer warpgroup covers the gap). (A compensated sum of the partial tiles would
 // need another N/2 registers, beyond the 168 a thread of a 384-thread block gets.)
-template <typename T, bool A_KMAJOR, bool B_KMAJOR, int PROMOTE = 0, typename RingT,
-          typename OnFirst = void (*)()>
-__device__ __forceinline__ void consume(const RingT& ring, float (&acc)[RingT::TILE_N / 2], int slice,
-                                        int k_tiles, int& it, bool keep_last = false,
-                                        OnFirst on_first = [] {}) {
+template <typename T, bool A_KMAJOR, bool B_KMAJOR, int PROMOTE, typename RingT, typename OnFirst>
+__device__ __forceinline__ void consume_shared(const RingT& ring,
+                                               float (&acc)[RingT::TILE_N / 2], int slice,
+                                               int k_tiles, int& it, bool keep_last,
+                                               OnFirst on_first) {
   const bool leader = threadIdx.x % 128 == 0;
   if constexpr (PROMOTE > 0) {
     constexpr int R = RingT::TILE_N / 2;
@@ -175,6 +255,22 @@ __device__ __forceinline__ void consume(const RingT& ring, float (&acc)[RingT::T
   ptx::wgmma_wait<0>();
   if (leader && !keep_last) ring.release((it - 1) % RingT::DEPTH);
   ptx::fence_registers(acc);
+}
+
+// The consumer of a warp-specialised kernel: consume_shared, or consume_tf32_regs for an fp32
+// MN-major A (both keep one k-tile of wgmmas in flight and the same release contract).
+template <typename T, bool A_KMAJOR, bool B_KMAJOR, int PROMOTE = 0, typename RingT,
+          typename OnFirst = void (*)()>
+__device__ __forceinline__ void consume(const RingT& ring, float (&acc)[RingT::TILE_N / 2], int slice,
+                                        int k_tiles, int& it, bool keep_last = false,
+                                        OnFirst on_first = [] {}) {
+  if constexpr (std::is_same_v<T, float> && !A_KMAJOR) {
+    static_assert(B_KMAJOR && PROMOTE == 0, "fp32 A through registers: B K-major, no promotion");
+    consume_tf32_regs(ring, acc, slice, k_tiles, it, keep_last, on_first);
+  } else {
+    consume_shared<T, A_KMAJOR, B_KMAJOR, PROMOTE>(ring, acc, slice, k_tiles, it, keep_last,
+                                                   on_first);
+  }
 }
 
 }  // namespace fastgemm::hopper

@@ -29,6 +29,7 @@
 // traffic that a fused split in the consumer warpgroups would avoid), and the register epilogue.
 #pragma once
 #include <cstdint>
+#include <utility>
 
 #include "hopper/persistent.cuh"
 
@@ -92,32 +93,67 @@ __global__ void __launch_bounds__(256) pack_tf32_kernel(const float* __restrict_
   }
 }
 
-// The kernel body: a persistent Cfg rung (ring, grouped order, register epilogue) over K-major
-// packed operands, C fp32.
-template <typename Cfg>
+// A warpgroup's 64 x N accumulators at (row0, col0) of a column-major C (C(i, j) = C[j * ldc +
+// i]): a problem run as its transpose. Eight lanes store 32 consecutive bytes of a column.
+template <int N>
+__device__ __forceinline__ void store_acc_transposed(const float (&acc)[N / 2], float* C,
+                                                     int64_t ldc, int64_t M, int64_t Ncols,
+                                                     int64_t row0, int64_t col0, float alpha,
+                                                     float beta) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) {  // acc[i]: n8 block i / 4, row 8 lower for i % 4 >= 2
+    const int64_t row = row0 + warp * 16 + lane / 4 + 8 * ((i % 4) / 2);
+    const int64_t col = col0 + 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+    if (row < M && col < Ncols) {
+      float* p = C + col * ldc + row;
+      *p = beta != 0.0f ? fmaf(beta, *p, alpha * acc[i]) : alpha * acc[i];
+    }
+  }
+}
+
+// The kernel body: a persistent Cfg rung (ring, grouped order, register epilogue), B K-major, A
+// K-major or (through registers, Cfg::A_REGS) MN-major; C fp32, column-major when C_COL.
+template <typename Cfg, bool A_KMAJOR, bool C_COL = false>
 __device__ __forceinline__ void tf32_gemm(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
                                           float* C, int64_t M, int64_t N, int64_t K, int64_t ldc,
                                           float alpha, float beta) {
+  static_assert(A_KMAJOR || Cfg::A_REGS, "tf32 wgmma reads a shared-memory A K-major only");
   using RingT = RingOf<Cfg>;
   const RingT ring = make_ring<RingT>();
   __syncthreads();
-  persistent_gemm<float, Cfg::PDL, true, true, PersistentOf<Cfg>, Cfg::PROMOTE>(
+  persistent_gemm<float, Cfg::PDL, A_KMAJOR, true, PersistentOf<Cfg>, Cfg::PROMOTE>(
       ring, tma_a, tma_b, M, N, K, OwnBuffers<RingT>{},
       [&](float(&acc)[Cfg::BN / 2], int64_t row0, int64_t col0, int, unsigned char*) {
-        store_acc<Cfg::BN>(acc, C, ldc, M, N, row0, col0, alpha, beta);
+        if constexpr (C_COL) {
+          store_acc_transposed<Cfg::BN>(acc, C, ldc, M, N, row0, col0, alpha, beta);
+        } else {
+          store_acc<Cfg::BN>(acc, C, ldc, M, N, row0, col0, alpha, beta);
+        }
       });
 }
 
-// Host: pack what needs packing into one stream-ordered temporary, then launch `kernel` (the
-// rung's <float, true, true> instantiation) over the K-major operands.
-template <typename Cfg, typename Kernel>
-void launch_tf32(const GemmArgs& a, const char* name, Kernel kernel) {
+// Host: pack what needs packing into one stream-ordered temporary, then launch the kernel that
+// kernel_for(a_kmajor, c_col_major) returns (the rung's instantiation for float) over the
+// operands. Cfg::A_REGS (A through registers, one plane): an MN-major A is read in place, and a
+// B that is not K-major in place makes the problem run as its transpose, C^T = B^T A^T, where a
+// row-major A is (C stored column-major); only a column-major A with a row-major B packs one.
+template <typename Cfg, typename KernelFor>
+void launch_tf32(const GemmArgs& args, const char* name, KernelFor kernel_for) {
   constexpr int PLANES = Cfg::PLANES;
-  const int64_t chunks = ceil_div(a.K, PACK_K), ld = PLANES * PACK_K * chunks;
+  static_assert(!Cfg::A_REGS || PLANES == 1, "A through registers: one plane");
+  const int64_t chunks = ceil_div(args.K, PACK_K), ld = PLANES * PACK_K * chunks;
   auto in_place = [](const void* p, int64_t lead) {
     return reinterpret_cast<uintptr_t>(p) % 16 == 0 && lead % 4 == 0;
   };
-  const bool pack_a = PLANES > 1 || a.a_col_major || !in_place(a.A, a.lda);
+  GemmArgs a = args;
+  if (Cfg::A_REGS && !(a.b_col_major && in_place(a.B, a.ldb)) && !a.a_col_major &&
+      in_place(a.A, a.lda)) {
+    std::swap(a.M, a.N), std::swap(a.A, a.B), std::swap(a.lda, a.ldb);
+    const bool a_col = a.a_col_major;
+    a.a_col_major = !a.b_col_major, a.b_col_major = !a_col, a.c_col_major = !a.c_col_major;
+  }
+  const bool pack_a = PLANES > 1 || (a.a_col_major && !Cfg::A_REGS) || !in_place(a.A, a.lda);
   const bool pack_b = PLANES > 1 || !a.b_col_major || !in_place(a.B, a.ldb);
   const size_t a_floats = pack_a ? size_t(a.M * ld) : 0, b_floats = pack_b ? size_t(a.N * ld) : 0;
   struct Temp {  // released (stream-ordered) however the launch ends
@@ -134,7 +170,7 @@ void launch_tf32(const GemmArgs& a, const char* name, Kernel kernel) {
   float* const pb = pa + a_floats;
   GemmArgs p = a;
   p.K = PLANES == 1 ? a.K : ld;  // tf32: TMA reads zeros past K in place and packed alike
-  p.a_col_major = false, p.b_col_major = true;
+  p.a_col_major = a.a_col_major && !pack_a, p.b_col_major = true;
   auto pack = [&](const void* X, int64_t rows, int64_t rs, int64_t ks, float* out, bool b) {
     const dim3 grid(static_cast<unsigned>(ceil_div(rows, PACK_K)),
                     static_cast<unsigned>(chunks < 65535 ? chunks : 65535));
@@ -156,7 +192,7 @@ void launch_tf32(const GemmArgs& a, const char* name, Kernel kernel) {
     pack(a.B, a.N, a.b_col_major ? a.ldb : 1, a.b_col_major ? 1 : a.ldb, pb, true);
     p.B = pb, p.ldb = ld;
   }
-  launch<Cfg, float>(p, name, [&](auto, auto) { return kernel; });
+  launch<Cfg, float>(p, name, [&](auto a_kmajor, auto) { return kernel_for(a_kmajor, p.c_col_major); });
 }
 
 }  // namespace fastgemm::hopper
@@ -166,7 +202,7 @@ void launch_tf32(const GemmArgs& a, const char* name, Kernel kernel) {
 #define FASTGEMM_TF32_ENTRY_POINTS(NAME, CFG)                                                   \
   namespace fastgemm {                                                                          \
   void NAME(const GemmArgs& a) {                                                                \
-    hopper::launch_tf32<hopper::CFG>(a, #NAME, NAME##_kernel<float, true, true>);               \
+    hopper::launch_tf32<hopper::CFG>(a, #NAME, [](auto, bool) { return NAME##_kernel<float, true, true>; }); \
   }                                                                                             \
   int NAME##_smem() { return hopper::smem_bytes<hopper::CFG>(); }                               \
   }

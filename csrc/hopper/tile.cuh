@@ -4,7 +4,7 @@
 // Contract: a tile is what TMA writes with the 128-byte swizzle — rows of 64 elements (128 bytes)
 // in 8-row groups of 1024 bytes, 1024-byte aligned. A K-major operand tile (row-major A,
 // column-major B) is BMN rows of 64 k; an MN-major one is BMN/64 boxes of 64 k-rows x 64
-// elements, 8 KiB apart. load_tile only issues copies: the caller owns the barrier they complete
+// elements, 8 KiB apart (fp32: 32 x 32, 4 KiB apart). load_tile only issues copies: the caller owns the barrier they complete
 // on and the expected transaction bytes.
 #pragma once
 #include <cuda.h>
@@ -41,11 +41,13 @@ __device__ __forceinline__ uint64_t slice_desc(uint32_t tile, int offset, int kk
   return ptx::wgmma_desc_sw128(tile + offset + 16 * SW_ROW * kk, BOX_BYTES, SW_GROUP);
 }
 
-// One thread issues the TMA copies of part `part` (of PARTS) of a BMN x 64 tile (k0, x0): rows
+// One thread issues the TMA copies of part `part` (of PARTS) of a BMN x BK tile (k0, x0): rows
 // x0 + part * BMN / PARTS on, written where they sit in the whole tile. With a `cta_mask` the
 // part is multicast to the same offset of every CTA in the mask (a cluster splits the shared
-// operand's tile between its CTAs, each loading one part for all of them).
-template <int BMN, bool K_MAJOR, int PARTS = 1>
+// operand's tile between its CTAs, each loading one part for all of them). BK: the elements of
+// a swizzled row (k_tile<T>()); an MN-major tile is boxes of BK elements x BK k-rows (8 KiB of
+// 16-bit elements, 4 KiB of fp32).
+template <int BMN, bool K_MAJOR, int PARTS = 1, int BK = BLOCK_K>
 __device__ __forceinline__ void load_tile(unsigned char* dst, const CUtensorMap* map,
                                           uint64_t* bar, int k0, int x0, int part = 0,
                                           uint16_t cta_mask = 0) {
@@ -58,13 +60,14 @@ __device__ __forceinline__ void load_tile(unsigned char* dst, const CUtensorMap*
     }
   };
   x0 += part * ROWS;
-  if (K_MAJOR) {  // one box of 64 (k) x ROWS rows (the tensor map's box)
+  if (K_MAJOR) {  // one box of BK (k) x ROWS rows (the tensor map's box)
     copy(dst + part * ROWS * SW_ROW, k0, x0);
-  } else {        // ROWS / 64 boxes of 64 elements x 64 (k) rows
-    static_assert(ROWS % BOX == 0, "MN-major parts are whole 64-element boxes");
-    dst += part * (ROWS / BOX) * BOX_BYTES;
+  } else {        // ROWS / BK boxes of BK elements x BK (k) rows
+    static_assert(ROWS % BK == 0, "MN-major parts are whole boxes");
+    constexpr int BOX_AT = BK * SW_ROW;
+    dst += part * (ROWS / BK) * BOX_AT;
 #pragma unroll
-    for (int j = 0; j < ROWS / BOX; ++j) copy(dst + j * BOX_BYTES, x0 + BOX * j, k0);
+    for (int j = 0; j < ROWS / BK; ++j) copy(dst + j * BOX_AT, x0 + BK * j, k0);
   }
 }
 

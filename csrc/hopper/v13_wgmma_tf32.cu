@@ -23,7 +23,7 @@ using namespace hopper;
 
 FASTGEMM_HOPPER_KERNEL(sgemm_v13_wgmma_tf32, S13) {
   static_assert(A_KMAJOR && B_KMAJOR, "tf32 wgmma reads K-major operands only");
-  tf32_gemm<S13>(&tma_a, &tma_b, C, M, N, K, ldc, alpha, beta);
+  tf32_gemm<S13, true>(&tma_a, &tma_b, C, M, N, K, ldc, alpha, beta);
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ using namespace hopper;
 
 FASTGEMM_HOPPER_KERNEL(sgemm_v14_wgmma_tf32x3, S14) {
   static_assert(A_KMAJOR && B_KMAJOR, "tf32 wgmma reads K-major operands only");
-  tf32_gemm<S14>(&tma_a, &tma_b, C, M, N, K, ldc, alpha, beta);
+  tf32_gemm<S14, true>(&tma_a, &tma_b, C, M, N, K, ldc, alpha, beta);
 }
 
 }  // namespace
