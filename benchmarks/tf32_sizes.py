@@ -18,9 +18,9 @@ import os
 import statistics
 
 import torch
+from random_shapes import _device_us
 
 import fastgemm
-from random_shapes import _device_us
 
 SIDES = [128, 256, 384, 512, 768, 1024, 1536, 2048]
 DEPTHS = [256, 1024, 4096]
@@ -34,6 +34,25 @@ def _time(fn) -> float:
     return statistics.median(_device_us(fn, reps) for _ in range(3))
 
 
+def _row(M: int, N: int, K: int) -> dict:
+    A = torch.randn(M, K, device="cuda")
+    B = torch.randn(K, N, device="cuda")
+    C = torch.empty(M, N, device="cuda")
+
+    def cublas_tf32():
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.matmul(A, B, out=C)
+        torch.backends.cuda.matmul.allow_tf32 = False
+
+    return {
+        "shape": [M, N, K],
+        "ieee_auto": fastgemm.select(M, N, K, "float32").kernel.name,
+        "ieee_us": _time(lambda: fastgemm.sgemm(A, B, C)),
+        "v22_us": _time(lambda: fastgemm.sgemm(A, B, C, kernel=V22, precision="tf32")),
+        "cublas_tf32_us": _time(cublas_tf32),
+    }
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default="results/sweeps")
@@ -41,30 +60,25 @@ def main() -> None:
     gpu = torch.cuda.get_device_name().lower().replace(" ", "-")
     rows = []
     for M, N, K in itertools.product(SIDES, SIDES, DEPTHS):
-        A = torch.randn(M, K, device="cuda")
-        B = torch.randn(K, N, device="cuda")
-        C = torch.empty(M, N, device="cuda")
-
-        def cublas_tf32():
-            torch.backends.cuda.matmul.allow_tf32 = True
-            torch.matmul(A, B, out=C)
-            torch.backends.cuda.matmul.allow_tf32 = False
-
-        row = {
-            "shape": [M, N, K],
-            "ieee_auto": fastgemm.select(M, N, K, "float32").kernel.name,
-            "ieee_us": _time(lambda: fastgemm.sgemm(A, B, C)),
-            "v22_us": _time(lambda: fastgemm.sgemm(A, B, C, kernel=V22, precision="tf32")),
-            "cublas_tf32_us": _time(cublas_tf32),
-        }
+        row = _row(M, N, K)
         rows.append(row)
-        print(f"{M}x{N}x{K} ieee {row['ieee_us']:.1f} v22 {row['v22_us']:.1f} "
-              f"cublas-tf32 {row['cublas_tf32_us']:.1f}", flush=True)
+        print(
+            f"{M}x{N}x{K} ieee {row['ieee_us']:.1f} v22 {row['v22_us']:.1f} "
+            f"cublas-tf32 {row['cublas_tf32_us']:.1f}",
+            flush=True,
+        )
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"tf32-sizes-{gpu}.json")
     with open(path, "w") as f:
-        json.dump({"gpu": torch.cuda.get_device_name(), "commit": os.environ.get("FASTGEMM_GIT_COMMIT", ""),
-                   "rows": rows}, f, indent=1)
+        json.dump(
+            {
+                "gpu": torch.cuda.get_device_name(),
+                "commit": os.environ.get("FASTGEMM_GIT_COMMIT", ""),
+                "rows": rows,
+            },
+            f,
+            indent=1,
+        )
     print("wrote", path)
 
 

@@ -681,9 +681,11 @@ const std::vector<AutoRule> kTf32x3Rules = {
 const std::vector<AutoRule> kTf32Rules = {
     {"sgemm_v22_wgmma_tf32_regs",
      "TF32 tensor cores, an MN-major operand read through registers (no packing pass but for a "
-     "column-major A with a row-major B): for outputs of at least 2^20 elements (1024x1024) "
-     "with K >= 256; on smaller outputs fp32 arithmetic is the faster (sm_90a only)",
-     int64_t(1) << 20, 0, 0, 0, 90, 256},
+     "column-major A with a row-major B): for outputs of at least 2^19 elements (512x1024) "
+     "with K >= 256, 1.26x fp32 arithmetic at worst there; on smaller outputs fp32 arithmetic "
+     "is as fast or faster (results/sweeps/tf32-sizes-*: 0.94x over 2^18-2^19, 0.53x below; "
+     "sm_90a only)",
+     int64_t(1) << 19, 0, 0, 0, 90, 256},
 };
 const std::vector<AutoRule> kNoRules = {};
 

@@ -2361,7 +2361,9 @@ def test_precision_rules_refer_to_kernels_of_that_precision():
     "precision, m, n, k, tensor_cores",
     [
         # results/precision-*.json (H100): tf32x3 loses to fp32 arithmetic up to 1024^3 and wins
-        # from 2048x2048 (K = 512 too); tf32 loses at 512^3 and 256x1024 and wins from 1024^3.
+        # from 2048x2048 (K = 512 too). tf32 (results/sweeps/tf32-sizes-*, every pair of sides
+        # 128-2048, K 256-4096): wins on every output of at least 2^19 elements, is level or
+        # loses below.
         ("tf32x3", 1024, 1024, 1024, False),
         ("tf32x3", 256, 1024, 4096, False),
         ("tf32x3", 2048, 2048, 512, True),
@@ -2369,6 +2371,9 @@ def test_precision_rules_refer_to_kernels_of_that_precision():
         ("tf32", 512, 512, 512, False),
         ("tf32", 256, 1024, 4096, False),
         ("tf32", 1024, 1024, 1024, True),
+        ("tf32", 512, 1024, 256, True),
+        ("tf32", 2048, 256, 4096, True),
+        ("tf32", 768, 512, 1024, False),
         ("tf32", 1024, 1024, 65536, True),
     ],
 )

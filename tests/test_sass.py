@@ -497,9 +497,9 @@ def test_tf32_instantiations(name):
     fns = _kernel_functions(_sass(HOPPER_CUBIN), name)
     args = sorted(_template_args(fn, name) or "" for fn in fns)
     if name == "sgemm_v22_wgmma_tf32_regs":
-        assert [a[: len("ILb0ELb0EE")] for a in args] == [
-            f"ILb{a}ELb{c}EE" for a in "01" for c in "01"
-        ], sorted(fns)
+        assert [a[: len("ILb0ELb0EE")] for a in args] == [f"ILb{a}ELb{c}EE" for a in "01" for c in "01"], (
+            sorted(fns)
+        )
     else:
         assert len(args) == 1 and args[0].startswith("IfLb1ELb1EE"), sorted(fns)  # <float, true, true>
 
