@@ -493,13 +493,16 @@ def test_tf32_instantiations(name):
     # fp32 on the tensor cores: tf32 wgmma reads shared-memory operands K-major only (the
     # launcher packs the others), so one instantiation, <float, A K-major, B K-major>; v22 reads
     # an MN-major A through registers and stores a transposed problem's C column-major: <A
-    # K-major, C column-major>, all four.
+    # K-major, C column-major>, all four; v23 (whose split epilogue stores either C): <float, A
+    # K-major, true>, both.
     fns = _kernel_functions(_sass(HOPPER_CUBIN), name)
     args = sorted(_template_args(fn, name) or "" for fn in fns)
     if name == "sgemm_v22_wgmma_tf32_regs":
         assert [a[: len("ILb0ELb0EE")] for a in args] == [f"ILb{a}ELb{c}EE" for a in "01" for c in "01"], (
             sorted(fns)
         )
+    elif name == "sgemm_v23_wgmma_tf32_split_k":
+        assert [a[: len("IfLb0ELb1EE")] for a in args] == ["IfLb0ELb1EE", "IfLb1ELb1EE"], sorted(fns)
     else:
         assert len(args) == 1 and args[0].startswith("IfLb1ELb1EE"), sorted(fns)  # <float, true, true>
 
@@ -741,8 +744,8 @@ def test_expectations_cover_the_ladder():
         "sgemm_v20_split_k_reduce",
         "sgemm_v21_split_k_reduce_multistage",
     ]
-    # tf32, tf32x3, tf32 with an A through registers (sm_90a only)
-    tensor_core = [13, 14, 22] if HOPPER_CC in ARCHS else []
+    # tf32, tf32x3, tf32 with an A through registers, its split-K (sm_90a only)
+    tensor_core = [13, 14, 22, 23] if HOPPER_CC in ARCHS else []
     assert [k.version for k in _of("no_spills", "float32")] == [
         5,
         6,

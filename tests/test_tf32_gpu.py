@@ -222,14 +222,18 @@ def test_capture_in_a_cuda_graph(cp):
 
 
 @pytest.mark.parametrize("layout", ["CC", "CF", "FC", "FF"])
-def test_v22_many_tiles_every_layout(cp, layout):
-    # v22 reads an MN-major operand through registers and runs a row-major B as the transposed
-    # problem (C stored column-major): several persistent tiles per block, ragged edges on every
-    # side and a K that ends inside a k-tile, in each layout pair, against float64; the same
-    # inputs give the same bits on a second call.
-    name = "sgemm_v22_wgmma_tf32_regs"
+@pytest.mark.parametrize(
+    "name, shape",
+    [("sgemm_v22_wgmma_tf32_regs", (1156, 2084, 1036)), ("sgemm_v23_wgmma_tf32_split_k", (388, 260, 9228))],
+)
+def test_operand_through_registers_every_layout(cp, name, shape, layout):
+    # v22 and v23 read an MN-major operand through registers and run a row-major B as the
+    # transposed problem (C stored column-major): v22 over several persistent tiles per block,
+    # v23 over a few tiles with K split in a cluster; ragged edges on every side (16-byte rows in
+    # either layout, no side a multiple of the tile) and a K that ends inside a k-tile, in each
+    # layout pair, against float64; the same inputs give the same bits on a second call.
     _skip_unless_runnable(name)
-    M, N, K = 1156, 2084, 1036  # 16-byte rows in either layout; none a multiple of the tile
+    M, N, K = shape
     A = random_matrix(cp, M, K, "float32", layout[0])
     B = random_matrix(cp, K, N, "float32", layout[1])
     C = cp.full((M, N), cp.nan, dtype=cp.float32)

@@ -240,6 +240,7 @@ __device__ __forceinline__ void wgmma_m64k8_tf32_rs(float (&d)[N / 2], const uin
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),                   \
                    "r"(int(accumulate)));                                                       \
   }
+FASTGEMM_WGMMA_TF32_RS_SPECIALIZATION(128, "64, %65, %66, %67", "68", "69")
 FASTGEMM_WGMMA_TF32_RS_SPECIALIZATION(256, "128, %129, %130, %131", "132", "133")
 #undef FASTGEMM_WGMMA_TF32_RS_SPECIALIZATION
 FASTGEMM_WGMMA_SPECIALIZATION(64, __half, "f16")

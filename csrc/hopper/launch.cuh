@@ -132,7 +132,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
       const int device = active_device();
       const DeviceProps& props = device_props(device);
       const int split = split_count(reinterpret_cast<const void*>(kernel), threads, smem, grid.x,
-                                    ceil_div(a.K, BLOCK_K), Cfg::SPLIT_MIN_KTILES, 1,
+                                    ceil_div(a.K, int64_t(EK)), Cfg::SPLIT_MIN_KTILES, 1,
                                     launch_sms(device));
       launch_split(kernel, grid, threads, smem, a.stream, split, props.cc, name, tma_a, tma_b,
                    tma_c, static_cast<T*>(a.C), a.M, a.N, a.K, split_ldc(a), a.alpha, a.beta);

@@ -134,10 +134,10 @@ struct V32 : V31 {
   static constexpr int C_PIECE = 1, C_SLOTS = 3;
 };
 
-// The fp32 rungs on the tensor cores (sgemm_v13, sgemm_v14, sgemm_v22): V13's persistent
-// 128x256 tile and register epilogue over operands packed into tf32 planes where the tensor
-// cores cannot read them in place (tf32.cuh). A k-tile is 32 fp32 deep, so a stage holds the
-// same bytes and the same four wgmma k-steps as V13's.
+// The fp32 rungs on the tensor cores (sgemm_v13, v14, v22: V13's persistent 128x256 tile and
+// register epilogue; sgemm_v23: V24's split) over operands packed into tf32 planes where the
+// tensor cores cannot read them in place (tf32.cuh). A k-tile is 32 fp32 deep, so a stage holds
+// the same bytes and the same four wgmma k-steps as the 16-bit rungs'.
 struct S13 : V13 {  // fp32 operands truncated to tf32: one plane, one product
   static constexpr int PLANES = 1;
   static constexpr int PROMOTE = 0;  // k-tiles per partial tile added in fp32 (0: none)
@@ -146,6 +146,12 @@ struct S13 : V13 {  // fp32 operands truncated to tf32: one plane, one product
 // S13 with an MN-major A read through registers (mainloop.cuh: consume_tf32_regs), so that no
 // layout but a column-major A with a row-major B needs a packing pass (tf32.cuh: launch_tf32).
 struct S22 : S13 {
+  static constexpr bool A_REGS = true;
+};
+// V24's split (a cluster per tile, K shared among its blocks, partial tiles summed through
+// DSMEM) over S22's operands: tf32 for few tiles and a long K.
+struct S23 : V24 {
+  static constexpr int PLANES = 1, PROMOTE = 0;
   static constexpr bool A_REGS = true;
 };
 // 3xTF32: three planes per operand, three products per k; the products of each 32-deep chunk (its

@@ -41,7 +41,8 @@ __device__ __forceinline__ void split_body(int64_t M, int64_t K, Producer produc
   const RingT ring = make_ring<RingT>();
   __syncthreads();  // the ring's barriers are initialised
   int64_t first, count;  // this block's k-tiles (after the previous kernel: PDL)
-  split_share((K + BLOCK_K - 1) / BLOCK_K, first, count);
+  constexpr int BK = k_tile<T>();
+  split_share((K + BK - 1) / BK, first, count);
   int m0, n0;
   SplitK<Cfg::BM, Cfg::BN>::tile(M, m0, n0);
   const int wg = threadIdx.x / 128;
@@ -60,14 +61,15 @@ __device__ __forceinline__ void split_body(int64_t M, int64_t K, Producer produc
   }
 }
 
-// The producer of the TMA rungs: thread 0 streams the share's k-tiles of both operands.
-template <bool A_KMAJOR, bool B_KMAJOR>
+// The producer of the TMA rungs: thread 0 streams the share's k-tiles of both operands, each
+// BK elements deep (k_tile<T>()).
+template <bool A_KMAJOR, bool B_KMAJOR, int BK = BLOCK_K>
 __device__ __forceinline__ auto thread_zero_producer(const CUtensorMap* tma_a,
                                                      const CUtensorMap* tma_b) {
   return [=](const auto& ring, int m0, int n0, int first, int count) {
     if (threadIdx.x != 0) return;
     int it = 0;
-    produce<A_KMAJOR, B_KMAJOR>(ring, tma_a, tma_b, m0, n0, count, it, first);
+    produce<A_KMAJOR, B_KMAJOR, BK>(ring, tma_a, tma_b, m0, n0, count, it, first);
   };
 }
 
@@ -96,8 +98,9 @@ template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR>
 __device__ __forceinline__ void split_k_gemm(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
                                              T* C, int64_t M, int64_t N, int64_t K, int64_t ldc,
                                              float alpha, float beta) {
-  split_k_gemm<T, Cfg, A_KMAJOR, B_KMAJOR>(thread_zero_producer<A_KMAJOR, B_KMAJOR>(tma_a, tma_b),
-                                           C, M, N, K, ldc, alpha, beta);
+  split_k_gemm<T, Cfg, A_KMAJOR, B_KMAJOR>(
+      thread_zero_producer<A_KMAJOR, B_KMAJOR, k_tile<T>()>(tma_a, tma_b), C, M, N, K, ldc, alpha,
+      beta);
 }
 
 }  // namespace fastgemm::hopper
