@@ -678,13 +678,32 @@ const std::vector<AutoRule> kTf32x3Rules = {
      "(results/precision-*: 1024^3 67 against 57 us on an H100; sm_90a only)",
      int64_t(1) << 22, 0, 0, 0, 90, 256},
 };
+// tf32: results/sweeps/tf32-sizes-* (every pair of sides 128-2048, K 256-4096) and tf32-deep-*
+// (sides 256-2048, K 8192-65536), row-major operands, H100: v23's split against v22 and fp32
+// arithmetic (auto's ieee kernel).
 const std::vector<AutoRule> kTf32Rules = {
+    {"sgemm_v23_wgmma_tf32_split_k",
+     "TF32 tensor cores with K split across a cluster: for outputs of at most SMs tiles of "
+     "128x128 and at least 2^18 elements with K >= 256, where v22's 128x256 tiles leave SMs "
+     "idle (1.2-10x v22 on every such point but two; 1024x1024x65536 1267 -> 533 us; sm_90a "
+     "only)",
+     int64_t(1) << 18, 128, 128, 0, 90, 256, 0, false, 1},
+    {"sgemm_v23_wgmma_tf32_split_k",
+     "TF32 tensor cores with K split across a cluster: for outputs of at least 2^17 elements "
+     "with K >= 4096 over at most SMs tiles of 128x128, where fp32 arithmetic was 1.4-4.8x "
+     "slower (sm_90a only)",
+     int64_t(1) << 17, 128, 128, 0, 90, 4096, 0, false, 1},
+    {"sgemm_v23_wgmma_tf32_split_k",
+     "TF32 tensor cores with K split across a cluster: for outputs of at least 2^16 elements "
+     "with K >= 8192 over at most SMs tiles of 128x128 (256x256x8192: 28 against 31 us in fp32 "
+     "arithmetic; sm_90a only)",
+     int64_t(1) << 16, 128, 128, 0, 90, 8192, 0, false, 1},
     {"sgemm_v22_wgmma_tf32_regs",
      "TF32 tensor cores, an MN-major operand read through registers (no packing pass but for a "
      "column-major A with a row-major B): for outputs of at least 2^19 elements (512x1024) "
-     "with K >= 256, 1.26x fp32 arithmetic at worst there; on smaller outputs fp32 arithmetic "
-     "is as fast or faster (results/sweeps/tf32-sizes-*: 0.94x over 2^18-2^19, 0.53x below; "
-     "sm_90a only)",
+     "with K >= 256 over more than SMs tiles of 128x128 (at most SMs: v23), 1.26x fp32 "
+     "arithmetic at worst in tf32-sizes-*; on smaller outputs fp32 arithmetic is as fast or "
+     "faster (sm_90a only)",
      int64_t(1) << 19, 0, 0, 0, 90, 256},
 };
 const std::vector<AutoRule> kNoRules = {};
