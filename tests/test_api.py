@@ -155,7 +155,7 @@ def test_sgemm_ladder():
     ieee_branches = [k.version for k in ks if k.branch and k.precision == "ieee"]
     assert ieee_branches[:3] == [10, 11, 12], ieee_branches
     tensor_cores = {k.version: k.precision for k in ks if k.precision != "ieee"}
-    expected = {13: "tf32", 14: "tf32x3", 22: "tf32", 23: "tf32"}
+    expected = {13: "tf32", 14: "tf32x3", 22: "tf32", 23: "tf32", 24: "tf32x3"}
     assert tensor_cores == (expected if str(HOPPER_CC) in BUILT_ARCHS else {})
     # Together they number on from the ladder without a gap (the tensor-core rungs need sm_90).
     after_ladder = sorted(ieee_branches + list(expected))

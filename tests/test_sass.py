@@ -744,8 +744,8 @@ def test_expectations_cover_the_ladder():
         "sgemm_v20_split_k_reduce",
         "sgemm_v21_split_k_reduce_multistage",
     ]
-    # tf32, tf32x3, tf32 with an A through registers, its split-K (sm_90a only)
-    tensor_core = [13, 14, 22, 23] if HOPPER_CC in ARCHS else []
+    # tf32, tf32x3, tf32 with an A through registers, its split-K, tf32x3's (sm_90a only)
+    tensor_core = [13, 14, 22, 23, 24] if HOPPER_CC in ARCHS else []
     assert [k.version for k in _of("no_spills", "float32")] == [
         5,
         6,

@@ -112,8 +112,10 @@ def _relative_error(cp, C, A, B):
 ACCURACY_SHAPES = [(512, 512, 512), (256, 1024, 4096), (1024, 1024, 1024), (128, 256, 16384)]
 
 
-def _tf32x3_and_cublas_errors(cp, shape, spread, seeds=(1, 2)):
-    name = next(n for n in NAMES if PRECISION[n] == "tf32x3")
+V14, V24 = "sgemm_v14_wgmma_tf32x3", "sgemm_v24_wgmma_tf32x3_split_k"
+
+
+def _tf32x3_and_cublas_errors(cp, shape, spread, seeds=(1, 2), name=V14):
     _skip_unless_runnable(name)
     M, N, K = shape
     rng = cp.random.default_rng(7)
@@ -146,6 +148,16 @@ def test_tf32x3_error_within_3x_cublas_sgemm(cp, shape, spread):
     # shares; tf32x3 sums K in order, one 32-deep chunk at a time; see benchmarks/NOTES.md).
     e_ours, e_cublas = _tf32x3_and_cublas_errors(cp, shape, spread)
     assert e_ours <= 3 * e_cublas, (e_ours, e_cublas)
+
+
+@pytest.mark.parametrize("spread", [0, 30], ids=["normal", "exponents-2^+-30"])
+@pytest.mark.parametrize("shape", ACCURACY_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_tf32x3_split_as_accurate_as_cublas_sgemm(cp, shape, spread):
+    # v24 splits K into blocked sums (a share per block of the tile's cluster), as cuBLAS SGEMM
+    # does on such outputs: its error is no larger than cuBLAS SGEMM's on them, normal data and
+    # exponents spread over 2^-30 .. 2^30 alike.
+    e_ours, e_cublas = _tf32x3_and_cublas_errors(cp, shape, spread, name=V24)
+    assert e_ours <= e_cublas, (e_ours, e_cublas)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -235,26 +235,26 @@ __device__ __forceinline__ void consume_shared(const RingT& ring,
       }
       if (t == 0 && leader) on_first();
     }
-    return;
-  }
-  for (int t = 0; t < k_tiles; ++t, ++it) {
-    const int s = ring.wait_full(it);
-    const uint32_t a_s = ptx::smem_addr(ring.stage(s)), b_s = a_s + RingT::A_BYTES;
-    ptx::wgmma_fence();
+  } else {
+    for (int t = 0; t < k_tiles; ++t, ++it) {
+      const int s = ring.wait_full(it);
+      const uint32_t a_s = ptx::smem_addr(ring.stage(s)), b_s = a_s + RingT::A_BYTES;
+      ptx::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < BLOCK_K / 16; ++kk) {  // four 32-byte k-steps per k-tile
-      ptx::wgmma_m64k16<RingT::TILE_N, T>(acc, slice_desc<A_KMAJOR>(a_s, slice * BOX_BYTES, kk),
-                                          slice_desc<B_KMAJOR>(b_s, 0, kk), !A_KMAJOR,
-                                          !B_KMAJOR, t > 0 || kk > 0);
+      for (int kk = 0; kk < BLOCK_K / 16; ++kk) {  // four 32-byte k-steps per k-tile
+        ptx::wgmma_m64k16<RingT::TILE_N, T>(acc, slice_desc<A_KMAJOR>(a_s, slice * BOX_BYTES, kk),
+                                            slice_desc<B_KMAJOR>(b_s, 0, kk), !A_KMAJOR,
+                                            !B_KMAJOR, t > 0 || kk > 0);
+      }
+      ptx::wgmma_commit();
+      ptx::wgmma_wait<1>();
+      if (t > 0 && leader) ring.release((it - 1) % RingT::DEPTH);
+      if (t == 0 && leader) on_first();
     }
-    ptx::wgmma_commit();
-    ptx::wgmma_wait<1>();
-    if (t > 0 && leader) ring.release((it - 1) % RingT::DEPTH);
-    if (t == 0 && leader) on_first();
+    ptx::wgmma_wait<0>();
+    if (leader && !keep_last) ring.release((it - 1) % RingT::DEPTH);
+    ptx::fence_registers(acc);
   }
-  ptx::wgmma_wait<0>();
-  if (leader && !keep_last) ring.release((it - 1) % RingT::DEPTH);
-  ptx::fence_registers(acc);
 }
 
 // The consumer of a warp-specialised kernel: consume_shared, or consume_tf32_regs for an fp32

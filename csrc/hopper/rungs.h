@@ -31,6 +31,7 @@ struct V10 {  // wgmma + TMA, one stage, one warpgroup per 128x128 tile, registe
   static constexpr bool BORROW = false, HOIST_BETA = false;
   static constexpr bool PDL = false;
   static constexpr int STAGING = 0;  // shared memory beyond the tiles for a staging producer
+  static constexpr int PROMOTE = 0;  // k-tiles per partial tile added in fp32 (mainloop.cuh)
 };
 struct V11 : V10 {  // 128x256 tiles, two warpgroups of m64n256k16
   static constexpr int BN = 256, THREADS = 256;
@@ -135,7 +136,7 @@ struct V32 : V31 {
 };
 
 // The fp32 rungs on the tensor cores (sgemm_v13, v14, v22: V13's persistent 128x256 tile and
-// register epilogue; sgemm_v23: V24's split) over operands packed into tf32 planes where the
+// register epilogue; sgemm_v23, v24: V24's split) over operands packed into tf32 planes where the
 // tensor cores cannot read them in place (tf32.cuh). A k-tile is 32 fp32 deep, so a stage holds
 // the same bytes and the same four wgmma k-steps as the 16-bit rungs'.
 struct S13 : V13 {  // fp32 operands truncated to tf32: one plane, one product
@@ -153,6 +154,12 @@ struct S22 : S13 {
 struct S23 : V24 {
   static constexpr int PLANES = 1, PROMOTE = 0;
   static constexpr bool A_REGS = true;
+};
+// V24's split over S14's three planes and promotion: 3xTF32 for few tiles and a long K, whose
+// shares are also blocked sums of K (S14 sums K in one pass).
+struct S24 : V24 {
+  static constexpr int PLANES = 3, PROMOTE = 3;
+  static constexpr bool A_REGS = false;
 };
 // 3xTF32: three planes per operand, three products per k; the products of each 32-deep chunk (its
 // three k-tiles) added into the accumulators in round-to-nearest fp32 (PROMOTE), which needs a

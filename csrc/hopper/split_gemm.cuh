@@ -56,7 +56,7 @@ __device__ __forceinline__ void split_body(int64_t M, int64_t K, Producer produc
     start(half);
     int it = 0;
     float acc[Cfg::BN / 2];
-    consume<T, A_KMAJOR, B_KMAJOR>(ring, acc, half, static_cast<int>(count), it);
+    consume<T, A_KMAJOR, B_KMAJOR, Cfg::PROMOTE>(ring, acc, half, static_cast<int>(count), it);
     finish(ring, acc, half, m0, n0);
   }
 }
