@@ -2360,10 +2360,13 @@ def test_precision_rules_refer_to_kernels_of_that_precision():
 @pytest.mark.parametrize(
     "precision, m, n, k, tensor_cores",
     [
-        # results/precision-*.json (H100): tf32x3 loses to fp32 arithmetic up to 1024^3 and wins
-        # from 2048x2048 (K = 512 too). tf32: test_select_tf32_follows_the_tf32_sweeps.
-        ("tf32x3", 1024, 1024, 1024, False),
+        # test_select_tf32_follows_the_tf32_sweeps, test_select_tf32x3_follows_the_tf32x3_sweeps;
+        # 2048x2048x512 from results/precision-*.json (H100).
+        ("tf32x3", 1024, 1024, 1024, True),
+        ("tf32x3", 768, 1024, 1024, False),
         ("tf32x3", 256, 1024, 4096, False),
+        ("tf32x3", 1024, 1024, 65536, False),
+        ("tf32x3", 2048, 2048, 256, False),
         ("tf32x3", 2048, 2048, 512, True),
         ("tf32x3", 4096, 4096, 1024, True),
         ("tf32", 512, 512, 512, True),
@@ -2407,6 +2410,37 @@ def test_select_tf32_follows_the_tf32_sweeps():
     assert all(r["ieee_us"] / r["v22_us"] > 3 for r in picked["sgemm_v22_wgmma_tf32_regs"])
     kept = [r["ieee_us"] / min(r["v22_us"], r["v23_us"]) for r in picked["ieee"]]
     assert len(kept) >= 40 and math.prod(kept) ** (1 / len(kept)) < 1.0
+
+
+def test_select_tf32x3_follows_the_tf32x3_sweeps():
+    # results/sweeps/tf32x3-sizes-* and tf32x3-deep-* (the tf32 sweeps' shapes, row-major
+    # operands, H100, with each result's error against float64): where auto's "tf32x3" runs v24
+    # (at most SMs tiles of 128x128, 2^20 elements, 1024 <= K <= 32768) it was faster than fp32
+    # arithmetic on every point (1.22x geometric mean) and than v14 in the geometric mean (1.2x);
+    # where it runs v14, faster than fp32 arithmetic on every point; where it keeps fp32
+    # arithmetic the faster tf32x3 rung was slower in the geometric mean (0.69x). The error of the
+    # rung auto runs: 0.65x cuBLAS SGEMM's (v24) and 0.52x (v14) in the geometric mean, 1.34x at
+    # worst.
+    if str(HOPPER_CC) not in BUILT_ARCHS:
+        pytest.skip("sm_90 not built")
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    rows = [r for p in sorted(sweeps.glob("tf32x3-*-*.json")) for r in json.loads(p.read_text())["rows"]]
+    assert len(rows) >= 250
+    picked = {"sgemm_v24_wgmma_tf32x3_split_k": [], "sgemm_v14_wgmma_tf32x3": [], "ieee": []}
+    for r in rows:
+        m, n, k = r["shape"]
+        kernel = fastgemm.select(m, n, k, "float32", cc=90, precision="tf32x3").kernel
+        picked[kernel.name if kernel.precision == "tf32x3" else "ieee"].append(r)
+    v24, v14 = picked["sgemm_v24_wgmma_tf32x3_split_k"], picked["sgemm_v14_wgmma_tf32x3"]
+    assert len(v24) >= 30 and all(r["ieee_us"] > r["v24_us"] for r in v24)
+    assert _faster([r["v14_us"] / r["v24_us"] for r in v24], 30, 1.15)
+    assert len(v14) >= 10 and all(r["ieee_us"] > r["v14_us"] for r in v14)
+    kept = [r["ieee_us"] / min(r["v14_us"], r["v24_us"]) for r in picked["ieee"]]
+    assert len(kept) >= 150 and math.prod(kept) ** (1 / len(kept)) < 0.8
+    errors = [r["err_v24"] / r["err_cublas_sgemm"] for r in v24] + [
+        r["err_v14"] / r["err_cublas_sgemm"] for r in v14
+    ]
+    assert math.prod(errors) ** (1 / len(errors)) < 0.7 and max(errors) < 1.5
 
 
 @pytest.mark.parametrize("precision", ["tf32x3", "tf32"])
