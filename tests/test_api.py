@@ -2385,29 +2385,41 @@ def test_select_precision_sizes(precision, m, n, k, tensor_cores):
     assert (sel.kernel.precision == precision) == tensor_cores, sel
 
 
+def _tensor_core_sweep_picks(precision: str) -> dict[str, list[dict]]:
+    """The rows of results/sweeps/<precision>-*-*.json (benchmarks/tf32_sizes.py) by the kernel
+    that auto's `precision` runs on sm_90 ("ieee" for fp32 arithmetic)."""
+    if str(HOPPER_CC) not in BUILT_ARCHS:
+        pytest.skip("sm_90 not built")
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    rows = [
+        r for p in sorted(sweeps.glob(f"{precision}-*-*.json")) for r in json.loads(p.read_text())["rows"]
+    ]
+    assert len(rows) >= 250
+    picked: dict[str, list[dict]] = {}
+    for r in rows:
+        m, n, k = r["shape"]
+        kernel = fastgemm.select(m, n, k, "float32", cc=90, precision=precision).kernel
+        picked.setdefault(kernel.name if kernel.precision == precision else "ieee", []).append(r)
+    return picked
+
+
 def test_select_tf32_follows_the_tf32_sweeps():
     # results/sweeps/tf32-sizes-* (every pair of sides 128-2048, K 256-4096) and tf32-deep-*
     # (sides 256-2048, K 8192-65536), row-major operands, H100: where auto's "tf32" runs v23 (at
     # most SMs tiles of 128x128) it was 2.2x faster than v22 and 2.9x than fp32 arithmetic in the
-    # geometric mean (three points at 0.52-0.63x, isolated among their neighbours); where it runs
+    # geometric mean (three points at 0.52-0.63x, isolated among their neighbours: timed again
+    # in the same way, v23 ran 128x1536x4096 in 25.1 us, 1536x256x1024 in 16.2 and 128x2048x1024
+    # in 19.6, against 47.3, 30.7 and 20.2 in fp32 arithmetic); where it runs
     # v22, at least 3x fp32 arithmetic; where it keeps fp32 arithmetic, the faster tf32 rung was
     # slower in the geometric mean.
-    if str(HOPPER_CC) not in BUILT_ARCHS:
-        pytest.skip("sm_90 not built")
-    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
-    rows = [r for p in sorted(sweeps.glob("tf32-*-*.json")) for r in json.loads(p.read_text())["rows"]]
-    assert len(rows) >= 250
-    picked = {"sgemm_v23_wgmma_tf32_split_k": [], "sgemm_v22_wgmma_tf32_regs": [], "ieee": []}
-    for r in rows:
-        m, n, k = r["shape"]
-        kernel = fastgemm.select(m, n, k, "float32", cc=90, precision="tf32").kernel
-        picked[kernel.name if kernel.precision == "tf32" else "ieee"].append(r)
+    picked = _tensor_core_sweep_picks("tf32")
     v23 = picked["sgemm_v23_wgmma_tf32_split_k"]
     assert all(-(-r["shape"][0] // 128) * -(-r["shape"][1] // 128) <= 132 for r in v23)
     assert _faster([r["v22_us"] / r["v23_us"] for r in v23], 150, 2.0)
     assert _faster([r["ieee_us"] / r["v23_us"] for r in v23], 150, 2.5)
     assert sum(r["ieee_us"] < r["v23_us"] for r in v23) <= 3
-    assert all(r["ieee_us"] / r["v22_us"] > 3 for r in picked["sgemm_v22_wgmma_tf32_regs"])
+    v22 = picked["sgemm_v22_wgmma_tf32_regs"]
+    assert len(v22) >= 10 and all(r["ieee_us"] / r["v22_us"] > 3 for r in v22)
     kept = [r["ieee_us"] / min(r["v22_us"], r["v23_us"]) for r in picked["ieee"]]
     assert len(kept) >= 40 and math.prod(kept) ** (1 / len(kept)) < 1.0
 
@@ -2421,16 +2433,7 @@ def test_select_tf32x3_follows_the_tf32x3_sweeps():
     # arithmetic the faster tf32x3 rung was slower in the geometric mean (0.69x). The error of the
     # rung auto runs: 0.65x cuBLAS SGEMM's (v24) and 0.52x (v14) in the geometric mean, 1.34x at
     # worst.
-    if str(HOPPER_CC) not in BUILT_ARCHS:
-        pytest.skip("sm_90 not built")
-    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
-    rows = [r for p in sorted(sweeps.glob("tf32x3-*-*.json")) for r in json.loads(p.read_text())["rows"]]
-    assert len(rows) >= 250
-    picked = {"sgemm_v24_wgmma_tf32x3_split_k": [], "sgemm_v14_wgmma_tf32x3": [], "ieee": []}
-    for r in rows:
-        m, n, k = r["shape"]
-        kernel = fastgemm.select(m, n, k, "float32", cc=90, precision="tf32x3").kernel
-        picked[kernel.name if kernel.precision == "tf32x3" else "ieee"].append(r)
+    picked = _tensor_core_sweep_picks("tf32x3")
     v24, v14 = picked["sgemm_v24_wgmma_tf32x3_split_k"], picked["sgemm_v14_wgmma_tf32x3"]
     assert len(v24) >= 30 and all(r["ieee_us"] > r["v24_us"] for r in v24)
     assert _faster([r["v14_us"] / r["v24_us"] for r in v24], 30, 1.15)

@@ -198,11 +198,14 @@ void launch_tf32(const GemmArgs& args, const char* name, KernelFor kernel_for) {
 }  // namespace fastgemm::hopper
 
 // A tf32 rung's host side, after its kernel (FASTGEMM_HOPPER_KERNEL, instantiated for float
-// with both operands K-major): its fp32 entry point and shared-memory figure.
+// with B K-major, and A K-major unless the rung reads an MN-major A through registers,
+// Cfg::A_REGS): its fp32 entry point and shared-memory figure.
 #define FASTGEMM_TF32_ENTRY_POINTS(NAME, CFG)                                                   \
   namespace fastgemm {                                                                          \
   void NAME(const GemmArgs& a) {                                                                \
-    hopper::launch_tf32<hopper::CFG>(a, #NAME, [](auto, bool) { return NAME##_kernel<float, true, true>; }); \
+    hopper::launch_tf32<hopper::CFG>(a, #NAME, [](auto a_kmajor, bool) {                         \
+      return NAME##_kernel<float, decltype(a_kmajor)::value || !hopper::CFG::A_REGS, true>;     \
+    });                                                                                         \
   }                                                                                             \
   int NAME##_smem() { return hopper::smem_bytes<hopper::CFG>(); }                               \
   }

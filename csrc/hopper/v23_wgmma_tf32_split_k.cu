@@ -30,15 +30,9 @@ FASTGEMM_HOPPER_KERNEL(sgemm_v23_wgmma_tf32_split_k, S23) {
 }
 
 }  // namespace
-
-void sgemm_v23_wgmma_tf32_split_k(const GemmArgs& a) {
-  hopper::launch_tf32<hopper::S23>(a, "sgemm_v23_wgmma_tf32_split_k", [](auto a_kmajor, bool) {
-    return sgemm_v23_wgmma_tf32_split_k_kernel<float, decltype(a_kmajor)::value, true>;
-  });
-}
-int sgemm_v23_wgmma_tf32_split_k_smem() { return hopper::smem_bytes<hopper::S23>(); }
-
 }  // namespace fastgemm
+
+FASTGEMM_TF32_ENTRY_POINTS(sgemm_v23_wgmma_tf32_split_k, S23)
 
 FASTGEMM_REGISTER_SGEMM_SMEM(sgemm_v23_wgmma_tf32_split_k, {23, 90, 90, 16, "wgmma", "tma",
     "split_k", "sgemm_v22_wgmma_tf32_regs", true,

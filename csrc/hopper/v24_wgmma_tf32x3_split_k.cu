@@ -28,15 +28,9 @@ FASTGEMM_HOPPER_KERNEL(sgemm_v24_wgmma_tf32x3_split_k, S24) {
 }
 
 }  // namespace
-
-void sgemm_v24_wgmma_tf32x3_split_k(const GemmArgs& a) {
-  hopper::launch_tf32<hopper::S24>(a, "sgemm_v24_wgmma_tf32x3_split_k", [](auto, bool) {
-    return sgemm_v24_wgmma_tf32x3_split_k_kernel<float, true, true>;
-  });
-}
-int sgemm_v24_wgmma_tf32x3_split_k_smem() { return hopper::smem_bytes<hopper::S24>(); }
-
 }  // namespace fastgemm
+
+FASTGEMM_TF32_ENTRY_POINTS(sgemm_v24_wgmma_tf32x3_split_k, S24)
 
 FASTGEMM_REGISTER_SGEMM_SMEM(sgemm_v24_wgmma_tf32x3_split_k, {24, 90, 90, 16, "wgmma", "tma",
     "split_k", "sgemm_v14_wgmma_tf32x3", true,
