@@ -83,8 +83,8 @@ dim3 resident_clusters(Kernel kernel, dim3 grid, int threads, int smem, const ch
   return grid;
 }
 
-// Host: tensor maps for BM x 64 tiles of A and BN x 64 tiles of B in their layouts (and 64x64
-// boxes of C), and a launch of the instantiation for that layout pair. KernelFor(a_kmajor,
+// Host: tensor maps for BM x EK tiles of A and BN x EK tiles of B in their layouts (EK = 64 16-bit
+// elements or 32 fp32: a 128-byte row; and 64-row boxes of C), and a launch of the instantiation for that layout pair. KernelFor(a_kmajor,
 // b_kmajor) returns the kernel; every Hopper kernel takes (tma_a, tma_b, tma_c, C, M, N, K, ldc,
 // alpha, beta). CLUSTER > 1: each CTA loads 1/CLUSTER of a K-major B tile (the box of B's map),
 // and the grid is capped at the resident clusters. BALANCE (persistent rungs): as few blocks as

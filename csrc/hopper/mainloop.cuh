@@ -116,7 +116,8 @@ __device__ __forceinline__ void produce_tiles(const RingT& ring, const Sched& sc
 // 32 rows x 32 k-rows, load_tile) each consumer thread loads its own fragment with 4-byte shared
 // loads and rounds it to the nearest tf32, and B (K-major) is read from the stage as usual. The
 // 128-byte swizzle puts a warp's 32 loads on 16 banks pairwise (k and k + 1 of rows four
-// apart): two passes each, against the 48 KiB that the wgmmas of a 64x256 slice read of B.
+// apart): two passes each, 16 KiB of passes a k-tile against the 32 KiB of B that the wgmmas of
+// a 64x256 slice read.
 struct Tf32Fragment {
   uint32_t off[4];  // bytes into the A tile of a[0..3] of k-step 0; k-step s is 8 k-rows further
 
@@ -129,8 +130,9 @@ struct Tf32Fragment {
     }
   }
   // The 16 values of a k-tile (k-steps 0..3 x a[0..3]) of the A tile at `tile`, as the nearest
-  // tf32 (ties away from zero; a value that would round past the largest tf32, inf and NaN are
-  // truncated instead).
+  // tf32 (ties away from zero); a value that would round past the largest tf32, inf and NaN are
+  // truncated instead, as the tensor cores read them (a NaN whose payload lies only in the 13 low
+  // bits then reads as inf, as it does in v13).
   __device__ __forceinline__ void load(uint32_t tile, uint32_t (&f)[16]) const {
 #pragma unroll
     for (int s = 0; s < 4; ++s)
@@ -143,7 +145,9 @@ struct Tf32Fragment {
   }
 };
 
-// Keeps the compiler from reusing a fragment's registers before the wgmmas that read it retire.
+// Keeps a fragment set live in the compiler's view until after the wait that retires the wgmmas
+// reading it, so that its registers are not reused earlier (ptxas also tracks wgmma's
+// asynchronous register reads itself).
 __device__ __forceinline__ void fence_fragment(uint32_t (&f)[16]) {
 #pragma unroll
   for (int i = 0; i < 16; ++i) asm volatile("" : "+r"(f[i])::"memory");

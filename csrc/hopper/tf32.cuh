@@ -1,7 +1,9 @@
-// hopper/tf32.cuh — fp32 GEMM on the tensor cores: each operand packed into tf32 planes by a
-// small kernel, then a persistent wgmma kernel (tf32 products, fp32 accumulators) over the packed
-// operands. The rungs sgemm_v13 (tf32) and sgemm_v14 (3xTF32) are this part with one or three
-// planes (rungs.h: S13, S14).
+// hopper/tf32.cuh — fp32 GEMM on the tensor cores: an operand that the tensor cores cannot read
+// in place packed into tf32 planes by a small kernel, then a wgmma kernel (tf32 products, fp32
+// accumulators) over the operands. sgemm_v13 (tf32) and sgemm_v14 (3xTF32) are this part's
+// persistent body with one or three planes, sgemm_v22 is v13 reading an MN-major A through
+// registers; sgemm_v23 and v24 run split_gemm.cuh over v22's and v14's operands (rungs.h: S13,
+// S14, S22, S23, S24).
 //
 // Packing. An operand X (rows x K: A as M x K, B as N x K, either layout) becomes a K-major
 // buffer of `rows` rows; row r is a run of 32-element k-chunks, and chunk c holds PLANES planes
@@ -24,7 +26,7 @@
 // the call's stream, released with cudaFreeAsync once the GEMM is queued), so a CUDA graph
 // capture turns them into graph memory nodes. PLANES = 1 reads an operand in place where it is
 // already K-major (row-major A, column-major B) and 16-byte aligned: the tensor cores truncate it
-// exactly as t(x) does.
+// exactly as t(x) does; A_REGS also reads an aligned MN-major A in place (through registers).
 // What limits it: the packing pass reads each operand once and writes PLANES copies (memory
 // traffic that a fused split in the consumer warpgroups would avoid), and the register epilogue.
 #pragma once
@@ -136,8 +138,9 @@ __device__ __forceinline__ void tf32_gemm(const CUtensorMap* tma_a, const CUtens
 // Host: pack what needs packing into one stream-ordered temporary, then launch the kernel that
 // kernel_for(a_kmajor, c_col_major) returns (the rung's instantiation for float) over the
 // operands. Cfg::A_REGS (A through registers, one plane): an MN-major A is read in place, and a
-// B that is not K-major in place makes the problem run as its transpose, C^T = B^T A^T, where a
-// row-major A is (C stored column-major); only a column-major A with a row-major B packs one.
+// row-major A with a row-major B runs as the transposed problem, C^T = B^T A^T (B^T MN-major,
+// A^T K-major, C stored column-major); only a column-major A with a row-major B packs one (and
+// any operand whose rows are not 16-byte aligned is packed).
 template <typename Cfg, typename KernelFor>
 void launch_tf32(const GemmArgs& args, const char* name, KernelFor kernel_for) {
   constexpr int PLANES = Cfg::PLANES;
@@ -147,8 +150,7 @@ void launch_tf32(const GemmArgs& args, const char* name, KernelFor kernel_for) {
     return reinterpret_cast<uintptr_t>(p) % 16 == 0 && lead % 4 == 0;
   };
   GemmArgs a = args;
-  if (Cfg::A_REGS && !(a.b_col_major && in_place(a.B, a.ldb)) && !a.a_col_major &&
-      in_place(a.A, a.lda)) {
+  if (Cfg::A_REGS && !a.a_col_major && !a.b_col_major) {
     std::swap(a.M, a.N), std::swap(a.A, a.B), std::swap(a.lda, a.ldb);
     const bool a_col = a.a_col_major;
     a.a_col_major = !a.b_col_major, a.b_col_major = !a_col, a.c_col_major = !a.c_col_major;

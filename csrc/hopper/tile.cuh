@@ -1,11 +1,11 @@
 // hopper/tile.cuh — the shared-memory tiles every Hopper part works on: the geometry of the
 // 128-byte swizzle, the wgmma descriptor of a tile slice, and the TMA copy of a tile.
 //
-// Contract: a tile is what TMA writes with the 128-byte swizzle — rows of 64 elements (128 bytes)
-// in 8-row groups of 1024 bytes, 1024-byte aligned. A K-major operand tile (row-major A,
-// column-major B) is BMN rows of 64 k; an MN-major one is BMN/64 boxes of 64 k-rows x 64
-// elements, 8 KiB apart (fp32: 32 x 32, 4 KiB apart). load_tile only issues copies: the caller owns the barrier they complete
-// on and the expected transaction bytes.
+// Contract: a tile is what TMA writes with the 128-byte swizzle — rows of 128 bytes (64 16-bit
+// elements, 32 fp32) in 8-row groups of 1024 bytes, 1024-byte aligned. A K-major operand tile
+// (row-major A, column-major B) is BMN rows of 64 k (fp32: 32); an MN-major one is BMN/64 boxes of
+// 64 k-rows x 64 elements, 8 KiB apart (fp32: 32 x 32, 4 KiB apart). load_tile only issues
+// copies: the caller owns the barrier they complete on and the expected transaction bytes.
 #pragma once
 #include <cuda.h>
 

@@ -3,9 +3,10 @@
 //
 // What changed since v14: the schedule and the epilogue, as sgemm v23 changed v22's. A block per
 // 128x128 tile and share of K (up to 8 shares, a cluster per tile) streams its share of the
-// packed planes through v24's ring; each chunk's three products are added into the accumulators
-// in round-to-nearest fp32 (PROMOTE) as in v14, and the cluster sums the fp32 partial tiles in
-// rank order through distributed shared memory (common/split_k.cuh).
+// packed planes through v24's ring; the products of each group of three k-tiles (a chunk's three
+// planes, where the share starts on a chunk) are added into the accumulators in round-to-nearest
+// fp32 (PROMOTE) as in v14, and the cluster sums the fp32 partial tiles in rank order through
+// distributed shared memory (common/split_k.cuh).
 // Why it pays: S times the busy SMs on few tiles; and the shares make K's sum a blocked one (S
 // partial sums added at the end), as cuBLAS SGEMM's split sums are on such outputs, where v14's
 // one pass over K accumulates more rounding error.
