@@ -672,6 +672,11 @@ const std::vector<AutoRule> kSgemmRules = {
 // decide(), so a shape they are not preferred for runs in fp32 arithmetic: at least as accurate).
 // tf32x3: results/sweeps/tf32x3-sizes-* and tf32x3-deep-* (the tf32 sweeps' shapes, with each
 // result's error against float64), H100.
+constexpr const char* kV14Why =
+    "3xTF32 on the tensor cores (three tf32 products per product, fp32-level accuracy): for "
+    "outputs of at least 2^21 elements with K >= 1024 (1.1-1.6x fp32 arithmetic), and of at "
+    "least 2^22 (2048x2048) with K >= 512, where the packing pass is small against the math "
+    "(2048x2048x256: 73 against 52 us in fp32 arithmetic; sm_90a only)";
 const std::vector<AutoRule> kTf32x3Rules = {
     {"sgemm_v24_wgmma_tf32x3_split_k",
      "3xTF32 on the tensor cores with K split across a cluster (fp32-level accuracy, K summed in "
@@ -679,17 +684,9 @@ const std::vector<AutoRule> kTf32x3Rules = {
      "1024 <= K <= 32768, 1.02-1.5x fp32 arithmetic there (1.2x v14); on smaller outputs, a "
      "shorter or a longer K fp32 arithmetic is as fast or faster (sm_90a only)",
      int64_t(1) << 20, 128, 128, 0, 90, 1024, 0, false, 1, 0, nullptr, 32768},
-    {"sgemm_v14_wgmma_tf32x3",
-     "3xTF32 on the tensor cores (three tf32 products per product, fp32-level accuracy): for "
-     "outputs of at least 2^21 elements with K >= 1024 (1.1-1.6x fp32 arithmetic), and of at "
-     "least 2^22 (2048x2048) with K >= 512, where the packing pass is small against the math "
-     "(2048x2048x256: 73 against 52 us in fp32 arithmetic; sm_90a only)",
+    {"sgemm_v14_wgmma_tf32x3", kV14Why,
      int64_t(1) << 21, 0, 0, 0, 90, 1024},
-    {"sgemm_v14_wgmma_tf32x3",
-     "3xTF32 on the tensor cores (three tf32 products per product, fp32-level accuracy): for "
-     "outputs of at least 2^21 elements with K >= 1024 (1.1-1.6x fp32 arithmetic), and of at "
-     "least 2^22 (2048x2048) with K >= 512, where the packing pass is small against the math "
-     "(2048x2048x256: 73 against 52 us in fp32 arithmetic; sm_90a only)",
+    {"sgemm_v14_wgmma_tf32x3", kV14Why,
      int64_t(1) << 22, 0, 0, 0, 90, 512},
 };
 // tf32: results/sweeps/tf32-sizes-* (every pair of sides 128-2048, K 256-4096) and tf32-deep-*
