@@ -53,6 +53,14 @@ hopper-random-float16-<gpu>.json.
     python benchmarks/deep_small.py 150 --seed 18 --hopper --only hgemm_v24_wgmma_split_k --out results/sweeps
 
 The same, kept where auto runs that rung. Writes hopper-random-<rung>-float16-<gpu>.json.
+
+    python benchmarks/deep_small.py 120 --seed 22 --tall --out results/sweeps
+
+Tall outputs of few columns with a long K: M log-uniform 1024-16384, N 129-1024 and K
+2048-32768 (log-uniform, multiples of 8), at most 2^36 multiply-adds, a quarter of the A and of
+the B operands column-major, kept where auto runs a wgmma rung: auto against each wgmma rung, to
+place v32's 192-column tiles against the 128- and 256-column ones. Writes
+hopper-tall-float16-<gpu>.json.
 """
 
 from __future__ import annotations
@@ -144,6 +152,7 @@ def main() -> None:
     p.add_argument("--unaligned-padded", action="store_true", help="under-aligned, where auto pads")
     p.add_argument("--hopper", action="store_true", help="random aligned shapes on the wgmma rungs")
     p.add_argument("--only", default=None, help="with --hopper: where auto runs this rung")
+    p.add_argument("--tall", action="store_true", help="tall outputs of 129-1024 columns, long K")
     args = p.parse_args()
     rng = random.Random(args.seed)
     dt = torch.float16
@@ -157,7 +166,7 @@ def main() -> None:
     family = next((f for f, on in flags.items() if on), None)
     unaligned = family is not None
     kernels = {"small": UNALIGNED_KERNELS, "narrow": NARROW_KERNELS, None: KERNELS}.get(family, LARGE_KERNELS)
-    if args.hopper:
+    if args.hopper or args.tall:
         kernels = HOPPER_KERNELS
     if args.unaligned_padded:
         kernels = PADDED_KERNELS
@@ -171,6 +180,18 @@ def main() -> None:
             order = ("F" if a_col else "C") + ("F" if b_col else "C")
             picked = fastgemm.select(M, N, K, "float16", order=order).kernel.name
             if picked not in HOPPER_KERNELS or args.only not in (None, picked):
+                continue
+        elif args.tall:
+            M = _log_uniform(rng, 1024, 16384)
+            N = _log_uniform(rng, 129, 1024) // 8 * 8
+            K = _log_uniform(rng, 2048, 32768) // 8 * 8
+            a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
+            if a_col:
+                M = M // 8 * 8
+            if M * N * K > 1 << 36 or N <= 128:
+                continue
+            order = ("F" if a_col else "C") + ("F" if b_col else "C")
+            if fastgemm.select(M, N, K, "float16", order=order).kernel.name not in HOPPER_KERNELS:
                 continue
         elif args.unaligned_padded:
             M, N, K = _shape(rng, 1 << 36)
@@ -256,11 +277,13 @@ def main() -> None:
         )
     os.makedirs(args.out, exist_ok=True)
     family = "hopper" if args.hopper else "padded" if args.unaligned_padded else family
+    family = "tall" if args.tall else family
     kind, flag = {
         "hopper": (
             "hopper-random" + (f"-{args.only.split('_')[1]}" if args.only else ""),
             " --hopper" + (f" --only {args.only}" if args.only else ""),
         ),
+        "tall": ("hopper-tall", " --tall"),
         "large": ("unaligned-large-v39", " --unaligned-large"),
         "short": ("unaligned-short-v39", " --unaligned-short"),
         "narrow": ("unaligned-narrow-v37-v38", " --unaligned-narrow"),

@@ -173,9 +173,13 @@ struct Mat {
   bool col;
 };
 
+// A temporary's rows are 128 bytes apart at least (a multiple of 128 bytes): whole L2 lines, so
+// that each row of a TMA box (128 bytes under the 128-byte swizzle) is one line. With a pitch a
+// multiple of only 16 bytes, a box row straddles two lines, and the wgmma rungs read such an
+// operand 1.2-1.4x slower (NOTES: rows not on 128 bytes); the CUDA-core rungs need only 16.
 int64_t aligned_ld(int64_t cols, int64_t itemsize) {
-  const int64_t per16 = 16 / itemsize;
-  return (cols + per16 - 1) / per16 * per16;
+  const int64_t per128 = 128 / itemsize;
+  return (cols + per128 - 1) / per128 * per128;
 }
 
 // Where a call's work goes: the device, or (the CPU tests' `record` hook) a log.
@@ -185,7 +189,7 @@ struct Ops {
   // One allocation for the call's temporaries that follow (temporary_bytes: their sum), so that
   // a call with several pays for one; the others then come out of it.
   virtual void reserve(size_t /*bytes*/) {}
-  // A row-major temporary with 16-byte aligned rows, alive until the call's work is queued.
+  // A row-major temporary with 128-byte aligned rows, alive until the call's work is queued.
   virtual Mat alloc(int64_t rows, int64_t cols) = 0;
   // dst (row-major) = the rows x cols matrix at src with element strides (rs, cs).
   virtual void copy(uintptr_t src, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
@@ -199,7 +203,7 @@ struct Ops {
                      float beta) = 0;
 };
 
-// Bytes of a temporary of rows x cols, its rows 16-byte aligned, rounded up to 256 so that the
+// Bytes of a temporary of rows x cols, its rows 128-byte aligned, rounded up to 256 so that the
 // next one in a shared allocation starts aligned.
 size_t temporary_size(int64_t rows, int64_t cols, int64_t itemsize) {
   return (size_t(rows * aligned_ld(cols, itemsize) * itemsize) + 255) / 256 * 256;
@@ -363,6 +367,7 @@ struct Job {
   bool swap;
   bool flip = false;  // the plan's: run C^T = B^T A^T after the swap, C written column-major
   std::optional<Strided> copy_a, copy_b;
+  int realign = 0;  // the plan's: A (1) and B (2) copied for 128-byte rows (Plan::realign)
 };
 
 // A TMA store bounds its writes at whole 16-byte units of a row: where C's N-element rows end
@@ -394,6 +399,15 @@ void execute(const Job& job, Ops& work, size_t reserve = 0) {
     const Mat a2{pb.ptr, pb.ld, !pb.col}, b2{pa.ptr, pa.ld, !pa.col};
     pa = a2, pb = b2;
   }
+  // A copy of m (rows x cols as the kernel reads it) in its own layout, its rows 128 bytes apart:
+  // `rows` rows of `cols` elements, or (column-major) `cols` rows of `rows`.
+  auto relaid = [&](const Mat& m, int64_t rows, int64_t cols) {
+    Mat copy = m.col ? copied(m.ptr, cols, rows, m.ld, 1) : copied(m.ptr, rows, cols, m.ld, 1);
+    copy.col = m.col;
+    return copy;
+  };
+  if (job.realign & 1) pa = relaid(pa, M, K);
+  if (job.realign & 2) pb = relaid(pb, K, N);
   const KernelEntry& k = *job.kernel;
   if (job.flip) {  // the transposed problem: operands exchanged again, C column-major
     // The epilogues that write a column-major C: the clusters' split_k, and the mma.sync rungs
@@ -446,11 +460,7 @@ void execute(const Job& job, Ops& work, size_t reserve = 0) {
   }
   if (job.pad) {  // under-aligned operands go through aligned temporaries, in their own layouts
     auto aligned = [&](const Mat& m, int64_t rows, int64_t cols) {
-      if (alignment(m, size) >= job.pad_alignment) return m;
-      // Stored as `rows` rows of `cols` elements, or (column-major) `cols` rows of `rows`.
-      Mat copy = m.col ? copied(m.ptr, cols, rows, m.ld, 1) : copied(m.ptr, rows, cols, m.ld, 1);
-      copy.col = m.col;
-      return copy;
+      return alignment(m, size) >= job.pad_alignment ? m : relaid(m, rows, cols);
     };
     pa = aligned(pa, M, K);
     pb = aligned(pb, K, N);
@@ -669,14 +679,14 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   std::optional<Layout> a_layout = unit_stride_layout(a.rows, a.cols, a.rs, a.cs, a.itemsize);
   std::optional<Layout> b_layout = unit_stride_layout(b.rows, b.cols, b.rs, b.cs, b.itemsize);
   auto canonical = [](const Operand& m, const std::optional<Layout>& l) {
-    // A strided operand's copy: a fresh 16-byte aligned row-major buffer (pointer filled later).
+    // A strided operand's copy: a fresh 128-byte aligned row-major buffer (pointer filled later).
     return l ? Mat{m.ptr, l->ld, l->col_major} : Mat{0, 0, false};
   };
   const Mat pa = canonical(a, a_layout), pb = canonical(b, b_layout);
   const Mat pc{c.ptr, c_layout->ld, false};
   const bool swap = c_layout->col_major;
-  const int align_a = a_layout ? alignment(pa, size) : 16;
-  const int align_b = b_layout ? alignment(pb, size) : 16;
+  const int align_a = a_layout ? alignment(pa, size) : 128;
+  const int align_b = b_layout ? alignment(pb, size) : 128;
   // After the swap: (M, N) exchanged, A' = B^T, B' = A^T.
   const int64_t Mk = swap ? N : M, Nk = swap ? M : N;
   const int align_c = alignment(pc, size);
@@ -687,6 +697,7 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
   bool pad = false, flip = false;
   int pad_alignment = 0;
   int64_t grown_m = 0, grown_n = 0, grown_k = 0;
+  int realign = 0;
   if (automatic) {
     const PlanKey key{device, dtype, Mk, Nk, K, a_col_k, b_col_k, beta_d != 0.0,
                       align_ak, align_bk, align_c, precision};
@@ -696,6 +707,7 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
     pad_alignment = plan.pad_alignment;
     grown_m = plan.grown_m, grown_n = plan.grown_n, grown_k = plan.grown_k;
     flip = plan.flip;
+    realign = plan.realign;
   } else {
     const std::string problem = runnable_problem(
         *k, device_target(device), std::min(align_ak, std::min(align_bk, align_c)));
@@ -707,13 +719,15 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
           pa, pb, pc, swap, flip};
   if (!a_layout) job.copy_a = Strided{a.ptr, a.rows, a.cols, a.rs, a.cs};
   if (!b_layout) job.copy_b = Strided{b.ptr, b.rows, b.cols, b.rs, b.cs};
+  job.realign = realign;
   {
     py::gil_scoped_release release;
     with_ops(device, cuda_stream, size, [&job](Ops& ops) {
-      // Temporaries come only from the padded path, strided operands and a TMA store's C rows
-      // (a transposed run never has a TMA store: N is the kernel's).
+      // Temporaries come only from the padded path, strided operands, the copies for 128-byte
+      // rows and a TMA store's C rows (a transposed run never has a TMA store: N is the kernel's).
       size_t bytes = 0;
-      if (job.pad || job.copy_a || job.copy_b || row_edge(*job.kernel, job.N, job.itemsize)) {
+      if (job.pad || job.copy_a || job.copy_b || job.realign ||
+          row_edge(*job.kernel, job.N, job.itemsize)) {
         SizingOps sizing(job.itemsize);  // the same work, counted: one allocation for it all
         execute(job, sizing);
         bytes = sizing.bytes;

@@ -863,8 +863,11 @@ std::optional<Plan> f32_padded_plan(const Target& t, int64_t M, int64_t N, int64
 
 }  // namespace
 
-Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int align_a,
-            int align_b, int align_c, Precision precision, bool a_col, bool b_col) {
+namespace {
+
+// The rule walk (decide() adds the copies of operands whose rows are off 128 bytes).
+Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int align_a,
+                  int align_b, int align_c, Precision precision, bool a_col, bool b_col) {
   // What the kernels need is at most 16 bytes (the runnable checks and the words say that);
   // row_align rules read the alignment as given, up to kPlanAlignCap.
   const int row_alignment = std::min(align_a, std::min(align_b, align_c));
@@ -1089,6 +1092,55 @@ Plan decide(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t K, int
   throw std::runtime_error(std::string("no ") + dtype_name(dtype) +
                            " kernel runs on compute capability " + fmt_cc(t.cc) +
                            (skipped.empty() ? " in this build" : ": " + joined()));
+}
+
+// FASTGEMM_DEV_REALIGN=0 never copies an operand for its rows' 128-byte alignment (for the sweeps
+// that compare both ways; read at every decide(), as FASTGEMM_DEV_PAD). Not for users.
+bool dev_realign_off() {
+  const char* v = std::getenv("FASTGEMM_DEV_REALIGN");
+  return v != nullptr && std::string_view(v) == "0";
+}
+
+// fp16/bf16 operands whose rows are 16- but not 128-byte aligned (a pitch or base off whole L2
+// lines: N or K not a multiple of 64 elements): each 128-byte row of a TMA box then straddles
+// two lines, and the TMA rungs read such an operand 1.2-1.45x slower (H100, NOTES: rows not on
+// 128 bytes; 14916x664x6424: 386 us, 278 with B's rows on 128 bytes, 222 with A's too; C's
+// rows did not matter). The copy of an operand of E elements costs about 4E bytes of HBM
+// traffic, which the kernel's loss outweighs where the other side of the output is at least
+// kRealignMinSide (a quarter of the GEMM's time lost against the copy: break-even near 1800-3000
+// rows or columns) on at least 2^33 multiply-adds (a few us of launches and copies).
+constexpr int64_t kRealignMinSide = 3072;
+constexpr int64_t kRealignMinMacs = int64_t(1) << 33;
+
+bool reads_by_tma(const KernelEntry& k) {
+  return std::string_view(k.family) == "wgmma" && std::string_view(k.copy) == "tma" &&
+         k.alignment == 16;
+}
+
+}  // namespace
+
+Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int align_a,
+            int align_b, int align_c, Precision precision, bool a_col, bool b_col) {
+  Plan plan = decide_rules(t, dtype, M, N, K, align_a, align_b, align_c, precision, a_col, b_col);
+  if (dtype == DType::f32 || t.cc < 90 || plan.pad || plan.flip || !reads_by_tma(*plan.kernel) ||
+      !macs_at_least(M, N, K, kRealignMinMacs) || dev_realign_off()) {
+    return plan;
+  }
+  const bool copy_a = align_a >= 16 && align_a < 128 && N >= kRealignMinSide;
+  const bool copy_b = align_b >= 16 && align_b < 128 && M >= kRealignMinSide;
+  if (!copy_a && !copy_b) return plan;
+  Plan again = decide_rules(t, dtype, M, N, K, copy_a ? 128 : align_a, copy_b ? 128 : align_b,
+                            align_c, precision, a_col, b_col);
+  if (again.pad || again.flip || !reads_by_tma(*again.kernel)) return plan;
+  again.realign = (copy_a ? 1 : 0) | (copy_b ? 2 : 0);
+  const char* which = copy_a && copy_b ? "A's and B's rows are" : copy_a ? "A's rows are" : "B's rows are";
+  again.reason = std::make_shared<const std::string>(
+      *again.reason + "; " + which + " 16- but not 128-byte aligned, so " +
+      (copy_a && copy_b ? "they are" : "it is") + " copied first into a temporary with 128-byte " +
+      "rows (TMA reads rows off whole L2 lines 1.2-1.45x slower; the copy pays from " +
+      std::to_string(kRealignMinSide) + " rows or columns on the other side and 2^33 " +
+      "multiply-adds)");
+  return again;
 }
 
 bool PlanKey::operator==(const PlanKey& o) const {

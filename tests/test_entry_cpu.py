@@ -118,7 +118,8 @@ def test_temporaries_share_one_reservation():
             row((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C)
         )
         log = fastgemm._C._take_recorded()
-        assert log[0] == ("reserve", "", (3 * -(-1031 * 1032 * 2 // 256) * 256, 2))
+        # Each temporary's rows are 128 bytes apart at least (1031 fp16 columns: a pitch of 1088).
+        assert log[0] == ("reserve", "", (3 * -(-1031 * 1088 * 2 // 256) * 256, 2))
         assert [op for op, _, _ in log].count("alloc") == 3
     finally:
         fastgemm._C._set_runtime_hooks()
@@ -148,7 +149,7 @@ def test_strided_input_is_copied_row_major(recorded):
     log = recorded()
     assert [op for op, _, _ in log] == ["alloc", "copy", "gemm"]
     tmp, rows, cols, ld = log[0][2]
-    assert (rows, cols, ld) == (M, K, K)  # 12 floats = 48 bytes: already 16-byte rows
+    assert (rows, cols, ld) == (M, K, 32)  # 12 floats = 48 bytes: rows 128 bytes apart
     assert log[1][2] == (PTR_A, M, K, 2 * K, 2, tmp, ld)
     assert log[2][2][3:6] == (tmp, ld, 0)
 
@@ -165,7 +166,7 @@ def test_padded_path(recorded, beta):
     )
     log = recorded()
     ops = [op for op, _, _ in log]
-    ld = 1032  # 1031 halves rounded up to 16 bytes
+    ld = 1088  # 1031 halves rounded up to 128 bytes
     a_tmp, b_tmp = log[0][2][0], log[2][2][0]
     assert log[0][2] == (a_tmp, M, K, ld) and log[1][2] == (PTR_A, M, K, K, 1, a_tmp, ld)
     assert log[2][2] == (b_tmp, K, N, ld) and log[3][2] == (PTR_B, K, N, N, 1, b_tmp, ld)
@@ -188,10 +189,10 @@ def test_padded_path_column_major_a_keeps_its_layout(recorded):
     )
     log = recorded()
     a_tmp = log[0][2][0]
-    assert log[0][2] == (a_tmp, K, M, 1032)  # stored as K rows of M
-    assert log[1][2] == (PTR_A, K, M, M, 1, a_tmp, 1032)
+    assert log[0][2] == (a_tmp, K, M, 1088)  # stored as K rows of M, 128 bytes apart at least
+    assert log[1][2] == (PTR_A, K, M, M, 1, a_tmp, 1088)
     gemm = next(e for e in log if e[0] == "gemm")
-    assert gemm[2][3:6] == (a_tmp, 1032, 1)
+    assert gemm[2][3:6] == (a_tmp, 1088, 1)
 
 
 @pytest.mark.parametrize("beta", [0.0, 0.5])
@@ -206,18 +207,19 @@ def test_f32_padded_path_grows_the_problem(recorded, beta):
     log = recorded()
     ops = [op for op, _, _ in log]
     a_tmp, b_tmp, work = log[0][2][0], log[2][2][0], log[4][2][0]
-    assert log[0][2] == (a_tmp, 4096, 4112, 4112) and log[1][2] == (PTR_A, M, K, K, a_tmp, 4112, 4096, 4112)
-    assert log[2][2] == (b_tmp, 4112, 4100, 4100) and log[3][2] == (PTR_B, K, N, N, b_tmp, 4100, 4112, 4100)
-    assert log[4][2] == (work, 4096, 4100, 4100)
+    ld = 4128  # each temporary's rows 128 bytes apart at least: 4112 and 4100 floats round up to 4128
+    assert log[0][2] == (a_tmp, 4096, 4112, ld) and log[1][2] == (PTR_A, M, K, K, a_tmp, ld, 4096, 4112)
+    assert log[2][2] == (b_tmp, 4112, 4100, ld) and log[3][2] == (PTR_B, K, N, N, b_tmp, ld, 4112, 4100)
+    assert log[4][2] == (work, 4096, 4100, ld)
     if beta:
         assert ops == ["alloc", "pad", "alloc", "pad", "alloc", "pad", "gemm", "copy"]
-        assert log[5][2] == (PTR_C, M, N, N, work, 4100, 4096, 4100)
+        assert log[5][2] == (PTR_C, M, N, N, work, ld, 4096, 4100)
     else:
         assert ops == ["alloc", "pad", "alloc", "pad", "alloc", "gemm", "copy"]
     gemm = log[-2]
     assert gemm[1] == sel.kernel.name
-    assert gemm[2][:11] == (4096, 4100, 4112, a_tmp, 4112, 0, b_tmp, 4100, 0, work, 4100)
-    assert log[-1][2] == (work, M, N, 4100, 1, PTR_C, N)
+    assert gemm[2][:11] == (4096, 4100, 4112, a_tmp, ld, 0, b_tmp, ld, 0, work, ld)
+    assert log[-1][2] == (work, M, N, ld, 1, PTR_C, N)
 
 
 def test_f32_padded_path_column_major_a(recorded):
@@ -393,3 +395,69 @@ def test_flip_gives_way_to_padding(recorded):
         sel = auto(*shape, "float16", 2)
         assert not (sel.pad and sel.flip), (shape, sel)
         assert not sel.flip or sel.kernel.alignment == 2, (shape, sel)
+
+
+def test_rows_off_128_bytes_copied_where_it_pays(recorded):
+    # fp16 4096x1000x4096, row-major: B's rows (1000 halves, 2000 bytes) are 16- but not 128-byte
+    # aligned, and the output has 4096 rows: auto copies B into a temporary whose rows are 1024
+    # halves apart before the TMA rung reads it; A's rows (8192 bytes) stay as they are.
+    M, N, K = 4096, 1000, 4096
+    sel = auto(M, N, K, "float16", None)
+    assert not sel.pad and "B's rows are 16- but not 128-byte aligned" in sel.reason, sel.reason
+    fastgemm.hgemm(
+        row((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C)
+    )
+    log = recorded()
+    assert [op for op, _, _ in log] == ["alloc", "copy", "gemm"]
+    b_tmp = log[0][2][0]
+    assert log[0][2] == (b_tmp, K, N, 1024) and log[1][2] == (PTR_B, K, N, N, 1, b_tmp, 1024)
+    assert log[2][1] == sel.kernel.name
+    assert log[2][2][:11] == (M, N, K, PTR_A, K, 0, b_tmp, 1024, 0, PTR_C, N)
+
+
+def test_rows_off_128_bytes_column_major_b_keeps_its_layout(recorded):
+    # B = W^T of a 1000 x 4104 weight (K-contiguous rows of 8208 bytes): copied as N rows of K,
+    # 4160 halves apart.
+    M, N, K = 4096, 1000, 4104
+    fastgemm.hgemm(
+        row((M, K), "float16", PTR_A), col((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C)
+    )
+    log = recorded()
+    ops = [op for op, _, _ in log]
+    assert ops.count("copy") == 1 and ops[-1] == "gemm", ops  # not A's (also off 128): N < 3072
+    tmp = log[ops.index("alloc")][2][0]
+    assert log[ops.index("alloc")][2] == (tmp, N, K, 4160)
+    assert log[-1][2][6:9] == (tmp, 4160, 1)
+
+
+@pytest.mark.parametrize(
+    "M, N, K, dtype",
+    [
+        (2048, 1000, 8192, "float16"),  # B off 128 bytes, but 2048 rows: the copy costs too much
+        (3072, 1000, 2048, "float16"),  # fewer than 2^33 multiply-adds
+        (4096, 1000, 4096, "float32"),  # the CUDA-core rungs read 16-byte rows at full speed
+        (4096, 1024, 4096, "float16"),  # every row on 128 bytes
+    ],
+)
+def test_rows_off_128_bytes_left_in_place(recorded, M, N, K, dtype):
+    assert "temporary with 128-byte rows" not in auto(M, N, K, dtype, None).reason
+    fn = fastgemm.hgemm if dtype == "float16" else fastgemm.sgemm
+    fn(row((M, K), dtype, PTR_A), row((K, N), dtype, PTR_B), row((M, N), dtype, PTR_C))
+    assert [op for op, _, _ in recorded()] == ["gemm"]
+
+
+def test_rows_off_128_bytes_dev_switch(recorded, monkeypatch):
+    # FASTGEMM_DEV_REALIGN=0 (sweeps) runs the operands in place; the plan cache is cleared between.
+    monkeypatch.setenv("FASTGEMM_DEV_REALIGN", "0")
+    fastgemm._C._clear_plan_cache()
+    try:
+        assert "temporary with 128-byte rows" not in auto(4096, 1000, 4096, "float16", None).reason
+        fastgemm.hgemm(
+            row((4096, 4096), "float16", PTR_A),
+            row((4096, 1000), "float16", PTR_B),
+            row((4096, 1000), "float16", PTR_C),
+        )
+        assert [op for op, _, _ in recorded()] == ["gemm"]
+    finally:
+        monkeypatch.delenv("FASTGEMM_DEV_REALIGN")
+        fastgemm._C._clear_plan_cache()

@@ -303,3 +303,37 @@ def test_sparse_torch_tensor_is_refused_by_layout(torch, layout):
             TypeError, match=f"{name} is a torch.{layout} PyTorch tensor; fastgemm needs dense"
         ):
             fastgemm.hgemm(*args)
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+@pytest.mark.parametrize("b_order", ["C", "F"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_rows_off_128_bytes_copied_first(torch, dtype, b_order, beta):
+    # B's rows 16- but not 128-byte aligned (N = 712 halves; or, column-major, K = 4104) on an
+    # output of 3072 rows: auto copies B into a temporary with 128-byte rows before the TMA rung
+    # reads it (A's rows, also off 128 bytes, stay: N < 3072). Checked against float64, C
+    # poisoned where beta = 0, the same bits on a second call.
+    M, N, K = 3072, 712, 4104
+    sel = fastgemm.select(M, N, K, dtype, order="C" + b_order)
+    assert "B's rows are 16- but not 128-byte aligned" in sel.reason, sel.reason
+    tdt = getattr(torch, dtype)
+    A = torch.randn(M, K, device="cuda").to(tdt)
+    B = (
+        torch.randn(N, K, device="cuda").to(tdt).T
+        if b_order == "F"
+        else torch.randn(K, N, device="cuda").to(tdt)
+    )
+    C0 = (
+        torch.randn(M, N, device="cuda").to(tdt)
+        if beta
+        else torch.full((M, N), float("nan"), device="cuda").to(tdt)
+    )
+    C = C0.clone()
+    fastgemm.hgemm(A, B, C, 1.0, beta)
+    torch.cuda.synchronize()
+    assert _rel_err(torch, C, A, B, 1.0, beta, C0 if beta else None) < TOL[dtype]
+    first = C.clone()
+    C.copy_(C0)
+    fastgemm.hgemm(A, B, C, 1.0, beta)
+    torch.cuda.synchronize()
+    assert torch.equal(first, C)
