@@ -1101,14 +1101,15 @@ bool dev_realign_off() {
   return v != nullptr && std::string_view(v) == "0";
 }
 
-// fp16/bf16 operands whose rows are 16- but not 128-byte aligned (a pitch or base off whole L2
-// lines: N or K not a multiple of 64 elements): each 128-byte row of a TMA box then straddles
-// two lines, and the TMA rungs read such an operand 1.2-1.45x slower (H100, NOTES: rows not on
-// 128 bytes; 14916x664x6424: 386 us, 278 with B's rows on 128 bytes, 222 with A's too; C's
-// rows did not matter). The copy of an operand of E elements costs about 4E bytes of HBM
-// traffic, which the kernel's loss outweighs where the other side of the output is at least
-// kRealignMinSide (a quarter of the GEMM's time lost against the copy: break-even near 1800-3000
-// rows or columns) on at least 2^33 multiply-adds (a few us of launches and copies).
+// fp16/bf16: a B whose rows are 16- but not 128-byte aligned (a pitch or base off whole L2
+// lines: N, or K for a column-major B, not a multiple of 64 elements). Each 128-byte row of a TMA
+// box then straddles two lines, and the TMA rungs read such a B 1.2-1.45x slower (H100, NOTES:
+// rows not on 128 bytes; 14916x664x6424: 386 us, 278 with B's rows on 128 bytes; C's rows did
+// not matter). Copying B costs about 4 K N bytes of HBM traffic, which the kernel's loss
+// outweighs where the output has at least kRealignMinSide rows (B read again by every row of
+// tiles; break-even near 1800-3000 rows) on at least 2^33 multiply-adds (a few us of launches and
+// copies): 1.2x over the 43 points of that family timed both ways (0.93x at worst). A's rows
+// matter less and copying A did not pay where measured (8192x8192x8200: 0.93x): A stays.
 constexpr int64_t kRealignMinSide = 3072;
 constexpr int64_t kRealignMinMacs = int64_t(1) << 33;
 
@@ -1126,20 +1127,14 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
       !macs_at_least(M, N, K, kRealignMinMacs) || dev_realign_off()) {
     return plan;
   }
-  const bool copy_a = align_a >= 16 && align_a < 128 && N >= kRealignMinSide;
-  const bool copy_b = align_b >= 16 && align_b < 128 && M >= kRealignMinSide;
-  if (!copy_a && !copy_b) return plan;
-  Plan again = decide_rules(t, dtype, M, N, K, copy_a ? 128 : align_a, copy_b ? 128 : align_b,
-                            align_c, precision, a_col, b_col);
+  if (align_b < 16 || align_b >= 128 || M < kRealignMinSide) return plan;
+  Plan again = decide_rules(t, dtype, M, N, K, align_a, 128, align_c, precision, a_col, b_col);
   if (again.pad || again.flip || !reads_by_tma(*again.kernel)) return plan;
-  again.realign = (copy_a ? 1 : 0) | (copy_b ? 2 : 0);
-  const char* which = copy_a && copy_b ? "A's and B's rows are" : copy_a ? "A's rows are" : "B's rows are";
+  again.realign = 2;
   again.reason = std::make_shared<const std::string>(
-      *again.reason + "; " + which + " 16- but not 128-byte aligned, so " +
-      (copy_a && copy_b ? "they are" : "it is") + " copied first into a temporary with 128-byte " +
-      "rows (TMA reads rows off whole L2 lines 1.2-1.45x slower; the copy pays from " +
-      std::to_string(kRealignMinSide) + " rows or columns on the other side and 2^33 " +
-      "multiply-adds)");
+      *again.reason + "; B's rows are 16- but not 128-byte aligned, so it is copied first into a " +
+      "temporary with 128-byte rows (TMA reads rows off whole L2 lines 1.2-1.45x slower; the " +
+      "copy pays from " + std::to_string(kRealignMinSide) + " rows and 2^33 multiply-adds)");
   return again;
 }
 

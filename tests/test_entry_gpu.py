@@ -311,7 +311,7 @@ def test_sparse_torch_tensor_is_refused_by_layout(torch, layout):
 def test_rows_off_128_bytes_copied_first(torch, dtype, b_order, beta):
     # B's rows 16- but not 128-byte aligned (N = 712 halves; or, column-major, K = 4104) on an
     # output of 3072 rows: auto copies B into a temporary with 128-byte rows before the TMA rung
-    # reads it (A's rows, also off 128 bytes, stay: N < 3072). Checked against float64, C
+    # reads it (A's rows, also off 128 bytes, stay as they are). Checked against float64, C
     # poisoned where beta = 0, the same bits on a second call.
     M, N, K = 3072, 712, 4104
     sel = fastgemm.select(M, N, K, dtype, order="C" + b_order)
