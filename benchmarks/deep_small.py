@@ -61,6 +61,14 @@ Tall outputs of few columns with a long K: M log-uniform 1024-16384, N 129-1024 
 the B operands column-major, kept where auto runs a wgmma rung: auto against each wgmma rung, to
 place v32's 192-column tiles against the 128- and 256-column ones. Writes
 hopper-tall-float16-<gpu>.json.
+
+    python benchmarks/deep_small.py 150 --seed 23 --realign --out results/sweeps
+
+Random shapes as --hopper draws them, every operand's rows 16-byte aligned and A's or B's not
+128-byte aligned (K, N or M not a multiple of 64), kept where auto runs a wgmma rung: auto with
+FASTGEMM_DEV_REALIGN=0 (the operands read in place), =A, =B and =AB (those operands copied into
+temporaries with 128-byte rows first, where theirs are not), against torch.matmul. Writes
+realign-float16-<gpu>.json.
 """
 
 from __future__ import annotations
@@ -140,6 +148,86 @@ def _time(fn: Callable[[], Any]) -> float:
     return statistics.median(_device_us(fn, reps) for _ in range(3))
 
 
+def _off_128(pitch_elements: int) -> bool:
+    """Rows (fp16) 16-byte but not 128-byte aligned."""
+    return pitch_elements % 8 == 0 and pitch_elements % 64 != 0
+
+
+def _realign_sweep(args: argparse.Namespace, rng: random.Random, gpu: str) -> None:
+    """--realign: auto with each FASTGEMM_DEV_REALIGN mode that copies something, and with none."""
+    dt = torch.float16
+    rows: list[dict[str, Any]] = []
+    while len(rows) < args.count:
+        M, N, K = _shape(rng, 1 << 36)
+        a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
+        if _under_aligned(M, N, K, a_col, b_col):
+            continue
+        off_a, off_b = _off_128(M if a_col else K), _off_128(K if b_col else N)
+        if not (off_a or off_b):
+            continue
+        order = ("F" if a_col else "C") + ("F" if b_col else "C")
+        os.environ["FASTGEMM_DEV_REALIGN"] = "0"
+        fastgemm._C._clear_plan_cache()
+        if fastgemm.select(M, N, K, "float16", order=order).kernel.name not in HOPPER_KERNELS:
+            continue
+        A = (
+            torch.randn(K, M, device="cuda", dtype=dt).T
+            if a_col
+            else torch.randn(M, K, device="cuda", dtype=dt)
+        )
+        B = (
+            torch.randn(N, K, device="cuda", dtype=dt).T
+            if b_col
+            else torch.randn(K, N, device="cuda", dtype=dt)
+        )
+        C = torch.empty(M, N, device="cuda", dtype=dt)
+        ref = A.double() @ B.double()
+        top = max(ref.abs().max().item(), 1e-30)
+        row: dict[str, Any] = {
+            "M": M,
+            "N": N,
+            "K": K,
+            "a_col": a_col,
+            "b_col": b_col,
+            "off_a": off_a,
+            "off_b": off_b,
+        }
+        modes = (
+            ["0"] + (["A"] if off_a else []) + (["B"] if off_b else []) + (["AB"] if off_a and off_b else [])
+        )
+        for mode in modes:
+            os.environ["FASTGEMM_DEV_REALIGN"] = mode
+            fastgemm._C._clear_plan_cache()
+            row[f"kernel_{mode}"] = fastgemm.select(M, N, K, "float16", order=order).kernel.name
+            C.fill_(float("nan"))
+            fastgemm.gemm(A, B, C)
+            torch.cuda.synchronize()
+            row[f"err_{mode}"] = float((C.double() - ref).abs().max() / top)
+            row[mode] = _time(lambda A=A, B=B, C=C: fastgemm.gemm(A, B, C))
+        del os.environ["FASTGEMM_DEV_REALIGN"]
+        fastgemm._C._clear_plan_cache()
+        row["auto_kernel"] = fastgemm.select(M, N, K, "float16", order=order).kernel.name
+        row["auto"] = _time(lambda A=A, B=B, C=C: fastgemm.gemm(A, B, C))
+        C2 = torch.empty_like(C)
+        row["torch"] = _time(lambda A=A, B=B, C2=C2: torch.matmul(A, B, out=C2))
+        rows.append(row)
+        print(
+            f"{M:5d}x{N:5d}x{K:5d} {order} off {'A' if off_a else '-'}{'B' if off_b else '-'} "
+            + " ".join(f"{m}:{row[m]:.1f}" for m in modes)
+            + f" auto {row['auto']:.1f} torch {row['torch']:.1f}",
+            flush=True,
+        )
+    path = os.path.join(args.out, f"realign-float16-{gpu}.json")
+    os.makedirs(args.out, exist_ok=True)
+    meta = {
+        "command": f"python benchmarks/deep_small.py {args.count} --seed {args.seed} --realign",
+        "gpu": gpu,
+    }
+    with open(path, "w") as f:
+        json.dump({"meta": meta, "results": rows}, f, indent=1)
+    print("wrote", path)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("count", type=int)
@@ -153,6 +241,7 @@ def main() -> None:
     p.add_argument("--hopper", action="store_true", help="random aligned shapes on the wgmma rungs")
     p.add_argument("--only", default=None, help="with --hopper: where auto runs this rung")
     p.add_argument("--tall", action="store_true", help="tall outputs of 129-1024 columns, long K")
+    p.add_argument("--realign", action="store_true", help="rows off 128 bytes: copies or not")
     args = p.parse_args()
     rng = random.Random(args.seed)
     dt = torch.float16
@@ -170,6 +259,9 @@ def main() -> None:
         kernels = HOPPER_KERNELS
     if args.unaligned_padded:
         kernels = PADDED_KERNELS
+    if args.realign:
+        _realign_sweep(args, rng, gpu)
+        return
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:
         if args.hopper:

@@ -1094,11 +1094,15 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
                            (skipped.empty() ? " in this build" : ": " + joined()));
 }
 
-// FASTGEMM_DEV_REALIGN=0 never copies an operand for its rows' 128-byte alignment (for the sweeps
-// that compare both ways; read at every decide(), as FASTGEMM_DEV_PAD). Not for users.
-bool dev_realign_off() {
+// FASTGEMM_DEV_REALIGN=0 never copies an operand for its rows' 128-byte alignment; =A, =B or =AB
+// copies those operands wherever their rows are off 128 bytes and a TMA rung runs, whatever the
+// problem's size (for the sweeps that compare the ways; read at every decide(), as
+// FASTGEMM_DEV_PAD). -1 where unset: decide() chooses. Not for users.
+int dev_realign_mode() {
   const char* v = std::getenv("FASTGEMM_DEV_REALIGN");
-  return v != nullptr && std::string_view(v) == "0";
+  if (v == nullptr) return -1;
+  const std::string_view s(v);
+  return s == "A" ? 1 : s == "B" ? 2 : s == "AB" ? 3 : 0;
 }
 
 // fp16/bf16: a B whose rows are 16- but not 128-byte aligned (a pitch or base off whole L2
@@ -1123,18 +1127,26 @@ bool reads_by_tma(const KernelEntry& k) {
 Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int align_a,
             int align_b, int align_c, Precision precision, bool a_col, bool b_col) {
   Plan plan = decide_rules(t, dtype, M, N, K, align_a, align_b, align_c, precision, a_col, b_col);
+  const int mode = dev_realign_mode();
   if (dtype == DType::f32 || t.cc < 90 || plan.pad || plan.flip || !reads_by_tma(*plan.kernel) ||
-      !macs_at_least(M, N, K, kRealignMinMacs) || dev_realign_off()) {
+      mode == 0) {
     return plan;
   }
-  if (align_b < 16 || align_b >= 128 || M < kRealignMinSide) return plan;
-  Plan again = decide_rules(t, dtype, M, N, K, align_a, 128, align_c, precision, a_col, b_col);
+  const bool off_a = align_a >= 16 && align_a < 128, off_b = align_b >= 16 && align_b < 128;
+  const int copies =
+      mode > 0 ? (off_a && (mode & 1) ? 1 : 0) | (off_b && (mode & 2) ? 2 : 0)
+               : (off_b && M >= kRealignMinSide && macs_at_least(M, N, K, kRealignMinMacs) ? 2 : 0);
+  if (copies == 0) return plan;
+  Plan again = decide_rules(t, dtype, M, N, K, copies & 1 ? 128 : align_a,
+                            copies & 2 ? 128 : align_b, align_c, precision, a_col, b_col);
   if (again.pad || again.flip || !reads_by_tma(*again.kernel)) return plan;
-  again.realign = 2;
+  again.realign = copies;
+  const std::string which = copies == 3 ? "A's and B's rows are" : copies == 1 ? "A's rows are" : "B's rows are";
   again.reason = std::make_shared<const std::string>(
-      *again.reason + "; B's rows are 16- but not 128-byte aligned, so it is copied first into a " +
-      "temporary with 128-byte rows (TMA reads rows off whole L2 lines 1.2-1.45x slower; the " +
-      "copy pays from " + std::to_string(kRealignMinSide) + " rows and 2^33 multiply-adds)");
+      *again.reason + "; " + which + " 16- but not 128-byte aligned, so " +
+      (copies == 3 ? "they are" : "it is") + " copied first into a temporary with 128-byte rows " +
+      "(TMA reads rows off whole L2 lines 1.2-1.45x slower; " +
+      (mode > 0 ? std::string("FASTGEMM_DEV_REALIGN") : "the copy pays from " + std::to_string(kRealignMinSide) + " rows and 2^33 multiply-adds") + ")");
   return again;
 }
 
