@@ -149,7 +149,9 @@ int64_t cupy_current_stream(int device) {
   if (r.cupy_current_stream == nullptr) {
     r.cupy_current_stream = module_attr("cupy.cuda", "get_current_stream");
   }
-  py::object stream = steal(PyObject_CallFunction(r.cupy_current_stream, "i", device));
+  py::object index = steal(PyLong_FromLong(device));
+  PyObject* args[1] = {index.ptr()};  // a vectorcall: no argument tuple built per call
+  py::object stream = steal(PyObject_Vectorcall(r.cupy_current_stream, args, 1, nullptr));
   return to_int64(steal(PyObject_GetAttr(stream.ptr(), r.ptr)));
 }
 

@@ -1212,6 +1212,9 @@ Plan plan_for(const PlanKey& key) {
     plan = decide(device_target(key.device), key.dtype, key.M, key.N, key.K, key.align_a,
                   key.align_b, key.align_c, key.precision, key.a_col, key.b_col);
     std::lock_guard<std::mutex> lock(cache_mutex());
+    // A clear while decide() ran (a sweep switching FASTGEMM_DEV_* between candidates) may have
+    // made this plan stale: it serves this call, but stays out of the cleared cache and the memo.
+    if (cache_generation.load(std::memory_order_acquire) != generation) return plan;
     if (cache().size() >= kPlanCacheEntries) cache().clear();
     cache().emplace(key, plan);
   }

@@ -42,6 +42,7 @@
 // 16-byte vectors need 16-byte aligned operands (addresses and leading dimensions, i.e. multiples
 // of 8 elements); the element-wise rung needs none.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -649,6 +650,16 @@ struct Kernel {
   }
 };
 
+// The kernel table's figure: the most shared memory any layout's instantiation takes, so that
+// the one check of a call (runnable_problem, before the launch) covers every layout.
+template <typename Cfg>
+int most_smem() {
+  return std::max({Kernel<Cfg, __half, true, true>::SMEM_BYTES,
+                   Kernel<Cfg, __half, true, false>::SMEM_BYTES,
+                   Kernel<Cfg, __half, false, true>::SMEM_BYTES,
+                   Kernel<Cfg, __half, false, false>::SMEM_BYTES});
+}
+
 // Host side: one instantiation per (A, B) layout; KernelFor(a_kmajor, b_kmajor) returns the
 // rung's __global__ wrapper for that pair.
 template <typename Cfg, typename T, typename KernelFor>
@@ -663,18 +674,12 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   } else {
     grid = tile_grid(a, Cfg::BLOCK_M, Cfg::BLOCK_N, name);
   }
-  // The kernel table's figure is the K-major instantiation's; each layout checks its own here
-  // (against the device's cached limit: no driver query per launch).
+  // Shared memory was checked once, before the launch, against the kernel table's figure (the
+  // most any layout takes: most_smem).
   const int device = active_device();
   const DeviceProps& props = device_props(device);
-  const int smem_limit = props.smem_per_block;
   with_kmajor(a, [&](auto ak, auto bk) {
     using K = Kernel<Cfg, T, decltype(ak)::value, decltype(bk)::value>;
-    if (K::SMEM_BYTES > smem_limit) {
-      throw std::runtime_error(std::string(name) + " needs " + std::to_string(K::SMEM_BYTES) +
-                               " bytes of shared memory per block; this GPU allows " +
-                               std::to_string(smem_limit));
-    }
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, K::SMEM_BYTES);
     if constexpr (Cfg::SPLIT_REDUCE) {
@@ -748,6 +753,6 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   }                                                                                             \
   }                                                                                             \
   void NAME##_f16(const GemmArgs& a) { NAME##_launch<__half>(a); }                              \
-  int NAME##_smem() { return hgemm::Kernel<CFG, __half, true, true>::SMEM_BYTES; }            \
+  int NAME##_smem() { return hgemm::most_smem<CFG>(); }                                      \
   void NAME##_bf16(const GemmArgs& a) { NAME##_launch<__nv_bfloat16>(a); }                      \
   }
