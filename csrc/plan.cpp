@@ -1113,7 +1113,10 @@ int dev_realign_mode() {
 // outweighs where the output has at least kRealignMinSide rows (B read again by every row of
 // tiles; break-even near 1800-3000 rows) on at least 2^33 multiply-adds (a few us of launches and
 // copies): 1.2x over the 43 points of that family timed both ways (0.93x at worst). A's rows
-// matter less and copying A did not pay where measured (8192x8192x8200: 0.93x): A stays.
+// cost less where B's are aligned (copying A: 8192x8192x8200 0.93x, squares of 2048-4096 gained
+// 3-6% before the copy), but much where B's are off too: A is copied then on at least
+// kRealignMinSide columns (wide outputs, where A is the small operand), 1.07-1.19x on 7 of the 8
+// such points of results/sweeps/realign-float16-* (786x6304x7792: 0.93x).
 constexpr int64_t kRealignMinSide = 3072;
 constexpr int64_t kRealignMinMacs = int64_t(1) << 33;
 
@@ -1133,9 +1136,11 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
     return plan;
   }
   const bool off_a = align_a >= 16 && align_a < 128, off_b = align_b >= 16 && align_b < 128;
+  const bool large = macs_at_least(M, N, K, kRealignMinMacs);
   const int copies =
       mode > 0 ? (off_a && (mode & 1) ? 1 : 0) | (off_b && (mode & 2) ? 2 : 0)
-               : (off_b && M >= kRealignMinSide && macs_at_least(M, N, K, kRealignMinMacs) ? 2 : 0);
+               : (off_b && M >= kRealignMinSide && large ? 2 : 0) |
+                     (off_a && off_b && N >= kRealignMinSide && large ? 1 : 0);
   if (copies == 0) return plan;
   Plan again = decide_rules(t, dtype, M, N, K, copies & 1 ? 128 : align_a,
                             copies & 2 ? 128 : align_b, align_c, precision, a_col, b_col);
@@ -1146,7 +1151,10 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
       *again.reason + "; " + which + " 16- but not 128-byte aligned, so " +
       (copies == 3 ? "they are" : "it is") + " copied first into a temporary with 128-byte rows " +
       "(TMA reads rows off whole L2 lines 1.2-1.45x slower; " +
-      (mode > 0 ? std::string("FASTGEMM_DEV_REALIGN") : "the copy pays from " + std::to_string(kRealignMinSide) + " rows and 2^33 multiply-adds") + ")");
+      (mode > 0 ? std::string("FASTGEMM_DEV_REALIGN")
+                : "a copy pays on 2^33 multiply-adds: B's from " + std::to_string(kRealignMinSide) +
+                      " rows, A's from as many columns where B's rows are off 128 bytes too") +
+      ")");
   return again;
 }
 

@@ -178,7 +178,7 @@ struct Plan {
   int64_t grown_m = 0, grown_n = 0, grown_k = 0;
   // fp16/bf16 on the TMA rungs (decide(): kRealignMinSide): operands whose rows are 16- but not
   // 128-byte aligned, copied first into temporaries with 128-byte rows, in their own layouts (1: A,
-  // 2: B, as the kernel reads them; 0: none). decide() copies only B.
+  // 2: B, as the kernel reads them; 0: none).
   int realign = 0;
 };
 

@@ -430,6 +430,23 @@ def test_rows_off_128_bytes_column_major_b_keeps_its_layout(recorded):
     assert log[-1][2][6:9] == (tmp, 4160, 1)
 
 
+def test_rows_off_128_bytes_wide_output_copies_a(recorded):
+    # A wide output (6664 columns) where both operands' rows are off 128 bytes (K = 3048: 6096-byte
+    # rows of A; N = 6664: 13328-byte rows of B): A, the small operand, is copied (3072 halves
+    # apart); B is not (1280 rows).
+    M, N, K = 1280, 6664, 3048
+    sel = auto(M, N, K, "float16", None)
+    assert "A's rows are 16- but not 128-byte aligned" in sel.reason, sel.reason
+    fastgemm.hgemm(
+        row((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C)
+    )
+    log = recorded()
+    assert [op for op, _, _ in log] == ["alloc", "copy", "gemm"]
+    a_tmp = log[0][2][0]
+    assert log[0][2] == (a_tmp, M, K, 3072) and log[1][2] == (PTR_A, M, K, K, 1, a_tmp, 3072)
+    assert log[2][2][:11] == (M, N, K, a_tmp, 3072, 0, PTR_B, N, 0, PTR_C, N)
+
+
 @pytest.mark.parametrize(
     "M, N, K, dtype",
     [
@@ -437,6 +454,7 @@ def test_rows_off_128_bytes_column_major_b_keeps_its_layout(recorded):
         (3072, 1000, 2048, "float16"),  # fewer than 2^33 multiply-adds
         (4096, 1000, 4096, "float32"),  # the CUDA-core rungs read 16-byte rows at full speed
         (4096, 1024, 4096, "float16"),  # every row on 128 bytes
+        (1280, 6656, 3048, "float16"),  # only A's rows off 128 bytes: they cost little alone
     ],
 )
 def test_rows_off_128_bytes_left_in_place(recorded, M, N, K, dtype):

@@ -308,14 +308,22 @@ def test_sparse_torch_tensor_is_refused_by_layout(torch, layout):
 @pytest.mark.parametrize("beta", [0.0, 0.5])
 @pytest.mark.parametrize("b_order", ["C", "F"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_rows_off_128_bytes_copied_first(torch, dtype, b_order, beta):
-    # B's rows 16- but not 128-byte aligned (N = 712 halves; or, column-major, K = 4104) on an
-    # output of 3072 rows: auto copies B into a temporary with 128-byte rows before the TMA rung
-    # reads it (A's rows, also off 128 bytes, stay as they are). Checked against float64, C
-    # poisoned where beta = 0, the same bits on a second call.
-    M, N, K = 3072, 712, 4104
+@pytest.mark.parametrize(
+    "copied, shape",
+    [
+        # B's rows off 128 bytes (N = 712 halves; or, column-major, K = 4104) on 3072 rows: B is
+        # copied; A's rows, also off 128 bytes, stay as they are.
+        ("B", (3072, 712, 4104)),
+        # Both operands' rows off 128 bytes on a wide output (6664 columns, 1280 rows): A is copied.
+        ("A", (1280, 6664, 3048)),
+    ],
+)
+def test_rows_off_128_bytes_copied_first(torch, dtype, b_order, beta, copied, shape):
+    # auto copies the operand into a temporary with 128-byte rows before the TMA rung reads it.
+    # Checked against float64, C poisoned where beta = 0, the same bits on a second call.
+    M, N, K = shape
     sel = fastgemm.select(M, N, K, dtype, order="C" + b_order)
-    assert "B's rows are 16- but not 128-byte aligned" in sel.reason, sel.reason
+    assert f"{copied}'s rows are 16- but not 128-byte aligned" in sel.reason, sel.reason
     tdt = getattr(torch, dtype)
     A = torch.randn(M, K, device="cuda").to(tdt)
     B = (
