@@ -148,6 +148,16 @@ def _time(fn: Callable[[], Any]) -> float:
     return statistics.median(_device_us(fn, reps) for _ in range(3))
 
 
+def _operands(M: int, N: int, K: int, a_col: bool, b_col: bool, dt: Any) -> tuple[Any, ...]:
+    """Fresh random A and B in these layouts (a column-major one as a transposed view), an empty
+    C, the float64 product and its largest magnitude."""
+    A = torch.randn(K, M, device="cuda", dtype=dt).T if a_col else torch.randn(M, K, device="cuda", dtype=dt)
+    B = torch.randn(N, K, device="cuda", dtype=dt).T if b_col else torch.randn(K, N, device="cuda", dtype=dt)
+    C = torch.empty(M, N, device="cuda", dtype=dt)
+    ref = A.double() @ B.double()
+    return A, B, C, ref, max(ref.abs().max().item(), 1e-30)
+
+
 def _off_128(pitch_elements: int) -> bool:
     """Rows (fp16) 16-byte but not 128-byte aligned."""
     return pitch_elements % 8 == 0 and pitch_elements % 64 != 0
@@ -170,19 +180,7 @@ def _realign_sweep(args: argparse.Namespace, rng: random.Random, gpu: str) -> No
         fastgemm._C._clear_plan_cache()
         if fastgemm.select(M, N, K, "float16", order=order).kernel.name not in HOPPER_KERNELS:
             continue
-        A = (
-            torch.randn(K, M, device="cuda", dtype=dt).T
-            if a_col
-            else torch.randn(M, K, device="cuda", dtype=dt)
-        )
-        B = (
-            torch.randn(N, K, device="cuda", dtype=dt).T
-            if b_col
-            else torch.randn(K, N, device="cuda", dtype=dt)
-        )
-        C = torch.empty(M, N, device="cuda", dtype=dt)
-        ref = A.double() @ B.double()
-        top = max(ref.abs().max().item(), 1e-30)
+        A, B, C, ref, top = _operands(M, N, K, a_col, b_col, dt)
         row: dict[str, Any] = {
             "M": M,
             "N": N,
@@ -311,19 +309,7 @@ def main() -> None:
             a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
             if a_col:
                 M = max(8, M // 8 * 8)
-        A = (
-            torch.randn(K, M, device="cuda", dtype=dt).T
-            if a_col
-            else torch.randn(M, K, device="cuda", dtype=dt)
-        )
-        B = (
-            torch.randn(N, K, device="cuda", dtype=dt).T
-            if b_col
-            else torch.randn(K, N, device="cuda", dtype=dt)
-        )
-        C = torch.empty(M, N, device="cuda", dtype=dt)
-        ref = A.double() @ B.double()
-        top = max(ref.abs().max().item(), 1e-30)
+        A, B, C, ref, top = _operands(M, N, K, a_col, b_col, dt)
         order = ("F" if a_col else "C") + ("F" if b_col else "C")
         row: dict[str, Any] = {"M": M, "N": N, "K": K, "a_col": a_col, "b_col": b_col}
         sel = fastgemm.select(
