@@ -1112,11 +1112,13 @@ int dev_realign_mode() {
 // not matter). Copying B costs about 4 K N bytes of HBM traffic, which the kernel's loss
 // outweighs where the output has at least kRealignMinSide rows (B read again by every row of
 // tiles; break-even near 1800-3000 rows) on at least 2^33 multiply-adds (a few us of launches and
-// copies): 1.2x over the 43 points of that family timed both ways (0.93x at worst). A's rows
+// copies). A's rows
 // cost less where B's are aligned (copying A: 8192x8192x8200 0.93x, squares of 2048-4096 gained
 // 3-6% before the copy), but much where B's are off too: A is copied then on at least
 // kRealignMinSide columns (wide outputs, where A is the small operand), 1.07-1.19x on 7 of the 8
-// such points of results/sweeps/realign-float16-* (786x6304x7792: 0.93x).
+// such points of results/sweeps/realign-float16-* (786x6304x7792: 0.93x). Both rules, timed both
+// ways on every point of that sweep and results/sweeps/hopper-tall-float16-* where they copy (51):
+// 1.19x in the geometric mean, 0.94x at worst.
 constexpr int64_t kRealignMinSide = 3072;
 constexpr int64_t kRealignMinMacs = int64_t(1) << 33;
 
@@ -1146,10 +1148,11 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
                             copies & 2 ? 128 : align_b, align_c, precision, a_col, b_col);
   if (again.pad || again.flip || !reads_by_tma(*again.kernel)) return plan;
   again.realign = copies;
-  const std::string which = copies == 3 ? "A's and B's rows are" : copies == 1 ? "A's rows are" : "B's rows are";
+  const char* which = copies == 3 ? "A's and B's rows are 16- but not 128-byte aligned, so they are"
+                      : copies == 1 ? "A's rows are 16- but not 128-byte aligned, so it is"
+                                    : "B's rows are 16- but not 128-byte aligned, so it is";
   again.reason = std::make_shared<const std::string>(
-      *again.reason + "; " + which + " 16- but not 128-byte aligned, so " +
-      (copies == 3 ? "they are" : "it is") + " copied first into a temporary with 128-byte rows " +
+      *again.reason + "; " + which + " copied first into a temporary with 128-byte rows " +
       "(TMA reads rows off whole L2 lines 1.2-1.45x slower; " +
       (mode > 0 ? std::string("FASTGEMM_DEV_REALIGN")
                 : "a copy pays on 2^33 multiply-adds: B's from " + std::to_string(kRealignMinSide) +
