@@ -25,11 +25,14 @@ cuBLAS first.
     python benchmarks/sweep.py --dtype float16 --out results/sweeps
     python benchmarks/sweep.py --dtype float32 --ns 4,8,16,32,64 --mk 4096x4096
     python benchmarks/sweep.py --dtype float16 --deep --out results/sweeps
+    python benchmarks/sweep.py --dtype float16 --deep --deep-m 128,256,384,512,768,1024 \
+        --deep-n 256,512,1024 --deep-max-mn 1048576 --rounds 3 --target-ms 4 --tag late-dependents \
+        --kernels hgemm_v24_wgmma_split_k,hgemm_v27_split_k_global,hgemm_v28_split_k_global_narrow,hgemm_v33_split_k_n64
     python benchmarks/sweep.py --dtype float32 --pad --out results/sweeps
     python benchmarks/sweep.py --dtype float16 --pad --pad-m 1,16,64,128 --pad-shapes 1x4097x4099 \
         --kernels hgemm_v34_split_k_unaligned
 
-Writes narrow-, rows- or deep-<dtype>-<gpu>.csv (one row per shape and candidate) and prints a
+Writes narrow-, rows- or deep-[<tag>-]<dtype>-<gpu>.csv (one row per shape and candidate) and prints a
 table of microseconds per launch with the best candidate per shape marked.
 """
 
@@ -72,6 +75,7 @@ UNFLIPPED = {
         "hgemm_v28_split_k_global_narrow",
         "hgemm_v29_stream_k",
         "hgemm_v30_stream_k_wide",
+        "hgemm_v33_split_k_n64",
     ],
     "float16-prefill": [
         "hgemm_v20_hoisted_beta",
@@ -152,6 +156,7 @@ def main() -> int:
     )
     ap.add_argument("--pad-m", default="", help="with --pad: these M for each shape's N, K")
     ap.add_argument("--deep-max-mn", type=int, default=2048 * 1024, help="largest M * N of --deep")
+    ap.add_argument("--tag", default="", help="inserted in the file name: <kind>-<tag>-<dtype>-<gpu>.csv")
     args = ap.parse_args()
 
     try:
@@ -299,6 +304,7 @@ def main() -> int:
         else "narrow"
     )
     kind += "-bcol" if args.b_layout == "F" else ""
+    kind += f"-{args.tag}" if args.tag else ""
     path = os.path.join(args.out, f"{kind}-{dt}-{gpu.lower().replace(' ', '-')}.csv")
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))

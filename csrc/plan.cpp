@@ -228,11 +228,14 @@ const std::vector<AutoRule> kHgemmRules = {
      "of few rows: B is streamed once, and the cluster's reduction costs less than v28's; "
      "sm_90a only)",
      0, 128, 128, 0, 90, 2048, 128},
+    // v28's shares of at least 4 (S - 1) k-tiles (results/sweeps/deep-late-dependents-*, with the
+    // next launch's blocks placed once v28's have left): 1.08x over v24 on the 8 points of 4-6
+    // (S - 1) k-tiles a share (0.96-1.27x); at 2-2.4 (S - 1) level (0.94-1.12x), so not from there.
     {"hgemm_v28_split_k_global_narrow",
      "v24's 128x128 wgmma tile with K split over the SMs in up to 16 shares, the partial tiles "
      "summed in global memory: for outputs of at most SMs/2 tiles of 128x128 whose K shares "
      "outweigh the partial tiles summed, K >= 8192 (deep K; sm_90a only)",
-     0, 128, 128, 0, 90, 8192, 0, false, 2, 6},
+     0, 128, 128, 0, 90, 8192, 0, false, 2, 4},
     {"hgemm_v24_wgmma_split_k",
      "v21's 128x128 wgmma tile with K split across a cluster of up to 8 blocks: for outputs of "
      "at most SMs/11 tiles of 128x128 (every tile's cluster of 8 on the SMs at once) with "

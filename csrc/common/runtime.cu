@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include <cuda.h>
@@ -263,7 +265,13 @@ void launch_kernel(const void* kernel, const Launch& l, void** args, const char*
   }
   CUlaunchAttribute attrs[3];
   unsigned count = 0;
-  if (l.pdl) {
+  // FASTGEMM_DEV_PDL=0 (sweeps, read once per process): every launch without programmatic
+  // dependent launch, to time what it gains back to back.
+  static const bool pdl_off = [] {
+    const char* v = std::getenv("FASTGEMM_DEV_PDL");
+    return v != nullptr && std::string(v) == "0";
+  }();
+  if (l.pdl && !pdl_off) {
     attrs[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attrs[count++].value.programmaticStreamSerializationAllowed = 1;
   }
