@@ -22,11 +22,10 @@
 // scratch run one after another (one buffer per stream; PDL: a block waits for the previous
 // kernel in split_share before it touches global memory). Where Cfg::EARLY_DEPENDENTS the
 // producer lets the next launch in once its copies are issued (as the persistent rungs do);
-// else the next launch is let in as the blocks leave (v27, v28: back to back on deep K, the
-// early signal cost v28 up to 14% — the next grid's blocks, placed on the SMs its contributors
-// free, ran slower — and v27 up to 8%; benchmarks/NOTES.md). Scratch: S slots of 64 x BN floats per
-// tile and half, their flags, then two words per tile and half (started helpers and bands left;
-// members through).
+// else the next launch is let in as the blocks leave (v27, v28: back to back on deep K, the next
+// grid's blocks placed early on the SMs that the contributors free ran slower; NOTES.md).
+// Scratch: S slots of 64 x BN floats per tile and half, their flags, then two words per tile and
+// half (started helpers and bands left; members through).
 #pragma once
 #include "hopper/split_gemm.cuh"
 

@@ -13,7 +13,7 @@
 // tile does half of v27's math per byte brought into shared memory; with 32 or more tiles v27's
 // wider tile runs closer to the tensor cores' rate. The grid is kept within one block per SM,
 // and the next launch is let in only as the blocks leave (no early launch_dependents): back to
-// back, the next grid's blocks placed early on the SMs of the contributors ran up to 14% slower.
+// back, the next grid's blocks placed early on the SMs of the contributors ran slower.
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B; C row-major.
 // sm_90a.
 #include "hopper/rungs.h"
