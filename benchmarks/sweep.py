@@ -28,12 +28,19 @@ cuBLAS first.
     python benchmarks/sweep.py --dtype float16 --deep --deep-m 128,256,384,512,768,1024 \
         --deep-n 256,512,1024 --deep-max-mn 1048576 --rounds 3 --target-ms 4 --tag late-dependents \
         --kernels hgemm_v24_wgmma_split_k,hgemm_v27_split_k_global,hgemm_v28_split_k_global_narrow,hgemm_v33_split_k_n64
+    python benchmarks/sweep.py --dtype float16 --prefill --pre-m 256,320,384,448,512 --pre-nk \
+        $(python -c "print(','.join(f'{n}x{k}' for n in (2560, 3072, 3584, 4096, 4608, 5120, 6144) \
+        for k in (8192, 11008, 14336, 18944, 28672)))") --rounds 3 --target-ms 3 \
+        --tag long-k-late-dependents --kernels hgemm_v20_hoisted_beta,hgemm_v24_wgmma_split_k,\
+hgemm_v27_split_k_global,hgemm_v28_split_k_global_narrow,hgemm_v30_stream_k_wide,\
+hgemm_v31_split_last_round,hgemm_v32_split_last_round_192
     python benchmarks/sweep.py --dtype float32 --pad --out results/sweeps
     python benchmarks/sweep.py --dtype float16 --pad --pad-m 1,16,64,128 --pad-shapes 1x4097x4099 \
         --kernels hgemm_v34_split_k_unaligned
 
-Writes narrow-, rows- or deep-[<tag>-]<dtype>-<gpu>.csv (one row per shape and candidate) and prints a
-table of microseconds per launch with the best candidate per shape marked.
+Writes <kind>[-bcol][-<tag>]-<dtype>-<gpu>.csv (kind: narrow, rows, deep, prefill or pad; one row
+per shape and candidate) and prints a table of microseconds per launch with the best candidate per
+shape marked.
 """
 
 from __future__ import annotations
