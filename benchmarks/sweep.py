@@ -163,7 +163,9 @@ def main() -> int:
     )
     ap.add_argument("--pad-m", default="", help="with --pad: these M for each shape's N, K")
     ap.add_argument("--deep-max-mn", type=int, default=2048 * 1024, help="largest M * N of --deep")
-    ap.add_argument("--tag", default="", help="inserted in the file name: <kind>-<tag>-<dtype>-<gpu>.csv")
+    ap.add_argument(
+        "--tag", default="", help="inserted in the file name: <kind>[-bcol]-<tag>-<dtype>-<gpu>.csv"
+    )
     args = ap.parse_args()
 
     try:

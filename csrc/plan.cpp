@@ -251,14 +251,16 @@ const std::vector<AutoRule> kHgemmRules = {
      "at most SMs/2 tiles of 128x128 with K >= 2048, where whole-K tiles leave SMs idle "
      "(sm_90a only)",
      0, 128, 128, 0, 90, 2048},
-    // 256-512 rows over more than SMs/2 and at most 3 SMs/4 tiles of 128x128 with a long K: there
-    // the rule below ran v24 unsplit (a cluster of 2 per tile does not fit), one block per tile,
-    // leaving a quarter to a half of the SMs idle. On results/sweeps/prefill-long-k-late-dependents-*
-    // (`python benchmarks/sweep.py --dtype float16 --prefill --pre-m 256,320,384,448,512 --pre-nk
-    // <N 2560-6144 x K 8192-28672> ... --tag long-k-late-dependents`, command in sweep.py) v32 was
-    // faster than v24 on those points (72-96 tiles) by 1.13x in the geometric mean, 0.98x at worst,
-    // up to 1.35x; from 108 tiles on it was slower (0.70-0.85x: its 128x192 tiles fill a second
-    // round). Below K = 8192 it was not (384x4096x4096 0.91x, 256x6144x4096 0.87x).
+    // 256-512 rows over more than SMs/2 (the rule above takes up to SMs/2, K >= 2048) and at most
+    // 3 SMs/4 tiles of 128x128 with a long K: there the rule below ran v24 unsplit (a cluster of 2
+    // per tile does not fit), one block per tile, leaving a quarter to a half of the SMs idle. On
+    // results/sweeps/prefill-long-k-late-dependents-* (`python benchmarks/sweep.py --dtype float16
+    // --prefill --pre-m 256,320,384,448,512 --pre-nk <N 2560-6144 x K 8192-28672> ... --tag
+    // long-k-late-dependents`, command in sweep.py) v32 was faster than v24 on those points (72-96
+    // tiles: at most SMs/2 tiles of 128x192, which v32 splits 2-3 ways) by 1.13x in the geometric
+    // mean, 0.98x at worst, up to 1.35x; from 108 tiles on it was slower (0.70-0.85x: 72-88 tiles
+    // of 128x192, more than SMs/2, so unsplit, against v24's 108-128 blocks). Below K = 8192 it was
+    // not (384x4096x4096 0.91x, 256x6144x4096 0.87x).
     {"hgemm_v32_split_last_round_192",
      "v31 on 128x192 tiles: for outputs of 256-512 rows over more than SMs/2 and at most 3 SMs/4 "
      "tiles of 128x128 with K >= 8192, where one 128x128 tile per block leaves SMs idle for a "

@@ -641,11 +641,12 @@ def test_select_fp16_prefill_long_k_follows_the_sweep():
     v24, v32, gains = "hgemm_v24_wgmma_split_k", "hgemm_v32_split_last_round_192", []
     for shape, times in points.items():
         sel = fastgemm.select(*shape, "float16", cc=90)
-        if "at most 3 SMs/4 tiles" in sel.reason:
-            assert sel.kernel.name == v32
+        tiles = -(-shape[0] // 128) * -(-shape[1] // 128)
+        if 66 < tiles <= 99:  # 132 SMs: more than SMs/2, at most 3 SMs/4 (all M 256-512, K >= 8192)
+            assert sel.kernel.name == v32 and "at most 3 SMs/4 tiles" in sel.reason, shape
             assert times[v32] <= 1.14 * min(times.values()), (shape, times)
             gains.append(times[v24] / times[v32])
-        elif 99 < -(-shape[0] // 128) * -(-shape[1] // 128) <= 128:  # v24's rule below it
+        elif 99 < tiles <= 128:  # v24's rule below it
             assert sel.kernel.name == v24, shape
     assert len(gains) >= 60
     assert math.exp(sum(math.log(g) for g in gains) / len(gains)) >= 1.1 and min(gains) >= 0.95

@@ -162,13 +162,13 @@ __device__ __forceinline__ void add_partial(const float* slot, int* flag, int t,
 // (publish_partial). Members z < S - H then leave, as contributors did; each of the last H, the
 // helpers, sums its band (1 / H of the tile) over all S slots and stores it. One owner summing the
 // whole tile read S - 1 slots at one SM's L2 bandwidth while the other SMs idled; H helpers each
-// read S / H slots' worth, and the contributors still leave early (the SMs they free take the
-// next launch's blocks). A helper may wait for the other helpers' flags only where every helper
-// has started: a started member runs to its publish without waiting for any block, so the wait
-// ends (a contributor, dispatched before the helpers, is waited for as an owner waited). The
-// helpers' state is two words, zero between launches: `word` counts the started helpers (bits
-// 16 and up) and holds the bands left to the last helper to start (bit b: helper b was through
-// while a helper had not started, and did not wait), and `done` counts the members through.
+// read S / H slots' worth, and the contributors still leave early. A helper may wait for the
+// other helpers' flags only where every helper has started: a started member runs to its publish
+// without waiting for any block, so the wait ends (a contributor, dispatched before the helpers,
+// is waited for as an owner waited). The helpers' state is two words, zero between launches:
+// `word` counts the started helpers (bits 16 and up) and holds the bands left to the last helper
+// to start (bit b: helper b was through while a helper had not started, and did not wait), and
+// `done` counts the members through.
 // `word` changes only by atomics, so every helper either sees all H started or leaves its band
 // to the last starter, who learns of it when it starts. The bits of a sum do not depend on who
 // adds it (band_sums), so the result is the same on every call, contended or not.

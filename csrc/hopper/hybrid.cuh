@@ -52,7 +52,7 @@ __device__ __forceinline__ void hybrid_gemm(const CUtensorMap* tma_a, const CUte
         sched.item(i, c, m0, n0, k0, k1, z);
         produce<A_KMAJOR, B_KMAJOR>(ring, tma_a, tma_b, m0, n0, k1 - k0, it, k0);
       }
-      if constexpr (Cfg::EARLY_DEPENDENTS) ptx::griddepcontrol_launch_dependents();  // copies issued
+      ptx::griddepcontrol_launch_dependents();  // every copy is issued
     }
     return;
   }

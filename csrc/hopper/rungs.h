@@ -30,8 +30,6 @@ struct V10 {  // wgmma + TMA, one stage, one warpgroup per 128x128 tile, registe
   static constexpr int C_PIECE = 0, C_SLOTS = 0;  // TmaStore: 64x64 boxes per store, pieces
   static constexpr bool BORROW = false, HOIST_BETA = false;
   static constexpr bool PDL = false;
-  // PDL: the next launch let in once every copy is issued (false: as the blocks leave)
-  static constexpr bool EARLY_DEPENDENTS = true;
   static constexpr int STAGING = 0;  // shared memory beyond the tiles for a staging producer
   static constexpr int PROMOTE = 0;  // k-tiles per partial tile added in fp32 (mainloop.cuh)
 };
@@ -108,13 +106,11 @@ struct V27 : V25 {
   static constexpr Schedule SCHEDULE = Schedule::split_global;
   static constexpr Store STORE = Store::registers;
   static constexpr int MAX_SPLIT = 16;
-  static constexpr bool EARLY_DEPENDENTS = false;  // the next launch let in as the blocks leave
 };
 struct V28 : V24 {  // V24's 128x128 tile with V27's split through global memory (a branch of V24)
   static constexpr Schedule SCHEDULE = Schedule::split_global;
   static constexpr Store STORE = Store::registers;
   static constexpr int MAX_SPLIT = 16;
-  static constexpr bool EARLY_DEPENDENTS = false;
 };
 // Stream-K (stream_k.cuh): groups of a block per row of tiles, one block per SM, each group an
 // equal run of the k-tiles of the columns of tiles; the tiles that runs share are summed through

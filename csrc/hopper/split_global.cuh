@@ -20,10 +20,11 @@
 // that have started, so a launch completes on a GPU shared with other work; on an idle one the
 // launcher keeps the grid within one block per SM (global_split_count). Launches that share the
 // scratch run one after another (one buffer per stream; PDL: a block waits for the previous
-// kernel in split_share before it touches global memory). Where Cfg::EARLY_DEPENDENTS the
-// producer lets the next launch in once its copies are issued (as the persistent rungs do);
-// else the next launch is let in as the blocks leave (v27, v28: back to back on deep K, the next
-// grid's blocks placed early on the SMs that the contributors free ran slower; NOTES.md).
+// kernel in split_share before it touches global memory). The producer gives no early
+// launch_dependents, as the persistent rungs do once their copies are issued: the next launch
+// starts once all of this one's blocks have exited. Back to back on deep K, v28 with the early
+// signal ran slower (the next grid's blocks waited on the SMs the contributors freed;
+// benchmarks/NOTES.md, thirty-second session).
 // Scratch: S slots of 64 x BN floats per tile and half, their flags, then two words per tile and
 // half (started helpers and bands left; members through).
 #pragma once
@@ -80,11 +81,7 @@ __device__ __forceinline__ void split_global_gemm(const CUtensorMap* tma_a,
   unsigned start = 0;  // band_start's value (a helper's thread t = 0 of each consumer warpgroup)
   split_body<T, Cfg, A_KMAJOR, B_KMAJOR>(
       M, K, thread_zero_producer<A_KMAJOR, B_KMAJOR>(tma_a, tma_b),
-      [] {
-        if constexpr (Cfg::EARLY_DEPENDENTS) {
-          if (threadIdx.x == 0) ptx::griddepcontrol_launch_dependents();  // every copy is issued
-        }
-      },
+      [] {},  // no early launch_dependents (above)
       [&](const auto&, float (&acc)[Cfg::BN / 2], int half, int m0, int n0) {
         const int64_t row0 = m0 + 64 * half;
         if (split == 1) {

@@ -19,7 +19,8 @@
 // else, and only waits (as an owner) for lower-numbered blocks,
 // which are dispatched before it; the grid is at most one block per SM where tiles are cut (one
 // group cuts none), so every block is resident on an otherwise idle GPU and each wait ends. PDL: every thread waits for the previous
-// kernel before the first copy; the producer lets the next one launch once its copies are issued.
+// kernel before the first copy; no early launch_dependents, so the next launch starts once all
+// of this one's blocks have exited (as split_global.cuh's).
 #pragma once
 #include "hopper/split_global.cuh"  // the hand-off, and the kernel macro
 
@@ -48,7 +49,6 @@ __device__ __forceinline__ void stream_k_gemm(const CUtensorMap* tma_a, const CU
         sched.segment(i, c, m0, n0, k0, k1);
         produce<A_KMAJOR, B_KMAJOR>(ring, tma_a, tma_b, m0, n0, k1 - k0, it, k0);
       }
-      if constexpr (Cfg::EARLY_DEPENDENTS) ptx::griddepcontrol_launch_dependents();  // copies issued
     }
     return;
   }

@@ -17,7 +17,7 @@
 // of them at one SM's L2 bandwidth; the helpers read two each); the scratch (S partial tiles per
 // output tile) stays allocated per stream; C is stored from registers, two columns per store.
 // The grid is kept within one block per SM so that every block is resident at once, and the next
-// launch is let in as the blocks leave, as v28's is (split_global.cuh).
+// launch starts once all its blocks have exited, as v28's does (split_global.cuh).
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B; C row-major.
 // sm_90a.
 #include "hopper/rungs.h"

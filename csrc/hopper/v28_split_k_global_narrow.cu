@@ -12,8 +12,8 @@
 // What limits it: the partial tiles' round trip through L2 at the end of every share, and a 128x128
 // tile does half of v27's math per byte brought into shared memory; with 32 or more tiles v27's
 // wider tile runs closer to the tensor cores' rate. The grid is kept within one block per SM,
-// and the next launch is let in only as the blocks leave (no early launch_dependents): back to
-// back, the next grid's blocks placed early on the SMs of the contributors ran slower.
+// and the next launch starts once all its blocks have exited (no early launch_dependents): back
+// to back, the next grid's blocks placed early on the SMs of the contributors ran slower.
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B; C row-major.
 // sm_90a.
 #include "hopper/rungs.h"
