@@ -34,6 +34,8 @@ cuBLAS first.
         --tag long-k-late-dependents --kernels hgemm_v20_hoisted_beta,hgemm_v24_wgmma_split_k,\
 hgemm_v27_split_k_global,hgemm_v28_split_k_global_narrow,hgemm_v30_stream_k_wide,\
 hgemm_v31_split_last_round,hgemm_v32_split_last_round_192
+      (and in bf16, as results/sweeps/prefill-long-k-check-bfloat16-*: --dtype bfloat16 --kernels
+      hgemm_v24_wgmma_split_k,hgemm_v32_split_last_round_192 --tag long-k-check)
     python benchmarks/sweep.py --dtype float32 --pad --out results/sweeps
     python benchmarks/sweep.py --dtype float16 --pad --pad-m 1,16,64,128 --pad-shapes 1x4097x4099 \
         --kernels hgemm_v34_split_k_unaligned
@@ -129,6 +131,14 @@ def set_dev_pad(mode: str | None) -> bool:
         os.environ["FASTGEMM_DEV_PAD"] = mode
     fastgemm._C._clear_plan_cache()
     return True
+
+
+def _torch_view(torch, x, dt: str):
+    """A torch view of CuPy array x (the same memory): bfloat16, which torch cannot read from
+    CuPy's interface (CuPy keeps it as 2-byte void), is viewed as int16 and reinterpreted."""
+    if dt == "bfloat16":
+        return torch.as_tensor(x.view(cp.int16), device="cuda").view(torch.bfloat16)
+    return torch.as_tensor(x, device="cuda")
 
 
 def main() -> int:
@@ -234,7 +244,7 @@ def main() -> int:
             cands[k + " (C^T)"] = lambda s, k=k: fn(s[1].T, s[0].T, s[3], kernel=k)
         cands["cuBLAS"] = lambda s: cp.matmul(s[0], s[1], out=s[2])
         if torch is not None:
-            tsets = [tuple(torch.as_tensor(x, device="cuda") for x in s) for s in sets]
+            tsets = [tuple(_torch_view(torch, x, dt) for x in s) for s in sets]
             cands["torch.matmul"] = lambda s, t=tsets: torch.matmul(t[s[4]][0], t[s[4]][1], out=t[s[4]][2])
         sets = [(*s, i) for i, s in enumerate(sets)]
         samples: dict[str, list[float]] = {}
