@@ -1130,11 +1130,10 @@ int dev_realign_mode() {
 // not matter). Copying B costs about 4 K N bytes of HBM traffic, which the kernel's loss
 // outweighs where the output has at least kRealignMinSide rows (B read again by every row of
 // tiles; break-even near 1800-3000 rows) on at least 2^33 multiply-adds (a few us of launches and
-// copies). A's rows
-// cost less where B's are aligned (copying A: 8192x8192x8200 0.93x, squares of 2048-4096 gained
-// 3-6% before the copy), but much where B's are off too: A is copied then on at least
-// kRealignMinSide columns (wide outputs, where A is the small operand), 1.07-1.19x on 7 of the 8
-// such points of results/sweeps/realign-float16-* (786x6304x7792: 0.93x). Both rules, timed both
+// copies). A's rows cost less where B's are aligned (copying A: 8192x8192x8200 0.93x, squares of
+// 2048-4096 gained 3-6% before the copy), but much where B's are off too: A is copied then on at
+// least kRealignMinSide columns (wide outputs, where A is the small operand), 1.07-1.19x on 7 of
+// the 8 such points of results/sweeps/realign-float16-* (786x6304x7792: 0.93x). Both rules, timed both
 // ways on every point of that sweep and results/sweeps/hopper-tall-float16-* where they copy (51):
 // 1.19x in the geometric mean, 0.94x at worst.
 constexpr int64_t kRealignMinSide = 3072;

@@ -397,17 +397,23 @@ def test_flip_gives_way_to_padding(recorded):
         assert not sel.flip or sel.kernel.alignment == 2, (shape, sel)
 
 
+def _row_major_call(recorded, M, N, K):
+    """fp16 hgemm on row-major A, B and C at PTR_A, PTR_B, PTR_C: auto's selection for the
+    problem (its reason) and the recorded work of the call."""
+    sel = auto(M, N, K, "float16", None)
+    fastgemm.hgemm(
+        row((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C)
+    )
+    return sel, recorded()
+
+
 def test_rows_off_128_bytes_copied_where_it_pays(recorded):
     # fp16 4096x1000x4096, row-major: B's rows (1000 halves, 2000 bytes) are 16- but not 128-byte
     # aligned, and the output has 4096 rows: auto copies B into a temporary whose rows are 1024
     # halves apart before the TMA rung reads it; A's rows (8192 bytes) stay as they are.
     M, N, K = 4096, 1000, 4096
-    sel = auto(M, N, K, "float16", None)
+    sel, log = _row_major_call(recorded, M, N, K)
     assert not sel.pad and "B's rows are 16- but not 128-byte aligned" in sel.reason, sel.reason
-    fastgemm.hgemm(
-        row((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C)
-    )
-    log = recorded()
     assert [op for op, _, _ in log] == ["alloc", "copy", "gemm"]
     b_tmp = log[0][2][0]
     assert log[0][2] == (b_tmp, K, N, 1024) and log[1][2] == (PTR_B, K, N, N, 1, b_tmp, 1024)
@@ -435,12 +441,8 @@ def test_rows_off_128_bytes_wide_output_copies_a(recorded):
     # rows of A; N = 6664: 13328-byte rows of B): A, the small operand, is copied (3072 halves
     # apart); B is not (1280 rows).
     M, N, K = 1280, 6664, 3048
-    sel = auto(M, N, K, "float16", None)
+    sel, log = _row_major_call(recorded, M, N, K)
     assert "A's rows are 16- but not 128-byte aligned" in sel.reason, sel.reason
-    fastgemm.hgemm(
-        row((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C)
-    )
-    log = recorded()
     assert [op for op, _, _ in log] == ["alloc", "copy", "gemm"]
     a_tmp = log[0][2][0]
     assert log[0][2] == (a_tmp, M, K, 3072) and log[1][2] == (PTR_A, M, K, K, 1, a_tmp, 3072)
