@@ -7,7 +7,7 @@ session).
 
 ``shares``: one GPU's ``auto``, then ``distributed.gemm``'s own plan, then a split by rows over
 every GPU at each forced home share, with and without relay, for each (FIRST_ROWS, CHUNK_COLS) of
---chunking; milliseconds per call of back-to-back calls (median of 3 rounds of 4, every GPU
+--chunking, and (float32) with the remote pieces by K slices of each --slice-k; milliseconds per call of back-to-back calls (median of 3 rounds of 4, every GPU
 synchronised around a round), the speedup over one GPU, and the model's own share and estimate.
 Every result is checked against one GPU's.
 
@@ -85,12 +85,16 @@ def shares(args: argparse.Namespace, n: int) -> None:
         f"{spread.spread_s * 1e3:.2f} ms) {t:.2f} ms = {one / t:.2f}x",
         flush=True,
     )
-    default = (fd.FIRST_ROWS, fd.CHUNK_COLS, fd.RELAY)
-    for chunking in args.chunking.split(","):
+    default = (fd.FIRST_ROWS, fd.CHUNK_COLS, fd.RELAY, fd.SLICES, fd.SLICE_K)
+    runs = [(c, r, 0) for c in args.chunking.split(",") for r in (True, False)]
+    if fd._sliced(isz) or isz == 4:
+        runs = [(runs[0][0], True, int(k)) for k in args.slice_k.split(",")] + runs
+    for chunking, relay, slice_k in runs:
         fd.FIRST_ROWS, fd.CHUNK_COLS = (int(v) for v in chunking.split("x"))
-        for relay in (True, False):
-            fd.RELAY = relay
-            line = f"  FIRST_ROWS x CHUNK_COLS {chunking}, relay {int(relay)}:"
+        fd.RELAY, fd.SLICES, fd.SLICE_K = relay, slice_k > 0, max(slice_k, 1)
+        if True:
+            what = f"K slices of {slice_k}" if slice_k else f"FIRST_ROWS x CHUNK_COLS {chunking}"
+            line = f"  {what}, relay {int(relay)}:"
             for share in (float(v) for v in args.shares.split(",")):
                 C.fill_(float("nan"))
                 t = _ms(_forced(A, B, C, n, share), n)
@@ -98,7 +102,7 @@ def shares(args: argparse.Namespace, n: int) -> None:
                 line += f" s{share:.2f} {t:.2f} ({one / t:.2f}x{'' if err < 1e-2 else ' WRONG'})"
             model = fd._plan_on(S, S, S, n, isz, False, "rows")
             print(f"{line} | model: share {model.home_share:.3f}, {model.spread_s * 1e3:.2f} ms", flush=True)
-    fd.FIRST_ROWS, fd.CHUNK_COLS, fd.RELAY = default
+    fd.FIRST_ROWS, fd.CHUNK_COLS, fd.RELAY, fd.SLICES, fd.SLICE_K = default
 
 
 def timeline(args: argparse.Namespace, n: int) -> None:
@@ -123,7 +127,7 @@ def timeline(args: argparse.Namespace, n: int) -> None:
         log.append((cp.cuda.runtime.getDevice(), names.get(stream, str(stream)), label, ev))
         return ev
 
-    saved = fd._record, fd._Run.gemm, fd._Remote.prepare
+    saved = fd._record, fd._Run.gemm, fd._Remote.prepare, fd._SlicedRemote.prepare
 
     def gemm(self: Any, a: Any, b: Any, c: Any, beta: float, stream: int) -> None:
         saved[1](self, a, b, c, beta, stream)
@@ -133,9 +137,10 @@ def timeline(args: argparse.Namespace, n: int) -> None:
         with cp.cuda.Device(self.dev):
             cp.cuda.runtime.streamWaitEvent(self.arrive, ready.ptr, 0)
             record(cp, self.arrive, "start")
-        return saved[2](self, A_, B_, C_, ready)
+        return saved[3 if isinstance(self, fd._SlicedRemote) else 2](self, A_, B_, C_, ready)
 
-    fd._record, fd._Run.gemm, fd._Remote.prepare = record, gemm, prepare  # type: ignore[method-assign]
+    fd._record, fd._Run.gemm = record, gemm  # type: ignore[method-assign]
+    fd._Remote.prepare = fd._SlicedRemote.prepare = prepare  # type: ignore[method-assign]
     try:
         for _ in range(3):
             call()
@@ -143,7 +148,7 @@ def timeline(args: argparse.Namespace, n: int) -> None:
         call()
         _sync(n)
     finally:
-        fd._record, fd._Run.gemm, fd._Remote.prepare = saved  # type: ignore[method-assign]
+        fd._record, fd._Run.gemm, fd._Remote.prepare, fd._SlicedRemote.prepare = saved  # type: ignore[method-assign]
     print(
         f"{args.dtype} {args.size}^3, home share {args.share}: the host queues a call in {issue * 1e3:.2f} ms"
     )
@@ -162,6 +167,7 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=16384, help="M = N = K")
     ap.add_argument("--shares", default="0.28,0.31,0.34,0.37", help="home's shares (shares)")
     ap.add_argument("--chunking", default="2048x2048,4096x2048", help="FIRST_ROWSxCHUNK_COLS list")
+    ap.add_argument("--slice-k", default="512,1024,2048", help="SLICE_K list where K slices run (shares)")
     ap.add_argument("--share", type=float, default=0.33, help="home's share (timeline)")
     args = ap.parse_args()
     n = torch.cuda.device_count()

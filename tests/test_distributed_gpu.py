@@ -5,6 +5,8 @@ argument checks; and the tensor-parallel pair in torchrun workers."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from conftest import require
 
@@ -19,7 +21,8 @@ TOL = {"float32": 2e-5, "float16": 5e-3, "bfloat16": 3e-2}
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    """Chunks small enough that test shapes have several bands and column chunks."""
+    """Chunks small enough that test shapes have several bands, column chunks and K slices."""
+    monkeypatch.setattr(fd, "SLICE_K", 40)
     monkeypatch.setattr(fd, "FIRST_ROWS", 48)
     monkeypatch.setattr(fd, "CHUNK_COLS", 40)
     monkeypatch.setattr(fd, "TAIL_ROWS", 24)
@@ -76,14 +79,18 @@ def test_spread_matches_reference(small_chunks, dtype, strategy, layouts):
                 assert torch.equal(again, C)
 
 
+@pytest.mark.parametrize("sliced", [False, True])
 @pytest.mark.parametrize("strategy", ["rows", "grid"])
-def test_relay_gives_the_same_bits_back_to_back(small_chunks, monkeypatch, strategy):
+def test_relay_gives_the_same_bits_back_to_back(small_chunks, monkeypatch, strategy, sliced):
     # Bands and chunks that several remote pieces share (three or more GPUs) leave home once and
     # are passed on between the remote devices: on the same pieces, the same bits as every device
     # copying its own from home, also over calls queued back to back (memory returns to a pool
     # only after the devices that copy from it are done). The pieces are fixed here: the plan
-    # itself may cut differently with relay (fewer bytes leave home).
+    # itself may cut differently with relay (fewer bytes leave home). By K slices, a device adds
+    # its slices in another order with relay (the ones it brings from home first): the results
+    # are checked against the reference, and a second pass of calls gives the same bits.
     torch = require("torch")
+    monkeypatch.setattr(fd, "SLICES", sliced)
     import cupy as cp
 
     from fastgemm._arrays import as_matrix
@@ -96,9 +103,9 @@ def test_relay_gives_the_same_bits_back_to_back(small_chunks, monkeypatch, strat
         A, B, C = _operands(torch, M, N, K, "float32", False, i % 2 == 1, False, seed=10 + i)
         calls.append((A, B, C.fill_(float("nan"))))
     home = int(torch.cuda.current_stream(0).cuda_stream)
-    outs: dict[bool, list] = {}
-    for relay in (False, True):
-        monkeypatch.setattr(fd, "RELAY", relay)
+    outs: dict[Any, list] = {}
+    for relay in (False, True, "again"):
+        monkeypatch.setattr(fd, "RELAY", bool(relay))
         outs[relay] = []
         for A, B, C in calls:
             out = C.clone()
@@ -107,9 +114,12 @@ def test_relay_gives_the_same_bits_back_to_back(small_chunks, monkeypatch, strat
                 fd._Run(cp, fastgemm, devs, home, "auto", "ieee", 1.0, 0.0).start(*blocks, pl)
             outs[relay].append(out)
         torch.cuda.synchronize()
-    for (A, B, C), a, b in zip(calls, outs[False], outs[True]):
+    for (A, B, C), a, b, again in zip(calls, outs[False], outs[True], outs["again"]):
+        _check(torch, A, B, C, a, 1.0, 0.0, "float32")
         _check(torch, A, B, C, b, 1.0, 0.0, "float32")
-        assert torch.equal(a, b)
+        assert torch.equal(b, again)
+        if not sliced:
+            assert torch.equal(a, b)
 
 
 def test_large_problem_spreads_and_matches_one_gpu():

@@ -109,6 +109,14 @@ SMS = 132  # planning figure where the device's count is not given
 # others copy them from it as they arrive there (every device has its own links, and home's
 # are the bottleneck: 4 x H100, about 390 GB/s out of home to one peer or to three at once).
 RELAY = True
+# K slices (float32): a remote piece is computed slice by slice of K as its inputs arrive, each
+# slice's product added into the piece's block (beta = 1 after the first), so that the work a
+# device can do grows with every slice that lands, where a piece over the whole K can start only
+# once all of its rows of A are in, and a chunk of B's columns completes only its first band's
+# block. The last slice runs in bands of rows whose results go back while the next band
+# computes. SLICE_K: elements of K per slice (whole quanta; at least two slices where K allows).
+SLICES = True
+SLICE_K = 1024
 
 
 @dataclass(frozen=True)
@@ -146,9 +154,39 @@ def _chunks(c0: int, c1: int) -> list[tuple[int, int]]:
     return [(c0 + lo, c0 + hi) for lo, hi in partition.split_range(cols, parts, 16)]
 
 
+def _sliced(itemsize: int) -> bool:
+    """Whether remote pieces run by K slices (:data:`SLICES`): the slices' sums are kept in the
+    operands' dtype, so float32 only."""
+    return SLICES and itemsize == 4
+
+
+def _k_slices(k0: int, k1: int, itemsize: int) -> list[tuple[int, int]]:
+    """A remote piece's K slices: about SLICE_K each, on 16-byte boundaries."""
+    parts = max(1, min((k1 - k0) // max(1, SLICE_K), 64))
+    return [
+        (k0 + lo, k0 + hi) for lo, hi in partition.split_range(k1 - k0, parts, partition._quantum(itemsize))
+    ]
+
+
+def _slice_bands(r0: int, r1: int) -> list[tuple[int, int]]:
+    """The bands of rows the last K slice runs in: the rows before the last TAIL_ROWS or so in
+    whole tile rows, then those (one band for a short piece)."""
+    rest = r1 - r0
+    big = (rest - TAIL_ROWS) // TILE_ROWS * TILE_ROWS if rest > 2 * TAIL_ROWS else 0
+    return [(r0, r0 + big), (r0 + big, r1)] if big > 0 else [(r0, r1)]
+
+
 def _first_chunk_bytes(rows: int, cols: int, K: int, itemsize: int) -> tuple[int, int, int]:
     """Bytes of A and of B that a remote device needs before its first GEMM, and its last
     result's bytes."""
+    if _sliced(itemsize):
+        k0, k1 = _k_slices(0, K, itemsize)[0]
+        bands = _slice_bands(0, rows)
+        return (
+            itemsize * rows * (k1 - k0),
+            itemsize * (k1 - k0) * cols,
+            itemsize * (rows - bands[-1][0]) * cols,
+        )
     bands, chunks = _bands(0, rows), _chunks(0, cols)
     # a piece of one band returns it chunk by chunk: its last result is one chunk
     last_cols = cols if len(bands) > 1 else chunks[-1][1] - chunks[-1][0]
@@ -250,6 +288,8 @@ def plan(
         CHUNK_COLS,
         TAIL_ROWS,
         RELAY,
+        SLICES,
+        SLICE_K,
     )
     return _plan(*key)
 
@@ -746,6 +786,91 @@ class _Remote:
         self.b_local = None
 
 
+class _SlicedRemote(_Remote):
+    """A block of C over all of K, computed K slice by K slice (:data:`SLICES`): slice j's rows
+    of A (``a``, this piece's own, from home) and rows of B (``b``, shared by every piece with
+    these columns: a turn of them from home, the others from the devices that bring them),
+    multiplied into the piece's block ``part`` (beta = 1 after the first slice; C's old values
+    copied into it first where beta != 0), in ``b_order`` (its own slices first). The last
+    slice runs in bands of rows (:func:`_slice_bands`), each band's result going back into C as
+    soon as it is done."""
+
+    def __init__(self, run: _Run, piece: partition.Piece, dev: int) -> None:
+        super().__init__(run, piece, dev)
+        slices = _k_slices(*piece.ks, run.itemsize)
+        self.a_items, self.b_items = slices, slices
+        self.a, self.b = [None] * len(slices), [None] * len(slices)
+        self.part: _Block | None = None
+        self.c_old: Any = None  # the event after C's old values were copied into part
+
+    def prepare(self, A: _Block, B: _Block, C: _Block, ready: Any) -> list[tuple[str, int]]:
+        cp = self.cp
+        rows, cols = self.piece.rows, self.piece.cols
+        with cp.cuda.Device(self.dev), _on(cp, self.dev):
+            _wait(cp, self.arrive, ready)
+            self.a_blocks = [_new_block(cp, A.sub(rows, ks).shape, A, self.keep) for ks in self.a_items]
+            self.b_blocks = [_new_block(cp, B.sub(ks, cols).shape, B, self.keep) for ks in self.b_items]
+            self.part = _new_block(cp, C.sub(rows, cols).shape, C, self.keep)
+            allocated = _record(cp, self.arrive)
+            _wait(cp, self.relay, allocated)
+        with cp.cuda.Device(self.run.devs[0]):
+            _wait(cp, self.run.out, allocated)
+        order: list[tuple[str, int]] = [("c", 0)] if self.run.beta != 0 else []
+        for j in self.b_order:
+            order += [("a", j), ("b", j)]
+        return order
+
+    def copy_in(self, operand: str, i: int, A: _Block, B: _Block, C: _Block) -> None:
+        if operand == "c":  # C's old values into part (beta != 0), from home
+            assert self.part is not None
+            with self.cp.cuda.Device(self.run.devs[0]):
+                _copy(self.cp, self.part, C.sub(self.piece.rows, self.piece.cols), self.run.out)
+                self.c_old = _record(self.cp, self.run.out)
+            return
+        ks = self.a_items[i]
+        at_home = A.sub(self.piece.rows, ks) if operand == "a" else B.sub(ks, self.piece.cols)
+        dst = (self.a_blocks if operand == "a" else self.b_blocks)[i]
+        src = self.source(operand, i)
+        cp = self.cp
+        if src is None:
+            with cp.cuda.Device(self.run.devs[0]):
+                _copy(cp, dst, at_home, self.run.out)
+                getattr(self, operand)[i] = (dst, _record(cp, self.run.out))
+            return
+        blk, ev = getattr(src, operand)[i]
+        with cp.cuda.Device(self.dev):
+            _wait(cp, self.relay, ev)
+            _copy(cp, dst, blk, self.relay)
+            getattr(self, operand)[i] = (dst, _record(cp, self.relay))
+
+    def compute_and_return(self, C: _Block) -> None:
+        cp, run, part = self.cp, self.run, self.part
+        assert part is not None
+        r0, cols = self.piece.rows[0], self.piece.cols
+        with cp.cuda.Device(self.dev):
+            if self.c_old is not None:
+                _wait(cp, self.compute, self.c_old)
+            for t, j in enumerate(self.b_order):
+                (a_blk, a_ev), (b_blk, b_ev) = self.a[j], self.b[j]
+                _wait(cp, self.compute, a_ev)
+                _wait(cp, self.compute, b_ev)
+                beta = run.beta if t == 0 else 1.0
+                if t + 1 < len(self.b_order):
+                    run.gemm(a_blk, b_blk, part, beta, self.compute)
+                    continue
+                for lo, hi in _slice_bands(*self.piece.rows):
+                    band = (lo - r0, hi - r0)
+                    out = part.sub(band, (0, part.shape[1]))
+                    run.gemm(a_blk.sub(band, (0, a_blk.shape[1])), b_blk, out, beta, self.compute)
+                    _wait(cp, self.back, _record(cp, self.compute))
+                    _copy(cp, C.sub((lo, hi), cols), out, self.back)
+            self.finished = _record(cp, self.back)
+
+    def release(self) -> None:
+        super().release()
+        self.part, self.c_old = None, None
+
+
 class _Run:
     """One call of :func:`gemm`: home's piece on home's stream (``hs``), the remote pieces on
     their devices' streams, and ``hs`` joined to every piece's return. Streams are
@@ -756,6 +881,7 @@ class _Run:
         self.cp, self.fg, self.devs, self.hs = cp, fg, devs, hs
         self.kernel, self.precision, self.alpha, self.beta = kernel, precision, alpha, beta
         self.out = 0  # home's stream of copies out (start)
+        self.itemsize = 0  # the operands' element size (start)
 
     def gemm(self, a: _Block, b: _Block, c: _Block, beta: float, stream: int) -> None:
         self.fg.gemm(a, b, c, self.alpha, beta, kernel=self.kernel, stream=stream, precision=self.precision)
@@ -778,7 +904,9 @@ class _Run:
         # full rate, in the order they are queued (on the remote devices' streams they ran side
         # by side and shared the links: every device's first input came later).
         self.out = _device_streams(cp, home)[4].ptr
-        remotes = [_Remote(self, p, self.devs[p.device]) for p in pl.pieces[1:]]
+        self.itemsize = A.itemsize
+        kind = _SlicedRemote if _sliced(A.itemsize) else _Remote
+        remotes = [kind(self, p, self.devs[p.device]) for p in pl.pieces[1:]]
         _share_out(cp, remotes)
         try:
             self._queue(remotes, A, B, C, ready)
