@@ -107,6 +107,8 @@ def shares(args: argparse.Namespace, n: int) -> None:
 
 def timeline(args: argparse.Namespace, n: int) -> None:
     A, B, C, _ = _operands(args.dtype, args.size)
+    fd.SLICE_K = int(args.slice_k.split(",")[0])
+    fd.SLICES = fd.SLICE_K > 0
     call = _forced(A, B, C, n, args.share)
     for _ in range(3):
         call()
