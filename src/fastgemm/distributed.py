@@ -656,7 +656,7 @@ def _share_out(cp: Any, remotes: list[_Remote]) -> None:
                 src = [group[i % len(group)] for i in range(items)]
                 setattr(r, operand + "_src", [None if x is r else x for x in src])
                 if operand == "b":  # its own chunks first: its first GEMM waits for no other device
-                    r.b_order = r.first_order(pos, len(group), items)
+                    r.b_order = [(pos + i) % items for i in range(items)] if items else []
                 for x in {id(x): x for x in src if x is not r}.values():
                     _enable_peer(cp, x.dev, r.dev)
 
@@ -689,12 +689,6 @@ class _Remote:
         self.keep: list[Any] = []
         self.readers: list[Any] = []
         self.finished: Any = None
-
-    def first_order(self, pos: int, group: int, items: int) -> list[int]:
-        """The order of B's chunks here, ``pos`` being this device's place in the ``group``
-        that shares them (chunk i comes from home to the group's device i % group): from its
-        own first chunk on."""
-        return [(pos + i) % items for i in range(items)]
 
     def source(self, operand: str, i: int) -> _Remote | None:
         """The remote device this input comes from (None: home)."""
@@ -818,18 +812,6 @@ class _SlicedRemote(_Remote):
         self.a, self.b = [None] * len(slices), [None] * len(slices)
         self.part: _Block | None = None
         self.c_old: Any = None  # the event after C's old values were copied into part
-        n = len(slices)
-        self.short = (
-            run.lead if n > run.lead and slices[0][1] - slices[0][0] < slices[-1][1] - slices[-1][0] else 0
-        )
-
-    def first_order(self, pos: int, group: int, items: int) -> list[int]:
-        """Its own short slice first, then the long ones (those it brings from home before the
-        others'), then the other short slices: they arrived long before, and the last slice,
-        which runs in bands while the results go back, is a short one."""
-        short, own = range(self.short), [i for i in range(self.short) if i % group == pos]
-        longs = sorted(range(self.short, items), key=lambda i: ((i - pos) % group, i))
-        return own + longs + [i for i in short if i not in own]
 
     def prepare(self, A: _Block, B: _Block, C: _Block, ready: Any) -> list[tuple[str, int]]:
         cp = self.cp
