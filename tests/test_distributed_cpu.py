@@ -210,3 +210,30 @@ def test_fp32_8192_cubed_on_four_gpus_leaves_home_four_waves():
     # for (about 0.29, 2400 rows) would take five.
     s = fd.plan(8192, 8192, 8192, 4, 4, sms=132)
     assert s.plan.strategy == "rows" and s.plan.pieces[0].rows == (0, 2048)
+
+
+@pytest.mark.parametrize("K", [1, 7, 96, 1000, 1536, 3000, 8192, 16384, 65536])
+@pytest.mark.parametrize("itemsize", [2, 4])
+@pytest.mark.parametrize("lead", [1, 2, 3])
+def test_k_slices_cover_k_on_16_byte_boundaries(K, itemsize, lead):
+    for k0 in (0, 64):
+        slices = fd._k_slices(k0, k0 + K, itemsize, lead)
+        assert slices[0][0] == k0 and slices[-1][1] == k0 + K
+        assert all(a < b for a, b in slices)
+        q = partition._quantum(itemsize)
+        assert all(x[1] == y[0] and (x[1] - k0) % q == 0 for x, y in zip(slices, slices[1:]))
+        assert len(slices) <= 64 + lead
+        if K >= lead * fd.FIRST_SLICE_K + fd.SLICE_K:  # a short slice per piece, then long ones
+            assert all(b - a == fd.FIRST_SLICE_K for a, b in slices[:lead])
+            assert all(b - a >= fd.SLICE_K for a, b in slices[lead:])
+
+
+def test_slice_bands_end_in_a_short_band():
+    for rows in (1, 100, 1024, 1025, 2048, 5000):
+        bands = fd._slice_bands(10, 10 + rows)
+        assert bands[0][0] == 10 and bands[-1][1] == 10 + rows
+        assert all(x[1] == y[0] for x, y in zip(bands, bands[1:]))
+        if len(bands) == 2:
+            assert (bands[0][1] - 10) % fd.TILE_ROWS == 0 and bands[1][1] - bands[1][
+                0
+            ] < fd.TAIL_ROWS + fd.TILE_ROWS

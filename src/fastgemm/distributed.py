@@ -7,7 +7,9 @@ GPU (home). C is cut by :mod:`fastgemm.partition` (bands of rows or columns, a 2
 float32 a K split, whichever moves the fewest bytes), home keeps a share sized so that it finishes
 with the others, and every other GPU computes its piece with ``auto`` on its own streams while
 its operands arrive: the piece's first band of rows is computed in column chunks as B's columns
-come in, the rest in bands of rows while the finished bands go back into C. An input that
+come in, the rest in bands of rows while the finished bands go back into C; in float32 the piece
+is computed by slices of K instead (:data:`SLICES`), each slice's product added into its block as
+the slice lands. An input that
 several devices need (all of B in a split by rows) leaves home once, a turn of its chunks to
 each of them, which pass them on to the others; the copies are queued in turns over the devices
 in the order their GEMMs need them, so that every device starts early, and home's leave one at
