@@ -1514,15 +1514,19 @@ def _all_gather_gemm_peer(torch, fastgemm, space, x, w, out, heights, starts, al
     (on ``space.side``, the next rank's first), while this rank's own band's GEMM runs; each
     other band's GEMM waits for its own shard's copy only. (One GEMM over the bands after this
     rank's and one over those before was slower on 4 ranks: it waits for more copies.) The own
-    band's GEMM leaves one SM to the barrier's kernel."""
+    band's GEMM leaves one SM to the barrier's kernel.
+
+    The copy into the space runs on the caller's stream, before the GEMM: a copy within one GPU
+    is a kernel, and beside the GEMM it had the one SM left over (4 x H100: 0.3 ms for a 32 MiB
+    shard, which held up every peer's first copy and so its second GEMM)."""
     size, rank, K = len(heights), space.hdl.rank, x.shape[1]
     cur, side = torch.cuda.current_stream(), space.side
     half = space.begin(cur)
+    if heights[rank]:
+        space.view(rank, half, 0, (heights[rank], K), x.dtype).copy_(x)
     side.wait_stream(cur)
     arrived = []
     with torch.cuda.stream(side):
-        if heights[rank]:
-            space.view(rank, half, 0, (heights[rank], K), x.dtype).copy_(x)
         space.hdl.barrier(channel=0, timeout_ms=PEER_WAIT_MS)
         for step in range(1, size):
             src = (rank + step) % size
