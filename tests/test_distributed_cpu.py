@@ -1,7 +1,8 @@
 """CPU tests of fastgemm.distributed: how a problem is spread (which devices, which way, home's
 share), the bands a remote piece is computed in, the strided blocks handed to the GEMM entry and
-the copy engines, the argument checks that need no GPU, and the environment that keeps NVLink
-multicast off."""
+the copy engines, the argument checks that need no GPU, the environment that keeps NVLink
+multicast off, and the whole one-process schedule (pieces, bands, chunks, K slices, relays, C's
+old values) run on host memory against a float64 reference."""
 
 from __future__ import annotations
 
@@ -237,3 +238,157 @@ def test_slice_bands_end_in_a_short_band():
             assert (bands[0][1] - 10) % fd.TILE_ROWS == 0 and bands[1][1] - bands[1][
                 0
             ] < fd.TAIL_ROWS + fd.TILE_ROWS
+
+
+# --- the whole schedule on the host: a stand-in for CuPy whose copies run at once ---------------
+
+
+class _HostCuPy:
+    """Enough of CuPy for :class:`fd._Run` on host memory: a copy runs when it is queued (the
+    schedule queues every copy after the copy it reads from, and the GEMMs after the copies), and
+    streams, events and devices are tokens. It checks what each call copies where; the order on
+    the GPU (events, waits) is the GPU tests' to check."""
+
+    class _Stream:
+        _ids = itertools.count(1)
+
+        def __init__(self, non_blocking=True):
+            self.ptr = next(self._ids)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    class _Event:
+        def __init__(self, block=False, disable_timing=True):
+            self.ptr = id(self)
+
+    class _Mem:
+        def __init__(self, nbytes):
+            self.buf = np.full(nbytes, 0xFF, dtype=np.uint8)  # NaN-like garbage in fresh memory
+            self.ptr = self.buf.ctypes.data
+
+    class _Runtime:
+        CUDARuntimeError = RuntimeError
+
+        @staticmethod
+        def memcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
+            import ctypes
+
+            for r in range(height):
+                ctypes.memmove(dst + r * dpitch, src + r * spitch, width)
+
+        @staticmethod
+        def eventRecord(ev, stream):
+            pass
+
+        @staticmethod
+        def streamWaitEvent(stream, ev, flags):
+            pass
+
+        @staticmethod
+        def deviceCanAccessPeer(a, b):
+            return 1
+
+        @staticmethod
+        def deviceEnablePeerAccess(peer):
+            pass
+
+        @staticmethod
+        def deviceSynchronize():
+            pass
+
+    def __init__(self):
+        import contextlib
+
+        self.cuda = type(
+            "cuda",
+            (),
+            {
+                "Stream": self._Stream,
+                "Event": self._Event,
+                "runtime": self._Runtime,
+                "alloc": staticmethod(lambda n: self._Mem(n)),
+                "Device": staticmethod(lambda d: contextlib.nullcontext()),
+            },
+        )
+
+
+_NP = {"float32": np.float32, "float16": np.float16}
+
+
+def _view(blk):
+    import ctypes
+
+    if 0 in blk.shape:
+        return np.zeros(blk.shape, _NP[blk.dtype])
+    span = ((blk.shape[0] - 1) * blk.strides[0] + (blk.shape[1] - 1) * blk.strides[1] + 1) * blk.itemsize
+    raw = (ctypes.c_char * span).from_address(blk.ptr)
+    strides = tuple(s * blk.itemsize for s in blk.strides)
+    return np.ndarray(blk.shape, _NP[blk.dtype], buffer=raw, strides=strides)
+
+
+def _host_gemm(self, a, b, c, beta, stream):
+    out = _view(c)
+    acc = self.alpha * (_view(a).astype(np.float64) @ _view(b).astype(np.float64))
+    if beta:
+        acc += beta * out.astype(np.float64)
+    out[...] = acc.astype(out.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("strategy", ["rows", "cols", "grid"])
+@pytest.mark.parametrize("devices", [2, 3, 4])
+@pytest.mark.parametrize("sliced", [True, False])
+def test_schedule_on_the_host_matches_the_reference(monkeypatch, dtype, strategy, devices, sliced):
+    """Every remote piece's inputs, bands, chunks and K slices, relayed or not, land where its
+    GEMMs read them, and every result lands in its place in C: the whole schedule run on the
+    host (copies as they are queued, GEMMs in numpy) against a float64 reference."""
+    monkeypatch.setattr(fd, "_streams", {})
+    monkeypatch.setattr(fd, "_peers", set())
+    monkeypatch.setattr(fd._Run, "gemm", _host_gemm)
+    monkeypatch.setattr(fd, "SLICES", sliced)
+    monkeypatch.setattr(fd, "SLICE_K", 24)
+    monkeypatch.setattr(fd, "FIRST_SLICE_K", 8)
+    monkeypatch.setattr(fd, "FIRST_ROWS", 48)
+    monkeypatch.setattr(fd, "CHUNK_COLS", 40)
+    monkeypatch.setattr(fd, "TAIL_ROWS", 24)
+    monkeypatch.setattr(fd, "TILE_ROWS", 8)
+    cp = _HostCuPy()
+    rng = np.random.default_rng(7)
+    itemsize = np.dtype(_NP[dtype]).itemsize
+    for (M, N, K), orders, relay, (alpha, beta) in zip(
+        [(200, 328, 96), (131, 264, 160), (256, 160, 520)],
+        ["CCC", "FCF", "CFC"],
+        [True, False, True],
+        [(1.0, 0.0), (0.75, -0.5), (1.5, 1.0)],
+    ):
+        monkeypatch.setattr(fd, "RELAY", relay)
+        mats = [rng.standard_normal(s).astype(_NP[dtype]) for s in ((M, K), (K, N), (M, N))]
+        mats = [np.asfortranarray(m) if o == "F" else m for m, o in zip(mats, orders)]
+        A, B, C = mats
+        if beta == 0:
+            C.fill(np.nan)
+        ref = alpha * (A.astype(np.float64) @ B.astype(np.float64)) + (
+            beta * C.astype(np.float64) if beta else 0
+        )
+        spread = fd.plan(M, N, K, devices, itemsize, beta != 0, strategy, sms=0)
+        assert len(spread.plan.pieces) == devices
+        blocks = [
+            fd._Block(
+                m.ctypes.data,
+                m.shape,
+                (m.strides[0] // itemsize, m.strides[1] // itemsize),
+                dtype,
+                itemsize,
+                o == "F",
+            )
+            for m, o in zip(mats, orders)
+        ]
+        if spread.transposed:
+            blocks = [blocks[1].T, blocks[0].T, blocks[2].T]
+        fd._Run(cp, None, list(range(devices)), 0, "auto", "ieee", alpha, beta).start(*blocks, spread.plan)
+        err = np.linalg.norm(C.astype(np.float64) - ref) / np.linalg.norm(ref)
+        assert err <= (2e-6 if dtype == "float32" else 2e-3), (M, N, K, err)

@@ -738,24 +738,32 @@ class _Remote:
     def copy_in(self, operand: str, i: int, A: _Block, B: _Block, C: _Block) -> None:
         """Queues the copy of one input: on home's ``out`` stream from home, or on ``relay``
         from the device that brings it (after its copy, whose event it waits for)."""
-        cp, K = self.cp, A.shape[1]
-        if operand == "a":
-            dst, at_home = self.a_blocks[i], A.sub(self.a_items[i], (0, K))
-        elif operand == "b":
-            dst, at_home = self.b_blocks[i], B.sub((0, K), self.b_items[i])
-        else:  # C's old values into GEMM i's block (beta != 0)
-            dst, at_home = self.c[i][0], C.sub(*self._out(self._tasks()[i]))
+        cp = self.cp
+        dst, at_home = self._endpoints(operand, i, A, B, C)
         src = self.source(operand, i)
         if src is None:
             with cp.cuda.Device(self.run.devs[0]):
                 _copy(cp, dst, at_home, self.run.out)
-                getattr(self, operand)[i] = (dst, _record(cp, self.run.out))
+                self._landed(operand, i, dst, _record(cp, self.run.out))
             return
         blk, ev = getattr(src, operand)[i]
         with cp.cuda.Device(self.dev):
             _wait(cp, self.relay, ev)
             _copy(cp, dst, blk, self.relay)
-            getattr(self, operand)[i] = (dst, _record(cp, self.relay))
+            self._landed(operand, i, dst, _record(cp, self.relay))
+
+    def _endpoints(self, operand: str, i: int, A: _Block, B: _Block, C: _Block) -> tuple[_Block, _Block]:
+        """Where input ``i`` of ``operand`` lands here, and where it is at home."""
+        K = A.shape[1]
+        if operand == "a":
+            return self.a_blocks[i], A.sub(self.a_items[i], (0, K))
+        if operand == "b":
+            return self.b_blocks[i], B.sub((0, K), self.b_items[i])
+        return self.c[i][0], C.sub(*self._out(self._tasks()[i]))  # C's old values (beta != 0)
+
+    def _landed(self, operand: str, i: int, dst: _Block, ev: Any) -> None:
+        """Input ``i`` of ``operand`` is in ``dst`` once ``ev`` has happened."""
+        getattr(self, operand)[i] = (dst, ev)
 
     def relayed(self) -> None:
         """After its last copy from other devices: they may reuse the memory it copied from."""
@@ -832,28 +840,21 @@ class _SlicedRemote(_Remote):
             order += [("a", j), ("b", j)]
         return order
 
-    def copy_in(self, operand: str, i: int, A: _Block, B: _Block, C: _Block) -> None:
-        if operand == "c":  # C's old values into part (beta != 0), from home
+    def _endpoints(self, operand: str, i: int, A: _Block, B: _Block, C: _Block) -> tuple[_Block, _Block]:
+        rows, cols = self.piece.rows, self.piece.cols
+        if operand == "c":  # C's old values into part (beta != 0)
             assert self.part is not None
-            with self.cp.cuda.Device(self.run.devs[0]):
-                _copy(self.cp, self.part, C.sub(self.piece.rows, self.piece.cols), self.run.out)
-                self.c_old = _record(self.cp, self.run.out)
-            return
+            return self.part, C.sub(rows, cols)
         ks = self.a_items[i]
-        at_home = A.sub(self.piece.rows, ks) if operand == "a" else B.sub(ks, self.piece.cols)
-        dst = (self.a_blocks if operand == "a" else self.b_blocks)[i]
-        src = self.source(operand, i)
-        cp = self.cp
-        if src is None:
-            with cp.cuda.Device(self.run.devs[0]):
-                _copy(cp, dst, at_home, self.run.out)
-                getattr(self, operand)[i] = (dst, _record(cp, self.run.out))
-            return
-        blk, ev = getattr(src, operand)[i]
-        with cp.cuda.Device(self.dev):
-            _wait(cp, self.relay, ev)
-            _copy(cp, dst, blk, self.relay)
-            getattr(self, operand)[i] = (dst, _record(cp, self.relay))
+        if operand == "a":
+            return self.a_blocks[i], A.sub(rows, ks)
+        return self.b_blocks[i], B.sub(ks, cols)
+
+    def _landed(self, operand: str, i: int, dst: _Block, ev: Any) -> None:
+        if operand == "c":
+            self.c_old = ev
+        else:
+            super()._landed(operand, i, dst, ev)
 
     def compute_and_return(self, C: _Block) -> None:
         cp, run, part = self.cp, self.run, self.part
