@@ -23,6 +23,7 @@ TOL = {"float32": 2e-5, "float16": 5e-3, "bfloat16": 3e-2}
 def small_chunks(monkeypatch):
     """Chunks small enough that test shapes have several bands, column chunks and K slices."""
     monkeypatch.setattr(fd, "SLICE_K", 40)
+    monkeypatch.setattr(fd, "FIRST_SLICE_K", 8)
     monkeypatch.setattr(fd, "FIRST_ROWS", 48)
     monkeypatch.setattr(fd, "CHUNK_COLS", 40)
     monkeypatch.setattr(fd, "TAIL_ROWS", 24)

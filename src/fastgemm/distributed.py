@@ -167,7 +167,8 @@ def _sliced(itemsize: int) -> bool:
 def _k_slices(k0: int, k1: int, itemsize: int, lead: int = 1) -> list[tuple[int, int]]:
     """A remote piece's K slices, on 16-byte boundaries: ``lead`` slices of about FIRST_SLICE_K
     (each device sharing the slices starts with its own: its first GEMM waits only for a short
-    slice from home), then the rest in slices of about SLICE_K."""
+    slice from home), then the rest in slices of about SLICE_K. Where that leaves less than one
+    SLICE_K after the short ones, K in at most ``lead`` even slices instead (one for a short K)."""
     q = partition._quantum(itemsize)
     n = k1 - k0
     first = min(n, max(q, FIRST_SLICE_K // q * q) * max(lead, 0))
@@ -187,10 +188,10 @@ def _slice_bands(r0: int, r1: int) -> list[tuple[int, int]]:
     return [(r0, r0 + big), (r0 + big, r1)] if big > 0 else [(r0, r1)]
 
 
-def _first_chunk_bytes(rows: int, cols: int, K: int, itemsize: int) -> tuple[int, int, int]:
+def _first_chunk_bytes(rows: int, cols: int, K: int, itemsize: int, sliced: bool) -> tuple[int, int, int]:
     """Bytes of A and of B that a remote device needs before its first GEMM, and its last
-    result's bytes."""
-    if _sliced(itemsize):
+    result's bytes (``sliced``: a piece by K slices, :class:`_SlicedRemote`)."""
+    if sliced:
         k0, k1 = _k_slices(0, K, itemsize)[0]
         bands = _slice_bands(0, rows)
         return (
@@ -298,6 +299,7 @@ def plan(
         FIRST_ROWS,
         CHUNK_COLS,
         TAIL_ROWS,
+        TILE_ROWS,
         RELAY,
         SLICES,
         SLICE_K,
@@ -353,7 +355,8 @@ def _plan_on(
     transposed = even.strategy == "cols"
     if transposed:
         rows, cols = cols, rows
-    a_first, b_first, last = _first_chunk_bytes(rows, cols, p1.ks[1] - p1.ks[0], itemsize)
+    sliced = _sliced(itemsize) and even.strategy != "k"  # a K split runs _remote_k
+    a_first, b_first, last = _first_chunk_bytes(rows, cols, p1.ks[1] - p1.ks[0], itemsize, sliced)
     run = _flipped(even) if transposed else even  # the pieces as they run (rows of C.T for cols)
     latency = (_start_bytes(run, a_first, b_first) + last) / LINK_BYTES_PER_S + ISSUE_S
     # Home finishes with the others: s0 T = L + (1 - s0) T / (P - 1). Where that leaves home
@@ -808,10 +811,11 @@ class _Remote:
 
 class _SlicedRemote(_Remote):
     """A block of C over all of K, computed K slice by K slice (:data:`SLICES`): slice j's rows
-    of A (``a``, this piece's own, from home) and rows of B (``b``, shared by every piece with
-    these columns: a turn of them from home, the others from the devices that bring them),
+    of A (``a``) and rows of B (``b``), each from home or, where other pieces share them (B's
+    rows with every piece of these columns, A's with every piece of these rows), a turn of them
+    from home and the others from the devices that bring them (:func:`_share_out`),
     multiplied into the piece's block ``part`` (beta = 1 after the first slice; C's old values
-    copied into it first where beta != 0), in ``b_order`` (its own slices first). The last
+    copied into it first where beta != 0), in ``b_order`` (from its own first B slice on). The last
     slice runs in bands of rows (:func:`_slice_bands`), each band's result going back into C as
     soon as it is done."""
 
@@ -835,9 +839,11 @@ class _SlicedRemote(_Remote):
             _wait(cp, self.relay, allocated)
         with cp.cuda.Device(self.run.devs[0]):
             _wait(cp, self.run.out, allocated)
-        order: list[tuple[str, int]] = [("c", 0)] if self.run.beta != 0 else []
-        for j in self.b_order:
+        order: list[tuple[str, int]] = []
+        for t, j in enumerate(self.b_order):
             order += [("a", j), ("b", j)]
+            if t == 0 and self.run.beta != 0:  # needed by the first GEMM, after its inputs
+                order.append(("c", 0))
         return order
 
     def _endpoints(self, operand: str, i: int, A: _Block, B: _Block, C: _Block) -> tuple[_Block, _Block]:
@@ -1526,29 +1532,32 @@ def _all_gather_gemm_peer(torch, fastgemm, space, x, w, out, heights, starts, al
     if heights[rank]:
         space.view(rank, half, 0, (heights[rank], K), x.dtype).copy_(x)
     others = [src for src in ((rank + step) % size for step in range(1, size)) if heights[src]]
-    # The shards land in one buffer from the caller's stream's pool, which waits for the side
-    # stream before the buffer can be handed out again (a buffer per shard made on the side
-    # stream cost 0.1 ms of host time each: the pool held them until the caller's stream was
-    # done with them).
+    # The shards land in one buffer from the caller's stream's pool; the caller's stream waits
+    # for the side stream (queued before the buffer is freed, also where the call raises), so
+    # the pool hands it out again only after the copies into it (a buffer per shard made on the
+    # side stream cost 0.1 ms of host time each: the pool held them until the caller's stream
+    # was done with them).
     landed = torch.empty((sum(heights[src] for src in others), K), dtype=x.dtype, device=x.device)
     side.wait_stream(cur)
-    arrived = []
-    with torch.cuda.stream(side):
-        space.hdl.barrier(channel=0, timeout_ms=PEER_WAIT_MS)
-        row = 0
-        for src in others:
-            shard = landed[row : row + heights[src]]
-            row += heights[src]
-            shard.copy_(space.view(src, half, 0, (heights[src], K), x.dtype))
-            done = torch.cuda.Event()
-            done.record(side)
-            arrived.append((src, shard, done))
-    with fastgemm.reserve_sms(1):
-        fastgemm.gemm(x, w, out[starts[rank] : starts[rank] + heights[rank]], alpha)
-    for src, shard, done in arrived:
-        cur.wait_event(done)
-        fastgemm.gemm(shard, w, out[starts[src] : starts[src] + heights[src]], alpha)
-    cur.wait_stream(side)
+    try:
+        arrived = []
+        with torch.cuda.stream(side):
+            space.hdl.barrier(channel=0, timeout_ms=PEER_WAIT_MS)
+            row = 0
+            for src in others:
+                shard = landed[row : row + heights[src]]
+                row += heights[src]
+                shard.copy_(space.view(src, half, 0, (heights[src], K), x.dtype))
+                done = torch.cuda.Event()
+                done.record(side)
+                arrived.append((src, shard, done))
+        with fastgemm.reserve_sms(1):
+            fastgemm.gemm(x, w, out[starts[rank] : starts[rank] + heights[rank]], alpha)
+        for src, shard, done in arrived:
+            cur.wait_event(done)
+            fastgemm.gemm(shard, w, out[starts[src] : starts[src] + heights[src]], alpha)
+    finally:  # queued before `landed` is freed, also where the call raises
+        cur.wait_stream(side)
     space.end(cur)
 
 
