@@ -58,3 +58,17 @@ def require(module: str):
         if REQUIRE_GPU:
             pytest.fail(f"FASTGEMM_REQUIRE_GPU=1 but {module} is not importable: {exc}")
         pytest.skip(f"{module} is not installed")
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """fastgemm.distributed's chunks small enough that test shapes have several bands, column
+    chunks and K slices (the multi-GPU tests and the CPU run of the schedule)."""
+    import fastgemm.distributed as fd
+
+    monkeypatch.setattr(fd, "SLICE_K", 40)
+    monkeypatch.setattr(fd, "FIRST_SLICE_K", 8)
+    monkeypatch.setattr(fd, "FIRST_ROWS", 48)
+    monkeypatch.setattr(fd, "CHUNK_COLS", 40)
+    monkeypatch.setattr(fd, "TAIL_ROWS", 24)
+    monkeypatch.setattr(fd, "TILE_ROWS", 8)

@@ -341,7 +341,9 @@ def _host_gemm(self, a, b, c, beta, stream):
 @pytest.mark.parametrize("dtype, sliced", [("float32", True), ("float32", False), ("float16", False)])
 @pytest.mark.parametrize("strategy", ["rows", "cols", "grid"])
 @pytest.mark.parametrize("devices", [2, 3, 4])
-def test_schedule_on_the_host_matches_the_reference(monkeypatch, dtype, strategy, devices, sliced):
+def test_schedule_on_the_host_matches_the_reference(
+    small_chunks, monkeypatch, dtype, strategy, devices, sliced
+):
     """Every remote piece's inputs, bands, chunks and K slices, relayed or not, land where its
     GEMMs read them, and every result lands in its place in C: the whole schedule run on the
     host (copies as they are queued, GEMMs in numpy) against a float64 reference."""
@@ -349,12 +351,6 @@ def test_schedule_on_the_host_matches_the_reference(monkeypatch, dtype, strategy
     monkeypatch.setattr(fd, "_peers", set())
     monkeypatch.setattr(fd._Run, "gemm", _host_gemm)
     monkeypatch.setattr(fd, "SLICES", sliced)
-    monkeypatch.setattr(fd, "SLICE_K", 24)
-    monkeypatch.setattr(fd, "FIRST_SLICE_K", 8)
-    monkeypatch.setattr(fd, "FIRST_ROWS", 48)
-    monkeypatch.setattr(fd, "CHUNK_COLS", 40)
-    monkeypatch.setattr(fd, "TAIL_ROWS", 24)
-    monkeypatch.setattr(fd, "TILE_ROWS", 8)
     cp = _HostCuPy()
     rng = np.random.default_rng(7)
     itemsize = np.dtype(_NP[dtype]).itemsize

@@ -19,17 +19,6 @@ pytestmark = [pytest.mark.gpu, pytest.mark.multi_gpu]
 TOL = {"float32": 2e-5, "float16": 5e-3, "bfloat16": 3e-2}
 
 
-@pytest.fixture
-def small_chunks(monkeypatch):
-    """Chunks small enough that test shapes have several bands, column chunks and K slices."""
-    monkeypatch.setattr(fd, "SLICE_K", 40)
-    monkeypatch.setattr(fd, "FIRST_SLICE_K", 8)
-    monkeypatch.setattr(fd, "FIRST_ROWS", 48)
-    monkeypatch.setattr(fd, "CHUNK_COLS", 40)
-    monkeypatch.setattr(fd, "TAIL_ROWS", 24)
-    monkeypatch.setattr(fd, "TILE_ROWS", 8)
-
-
 def _operands(torch, M, N, K, dtype, a_f, b_f, c_f, seed):
     g = torch.Generator(device="cuda:0").manual_seed(seed)
     tdt = getattr(torch, dtype)
