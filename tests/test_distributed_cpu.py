@@ -243,77 +243,115 @@ def test_slice_bands_end_in_a_short_band():
 # --- the whole schedule on the host: a stand-in for CuPy whose copies run at once ---------------
 
 
-class _HostCuPy:
-    """Enough of CuPy for :class:`fd._Run` on host memory: a copy runs when it is queued (the
-    schedule queues every copy after the copy it reads from, and the GEMMs after the copies), and
-    streams, events and devices are tokens. It checks what each call copies where; the order on
-    the GPU (events, waits) is the GPU tests' to check."""
+class _HostGPUs:
+    """Enough of CuPy for :class:`fd._Run` on host memory, with the GPUs' ordering rules: every
+    copy, GEMM, event record and event wait goes into its stream's queue, and :meth:`run` then
+    runs the queues in an order drawn from ``seed`` (any operation at the head of a queue whose
+    wait is met; the host queues the whole call before anything runs). A missing wait then shows
+    up as a wrong result (fresh memory holds NaN), a wait for an event that is never recorded as
+    a deadlock. A wait is for the event's last record queued before it, as on the GPU."""
 
-    class _Stream:
-        _ids = itertools.count(1)
-
-        def __init__(self, non_blocking=True):
-            self.ptr = next(self._ids)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-    class _Event:
-        def __init__(self, block=False, disable_timing=True):
-            self.ptr = id(self)
-
-    class _Mem:
-        def __init__(self, nbytes):
-            self.buf = np.full(nbytes, 0xFF, dtype=np.uint8)  # NaN-like garbage in fresh memory
-            self.ptr = self.buf.ctypes.data
-
-    class _Runtime:
-        CUDARuntimeError = RuntimeError
-
-        @staticmethod
-        def memcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
-            import ctypes
-
-            for r in range(height):
-                ctypes.memmove(dst + r * dpitch, src + r * spitch, width)
-
-        @staticmethod
-        def eventRecord(ev, stream):
-            pass
-
-        @staticmethod
-        def streamWaitEvent(stream, ev, flags):
-            pass
-
-        @staticmethod
-        def deviceCanAccessPeer(a, b):
-            return 1
-
-        @staticmethod
-        def deviceEnablePeerAccess(peer):
-            pass
-
-        @staticmethod
-        def deviceSynchronize():
-            pass
-
-    def __init__(self):
+    def __init__(self, seed):
+        import collections
         import contextlib
+        import random
+
+        self.rng = random.Random(seed)
+        self.queues: dict = collections.defaultdict(collections.deque)
+        self.memory: list = []  # kept to the end: queued work may still use what a call released
+        gpus = self
+
+        class Stream:
+            _ids = itertools.count(1)
+
+            def __init__(self, non_blocking=True):
+                self.ptr = next(self._ids)
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        class Event:
+            def __init__(self, block=False, disable_timing=True):
+                self.ptr, self.queued, self.done = id(self), 0, 0
+
+        class Mem:
+            def __init__(self, nbytes):
+                self.buf = np.full(nbytes, 0xFF, dtype=np.uint8)  # NaN in fresh memory
+                self.ptr = self.buf.ctypes.data
+                gpus.memory.append(self)
+
+        events: dict = {}
+
+        class Runtime:
+            CUDARuntimeError = RuntimeError
+
+            @staticmethod
+            def memcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
+                import ctypes
+
+                def copy():
+                    for r in range(height):
+                        ctypes.memmove(dst + r * dpitch, src + r * spitch, width)
+
+                gpus.queues[stream].append((copy, None))
+
+            @staticmethod
+            def eventRecord(ev, stream):
+                event = events[ev]
+                event.queued += 1
+                gpus.queues[stream].append((lambda: setattr(event, "done", event.done + 1), None))
+
+            @staticmethod
+            def streamWaitEvent(stream, ev, flags):
+                event = events[ev]
+                if event.queued:
+                    gpus.queues[stream].append((None, (event, event.queued)))
+
+            @staticmethod
+            def deviceCanAccessPeer(a, b):
+                return 1
+
+            @staticmethod
+            def deviceEnablePeerAccess(peer):
+                pass
+
+            @staticmethod
+            def deviceSynchronize():
+                pass
+
+        def event(block=False, disable_timing=True):
+            e = Event()
+            events[e.ptr] = e
+            return e
 
         self.cuda = type(
             "cuda",
             (),
             {
-                "Stream": self._Stream,
-                "Event": self._Event,
-                "runtime": self._Runtime,
-                "alloc": staticmethod(lambda n: self._Mem(n)),
+                "Stream": Stream,
+                "Event": staticmethod(event),
+                "runtime": Runtime,
+                "alloc": staticmethod(Mem),
                 "Device": staticmethod(lambda d: contextlib.nullcontext()),
             },
         )
+
+    def queue(self, stream, work):
+        self.queues[stream].append((work, None))
+
+    def run(self):
+        def ready(op):
+            return op[1] is None or op[1][0].done >= op[1][1]
+
+        while any(self.queues.values()):
+            heads = [q for q in self.queues.values() if q and ready(q[0])]
+            assert heads, "deadlock: every stream waits for an event that is never recorded"
+            work, _ = self.rng.choice(heads).popleft()
+            if work is not None:
+                work()
 
 
 _NP = {"float32": np.float32, "float16": np.float16}
@@ -331,11 +369,14 @@ def _view(blk):
 
 
 def _host_gemm(self, a, b, c, beta, stream):
-    out = _view(c)
-    acc = self.alpha * (_view(a).astype(np.float64) @ _view(b).astype(np.float64))
-    if beta:
-        acc += beta * out.astype(np.float64)
-    out[...] = acc.astype(out.dtype)
+    def gemm():
+        out = _view(c)
+        acc = self.alpha * (_view(a).astype(np.float64) @ _view(b).astype(np.float64))
+        if beta:
+            acc += beta * out.astype(np.float64)
+        out[...] = acc.astype(out.dtype)
+
+    self.cp.queue(stream, gemm)
 
 
 @pytest.mark.parametrize("dtype, sliced", [("float32", True), ("float32", False), ("float16", False)])
@@ -345,13 +386,13 @@ def test_schedule_on_the_host_matches_the_reference(
     small_chunks, monkeypatch, dtype, strategy, devices, sliced
 ):
     """Every remote piece's inputs, bands, chunks and K slices, relayed or not, land where its
-    GEMMs read them, and every result lands in its place in C: the whole schedule run on the
-    host (copies as they are queued, GEMMs in numpy) against a float64 reference."""
+    GEMMs read them before they read them, and every result lands in its place in C: the whole
+    schedule run on the host (:class:`_HostGPUs`, GEMMs in numpy) in several orders that the
+    GPUs' ordering rules allow, against a float64 reference."""
     monkeypatch.setattr(fd, "_streams", {})
     monkeypatch.setattr(fd, "_peers", set())
     monkeypatch.setattr(fd._Run, "gemm", _host_gemm)
     monkeypatch.setattr(fd, "SLICES", sliced)
-    cp = _HostCuPy()
     rng = np.random.default_rng(7)
     itemsize = np.dtype(_NP[dtype]).itemsize
     for (M, N, K), orders, relay, (alpha, beta) in zip(
@@ -384,6 +425,14 @@ def test_schedule_on_the_host_matches_the_reference(
         ]
         if spread.transposed:
             blocks = [blocks[1].T, blocks[0].T, blocks[2].T]
-        fd._Run(cp, None, list(range(devices)), 0, "auto", "ieee", alpha, beta).start(*blocks, spread.plan)
-        err = np.linalg.norm(C.astype(np.float64) - ref) / np.linalg.norm(ref)
-        assert err <= (2e-6 if dtype == "float32" else 2e-3), (M, N, K, err)
+        C0 = C.copy()
+        for seed in range(3):
+            C[...] = C0
+            cp = _HostGPUs(seed)
+            monkeypatch.setattr(fd, "_streams", {})
+            fd._Run(cp, None, list(range(devices)), 0, "auto", "ieee", alpha, beta).start(
+                *blocks, spread.plan
+            )
+            cp.run()
+            err = np.linalg.norm(C.astype(np.float64) - ref) / np.linalg.norm(ref)
+            assert err <= (2e-6 if dtype == "float32" else 2e-3), (M, N, K, seed, err)
