@@ -246,8 +246,10 @@ def test_slice_bands_end_in_a_short_band():
 class _HostGPUs:
     """Enough of CuPy for :class:`fd._Run` on host memory, with the GPUs' ordering rules: every
     copy, GEMM, event record and event wait goes into its stream's queue, and :meth:`run` then
-    runs the queues in an order drawn from ``seed`` (any operation at the head of a queue whose
-    wait is met; the host queues the whole call before anything runs). A missing wait then shows
+    runs the queues in an order drawn from ``seed``: of the queues whose next operation may run
+    (its wait met), always the one of highest priority, the priorities drawn at random (the
+    host queues the whole call before anything runs, and a low stream runs only when nothing
+    else can). A missing wait then shows
     up as a wrong result (fresh memory holds NaN), a wait for an event that is never recorded as
     a deadlock. A wait is for the event's last record queued before it, as on the GPU."""
 
@@ -257,6 +259,7 @@ class _HostGPUs:
         import random
 
         self.rng = random.Random(seed)
+        self.current = 0  # CuPy's current stream
         self.queues: dict = collections.defaultdict(collections.deque)
         self.memory: list = []  # kept to the end: queued work may still use what a call released
         gpus = self
@@ -265,13 +268,25 @@ class _HostGPUs:
             _ids = itertools.count(1)
 
             def __init__(self, non_blocking=True):
-                self.ptr = next(self._ids)
+                self.ptr, self.outer = next(self._ids), []
 
-            def __enter__(self):
+            def __enter__(self):  # CuPy's current stream: where an array's arithmetic is queued
+                self.outer.append(gpus.current)
+                gpus.current = self.ptr
                 return self
 
             def __exit__(self, *exc):
+                gpus.current = self.outer.pop()
                 return False
+
+        class Array:  # an fp32 array over device memory (the K split's sums): `+=` is queued
+            def __init__(self, shape, dtype, memptr, strides):
+                self.block = fd._Block(memptr, shape, [x // 4 for x in strides], "float32", 4, False)
+
+            def __iadd__(self, other):
+                a, b = _view(self.block), _view(other.block)
+                gpus.queue(gpus.current, lambda: np.add(a, b, out=a))
+                return self
 
         class Event:
             def __init__(self, block=False, disable_timing=True):
@@ -336,8 +351,12 @@ class _HostGPUs:
                 "runtime": Runtime,
                 "alloc": staticmethod(Mem),
                 "Device": staticmethod(lambda d: contextlib.nullcontext()),
+                "UnownedMemory": staticmethod(lambda ptr, size, owner: ptr),
+                "MemoryPointer": staticmethod(lambda mem, offset: mem + offset),
             },
         )
+        self.ndarray = lambda shape, dtype, memptr, strides: Array(shape, dtype, memptr, strides)
+        self.float32 = np.float32
 
     def queue(self, stream, work):
         self.queues[stream].append((work, None))
@@ -346,10 +365,11 @@ class _HostGPUs:
         def ready(op):
             return op[1] is None or op[1][0].done >= op[1][1]
 
+        rank = {s: self.rng.random() for s in self.queues}  # the streams' priorities, this run's
         while any(self.queues.values()):
-            heads = [q for q in self.queues.values() if q and ready(q[0])]
+            heads = [s for s, q in self.queues.items() if q and ready(q[0])]
             assert heads, "deadlock: every stream waits for an event that is never recorded"
-            work, _ = self.rng.choice(heads).popleft()
+            work, _ = self.queues[max(heads, key=rank.__getitem__)].popleft()
             if work is not None:
                 work()
 
@@ -379,8 +399,15 @@ def _host_gemm(self, a, b, c, beta, stream):
     self.cp.queue(stream, gemm)
 
 
-@pytest.mark.parametrize("dtype, sliced", [("float32", True), ("float32", False), ("float16", False)])
-@pytest.mark.parametrize("strategy", ["rows", "cols", "grid"])
+@pytest.mark.parametrize(
+    "dtype, sliced, strategy",
+    [
+        (d, s, w)
+        for d, s in (("float32", True), ("float32", False), ("float16", False))
+        for w in ("rows", "cols", "grid")
+    ]
+    + [("float32", True, "k")],
+)
 @pytest.mark.parametrize("devices", [2, 3, 4])
 def test_schedule_on_the_host_matches_the_reference(
     small_chunks, monkeypatch, dtype, strategy, devices, sliced
@@ -426,13 +453,15 @@ def test_schedule_on_the_host_matches_the_reference(
         if spread.transposed:
             blocks = [blocks[1].T, blocks[0].T, blocks[2].T]
         C0 = C.copy()
-        for seed in range(3):
+        for seed in range(4):
             C[...] = C0
             cp = _HostGPUs(seed)
             monkeypatch.setattr(fd, "_streams", {})
             fd._Run(cp, None, list(range(devices)), 0, "auto", "ieee", alpha, beta).start(
                 *blocks, spread.plan
             )
+            seen = {}  # what the caller's next work on its stream (0) reads
+            cp.queue(0, lambda seen=seen, C=C: seen.setdefault("C", C.copy()))
             cp.run()
-            err = np.linalg.norm(C.astype(np.float64) - ref) / np.linalg.norm(ref)
+            err = np.linalg.norm(seen["C"].astype(np.float64) - ref) / np.linalg.norm(ref)
             assert err <= (2e-6 if dtype == "float32" else 2e-3), (M, N, K, seed, err)
