@@ -229,9 +229,9 @@ def test_k_slices_cover_k_on_16_byte_boundaries(K, itemsize, lead):
             assert all(b - a >= fd.SLICE_K for a, b in slices[lead:])
 
 
-def test_slice_bands_end_in_a_short_band():
+def test_tail_bands_end_in_a_short_band():
     for rows in (1, 100, 1024, 1025, 2048, 5000):
-        bands = fd._slice_bands(10, 10 + rows)
+        bands = fd._tail_bands(10, 10 + rows)
         assert bands[0][0] == 10 and bands[-1][1] == 10 + rows
         assert all(x[1] == y[0] for x, y in zip(bands, bands[1:]))
         if len(bands) == 2:

@@ -143,15 +143,8 @@ class Spread:
 def _bands(r0: int, r1: int) -> list[tuple[int, int]]:
     """A remote piece's bands of rows: FIRST_ROWS, then one band of whole tile rows, then the
     last TAIL_ROWS or so (fewer bands when the piece is short)."""
-    first = min(r1 - r0, FIRST_ROWS)
-    bands = [(r0, r0 + first)]
-    rest = r1 - r0 - first
-    big = (rest - TAIL_ROWS) // TILE_ROWS * TILE_ROWS if rest > 2 * TAIL_ROWS else 0
-    if big > 0:
-        bands.append((r0 + first, r0 + first + big))
-    if rest - big > 0:
-        bands.append((r0 + first + big, r1))
-    return bands
+    first = r0 + min(r1 - r0, FIRST_ROWS)
+    return [(r0, first)] + ([] if first == r1 else _tail_bands(first, r1))
 
 
 def _chunks(c0: int, c1: int) -> list[tuple[int, int]]:
@@ -184,9 +177,10 @@ def _k_slices(k0: int, k1: int, itemsize: int, lead: int = 1) -> list[tuple[int,
     return [(k0 + lo, k0 + hi) for lo, hi in head] + [(k0 + first + lo, k0 + first + hi) for lo, hi in rest]
 
 
-def _slice_bands(r0: int, r1: int) -> list[tuple[int, int]]:
-    """The bands of rows the last K slice runs in: the rows before the last TAIL_ROWS or so in
-    whole tile rows, then those (one band for a short piece)."""
+def _tail_bands(r0: int, r1: int) -> list[tuple[int, int]]:
+    """Rows r0..r1 as one band of whole tile rows and a last band of about TAIL_ROWS, whose
+    result is the only one that goes back after the GEMMs end (one band for a short range): a
+    piece's bands after its first, and the bands of a sliced piece's last slice."""
     rest = r1 - r0
     big = (rest - TAIL_ROWS) // TILE_ROWS * TILE_ROWS if rest > 2 * TAIL_ROWS else 0
     return [(r0, r0 + big), (r0 + big, r1)] if big > 0 else [(r0, r1)]
@@ -197,7 +191,7 @@ def _first_chunk_bytes(rows: int, cols: int, K: int, itemsize: int, sliced: bool
     result's bytes (``sliced``: a piece by K slices, :class:`_SlicedRemote`)."""
     if sliced:
         k0, k1 = _k_slices(0, K, itemsize)[0]
-        bands = _slice_bands(0, rows)
+        bands = _tail_bands(0, rows)
         return (
             itemsize * rows * (k1 - k0),
             itemsize * (k1 - k0) * cols,
@@ -831,7 +825,7 @@ class _SlicedRemote(_Remote):
     from home and the others from the devices that bring them (:func:`_share_out`),
     multiplied into the piece's block ``part`` (beta = 1 after the first slice; C's old values
     copied into it first where beta != 0), in ``b_order`` (from its own first B slice on). The last
-    slice runs in bands of rows (:func:`_slice_bands`), each band's result going back into C as
+    slice runs in bands of rows (:func:`_tail_bands`), each band's result going back into C as
     soon as it is done."""
 
     def __init__(self, run: _Run, piece: partition.Piece, dev: int) -> None:
@@ -892,7 +886,7 @@ class _SlicedRemote(_Remote):
                 if t + 1 < len(self.b_order):
                     run.gemm(a_blk, b_blk, part, beta, self.compute)
                     continue
-                for lo, hi in _slice_bands(*self.piece.rows):
+                for lo, hi in _tail_bands(*self.piece.rows):
                     band = (lo - r0, hi - r0)
                     out = part.sub(band, (0, part.shape[1]))
                     run.gemm(a_blk.sub(band, (0, a_blk.shape[1])), b_blk, out, beta, self.compute)
