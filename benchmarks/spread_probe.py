@@ -51,6 +51,11 @@ def _ms(call: Callable[[], Any], n: int, calls: int = 4, rounds: int = 3) -> flo
     return statistics.median(times) * 1e3
 
 
+def _gated(A: Any, n: int) -> bool:
+    """fp16/bf16 pieces as gated GEMMs where the kernel runs on every GPU (and fd.GATED)."""
+    return A.element_size() == 2 and fd._gate_kernel(tuple(range(n)))
+
+
 def _forced(A: Any, B: Any, C: Any, n: int, share: float) -> Callable[[], None]:
     """A split by rows over n GPUs with home's share fixed (relay as fd.RELAY says at the call)."""
     M, K = A.shape
@@ -60,8 +65,9 @@ def _forced(A: Any, B: Any, C: Any, n: int, share: float) -> Callable[[], None]:
 
     def call() -> None:
         with cp.cuda.Device(0):
-            fd._Run(cp, fastgemm, list(range(n)), home, "auto", "ieee", 1.0, 0.0).start(*blocks, pl)
+            fd._Run(cp, fastgemm, list(range(n)), home, "auto", "ieee", 1.0, 0.0, gated).start(*blocks, pl)
 
+    gated = _gated(A, n)
     return call
 
 
@@ -85,24 +91,28 @@ def shares(args: argparse.Namespace, n: int) -> None:
         f"{spread.spread_s * 1e3:.2f} ms) {t:.2f} ms = {one / t:.2f}x",
         flush=True,
     )
-    default = (fd.FIRST_ROWS, fd.CHUNK_COLS, fd.RELAY, fd.SLICES, fd.SLICE_K)
-    runs = [(c, r, 0) for c in args.chunking.split(",") for r in (True, False)]
+    default = (fd.FIRST_ROWS, fd.CHUNK_COLS, fd.RELAY, fd.SLICES, fd.SLICE_K, fd.GATED, fd.GATE_FIRST_ROWS)
+    runs = [(c, r, 0, 0) for c in args.chunking.split(",") for r in (True, False)]
     if fd._sliced(isz) or isz == 4:
-        runs = [(runs[0][0], True, int(k)) for k in args.slice_k.split(",")] + runs
-    for chunking, relay, slice_k in runs:
+        runs = [(runs[0][0], True, int(k), 0) for k in args.slice_k.split(",")] + runs
+    if _gated(A, n):
+        runs = [(runs[0][0], True, 0, int(g)) for g in args.gate_first.split(",")] + runs
+    for chunking, relay, slice_k, gate_first in runs:
         fd.FIRST_ROWS, fd.CHUNK_COLS = (int(v) for v in chunking.split("x"))
         fd.RELAY, fd.SLICES, fd.SLICE_K = relay, slice_k > 0, max(slice_k, 1)
+        fd.GATED, fd.GATE_FIRST_ROWS = gate_first > 0, gate_first or default[6]
         if True:
             what = f"K slices of {slice_k}" if slice_k else f"FIRST_ROWS x CHUNK_COLS {chunking}"
+            what = f"gated, first GEMM of {gate_first} rows" if gate_first else what
             line = f"  {what}, relay {int(relay)}:"
             for share in (float(v) for v in args.shares.split(",")):
                 C.fill_(float("nan"))
                 t = _ms(_forced(A, B, C, n, share), n)
                 err = float((C.double() - ref.double()).norm() / ref.double().norm())
                 line += f" s{share:.2f} {t:.2f} ({one / t:.2f}x{'' if err < 1e-2 else ' WRONG'})"
-            model = fd._plan_on(S, S, S, n, isz, False, "rows")
+            model = fd._plan_on(S, S, S, n, isz, False, "rows", gated=fd.GATED and _gated(A, n))
             print(f"{line} | model: share {model.home_share:.3f}, {model.spread_s * 1e3:.2f} ms", flush=True)
-    fd.FIRST_ROWS, fd.CHUNK_COLS, fd.RELAY, fd.SLICES, fd.SLICE_K = default
+    fd.FIRST_ROWS, fd.CHUNK_COLS, fd.RELAY, fd.SLICES, fd.SLICE_K, fd.GATED, fd.GATE_FIRST_ROWS = default
 
 
 def timeline(args: argparse.Namespace, n: int) -> None:
@@ -129,7 +139,7 @@ def timeline(args: argparse.Namespace, n: int) -> None:
         log.append((cp.cuda.runtime.getDevice(), names.get(stream, str(stream)), label, ev))
         return ev
 
-    saved = fd._record, fd._Run.gemm, fd._Remote.prepare, fd._SlicedRemote.prepare
+    saved = fd._record, fd._Run.gemm, fd._Remote.prepare, fd._SlicedRemote.prepare, fd._Run.gemm_gated
 
     def gemm(self: Any, a: Any, b: Any, c: Any, beta: float, stream: int) -> None:
         saved[1](self, a, b, c, beta, stream)
@@ -141,8 +151,21 @@ def timeline(args: argparse.Namespace, n: int) -> None:
             record(cp, self.arrive, "start")
         return saved[3 if isinstance(self, fd._SlicedRemote) else 2](self, A_, B_, C_, ready)
 
-    fd._record, fd._Run.gemm = record, gemm  # type: ignore[method-assign]
+    def gemm_gated(self: Any, a: Any, b: Any, c: Any, fa: int, fb: int, stream: int) -> None:
+        saved[4](self, a, b, c, fa, fb, stream)
+        record(cp, stream, f"gated {a.shape[0]}x{b.shape[1]}x{a.shape[1]}")
+
+    fd._record, fd._Run.gemm, fd._Run.gemm_gated = record, gemm, gemm_gated  # type: ignore[method-assign]
     fd._Remote.prepare = fd._SlicedRemote.prepare = prepare  # type: ignore[method-assign]
+    saved_gp = fd._GatedRemote.prepare
+
+    def gated_prepare(self: Any, A_: Any, B_: Any, C_: Any, ready: Any) -> Any:
+        with cp.cuda.Device(self.dev):
+            cp.cuda.runtime.streamWaitEvent(self.arrive, ready.ptr, 0)
+            record(cp, self.arrive, "start")
+        return saved_gp(self, A_, B_, C_, ready)
+
+    fd._GatedRemote.prepare = gated_prepare  # type: ignore[method-assign]
     try:
         for _ in range(3):
             call()
@@ -150,7 +173,8 @@ def timeline(args: argparse.Namespace, n: int) -> None:
         call()
         _sync(n)
     finally:
-        fd._record, fd._Run.gemm, fd._Remote.prepare, fd._SlicedRemote.prepare = saved  # type: ignore[method-assign]
+        fd._record, fd._Run.gemm, fd._Remote.prepare, fd._SlicedRemote.prepare, fd._Run.gemm_gated = saved  # type: ignore[method-assign]
+        fd._GatedRemote.prepare = saved_gp  # type: ignore[method-assign]
     print(
         f"{args.dtype} {args.size}^3, home share {args.share}: the host queues a call in {issue * 1e3:.2f} ms"
     )
@@ -170,6 +194,9 @@ def main() -> None:
     ap.add_argument("--shares", default="0.28,0.31,0.34,0.37", help="home's shares (shares)")
     ap.add_argument("--chunking", default="2048x2048,4096x2048", help="FIRST_ROWSxCHUNK_COLS list")
     ap.add_argument("--slice-k", default="512,1024,2048", help="SLICE_K list where K slices run (shares)")
+    ap.add_argument(
+        "--gate-first", default="2048", help="GATE_FIRST_ROWS list (fp16/bf16 gated pieces, shares)"
+    )
     ap.add_argument("--share", type=float, default=0.33, help="home's share (timeline)")
     args = ap.parse_args()
     n = torch.cuda.device_count()

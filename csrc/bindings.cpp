@@ -18,6 +18,9 @@
 #include "common/runtime.h"
 #include "common/swizzle.cuh"
 #include "entry.h"
+#ifdef FASTGEMM_HAS_HOPPER
+#include "hopper/gated.h"
+#endif
 #include "operands.h"
 #include "plan.h"
 #include "registry.h"
@@ -251,6 +254,49 @@ PYBIND11_MODULE(_C, m) {
   m.add_object("gemm", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&gemm_def, nullptr, m.ptr())));
 
   // --- the kernel table and the auto decision ----------------------------------------------------
+#ifdef FASTGEMM_HAS_HOPPER
+  // The multi-GPU GEMM's remote pieces (hopper/gated.cu): pointers and strides as integers; the
+  // caller (fastgemm.distributed) orders the work on the streams.
+  m.def("_gemm_gated",
+        [](const std::string& dtype, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t lda,
+           bool a_col, uintptr_t B, int64_t ldb, bool b_col, uintptr_t C, int64_t ldc, float alpha,
+           uintptr_t flag_a, uintptr_t flags_b, int chunk_cols, int slice_k, int64_t timeout_ms,
+           uintptr_t stream, int device) {
+          if (dtype != "float16" && dtype != "bfloat16") {
+            throw py::value_error("_gemm_gated: float16 or bfloat16 operands, not " + dtype);
+          }
+          GemmArgs a;
+          a.M = M, a.N = N, a.K = K;
+          a.A = reinterpret_cast<const void*>(A), a.lda = lda, a.a_col_major = a_col;
+          a.B = reinterpret_cast<const void*>(B), a.ldb = ldb, a.b_col_major = b_col;
+          a.C = reinterpret_cast<void*>(C), a.ldc = ldc;
+          a.alpha = alpha;
+          a.stream = reinterpret_cast<cudaStream_t>(stream);
+          Landed landed;
+          landed.flag_a = reinterpret_cast<const int*>(flag_a);
+          landed.flags_b = reinterpret_cast<const int*>(flags_b);
+          landed.chunk_cols = chunk_cols, landed.slice_k = slice_k, landed.timeout_ms = timeout_ms;
+          py::gil_scoped_release release;
+          DeviceGuard guard(device);
+          hgemm_gated(a, dtype == "float16" ? DType::f16 : DType::bf16, landed);
+        },
+        py::arg("dtype"), py::arg("M"), py::arg("N"), py::arg("K"), py::arg("A"), py::arg("lda"),
+        py::arg("a_col_major"), py::arg("B"), py::arg("ldb"), py::arg("b_col_major"), py::arg("C"),
+        py::arg("ldc"), py::arg("alpha"), py::arg("flag_a"), py::arg("flags_b"),
+        py::arg("chunk_cols"), py::arg("slice_k"), py::arg("timeout_ms"), py::arg("stream"),
+        py::arg("device"),
+        "C = alpha * A @ B (fp16/bf16, row-major C), each k-tile's copies issued once the flags "
+        "say its slice of A and B has landed; sm_90 only.");
+  m.def("_write_flag",
+        [](uintptr_t stream, uintptr_t flag, int value, int device) {
+          py::gil_scoped_release release;
+          DeviceGuard guard(device);
+          stream_write_flag(reinterpret_cast<cudaStream_t>(stream), reinterpret_cast<int*>(flag),
+                            value);
+        },
+        py::arg("stream"), py::arg("flag"), py::arg("value"), py::arg("device"),
+        "*flag = value (int32) on `stream` after its earlier work (cuStreamWriteValue32).");
+#endif
   m.def("kernels", [] {
     py::list out;
     for (const auto& k : kernel_table()) out.append(kernel_info(k));

@@ -72,3 +72,7 @@ def small_chunks(monkeypatch):
     monkeypatch.setattr(fd, "CHUNK_COLS", 40)
     monkeypatch.setattr(fd, "TAIL_ROWS", 24)
     monkeypatch.setattr(fd, "TILE_ROWS", 8)
+    monkeypatch.setattr(fd, "GATE_SLICE_K", 64)
+    monkeypatch.setattr(fd, "GATE_CHUNK_COLS", 256)
+    monkeypatch.setattr(fd, "GATE_FIRST_ROWS", 48)
+    monkeypatch.setattr(fd, "GATE_BAND_ROWS", 32)

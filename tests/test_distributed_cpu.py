@@ -337,6 +337,16 @@ class _HostGPUs:
             def deviceSynchronize():
                 pass
 
+            @staticmethod
+            def getDevice():
+                return 0
+
+            @staticmethod
+            def memsetAsync(ptr, value, size, stream):
+                import ctypes
+
+                gpus.queues[stream].append((lambda: ctypes.memset(ptr, value, size), None))
+
         def event(block=False, disable_timing=True):
             e = Event()
             events[e.ptr] = e
@@ -363,6 +373,8 @@ class _HostGPUs:
 
     def run(self):
         def ready(op):
+            if callable(op[1]):  # a gated GEMM: its flags
+                return op[1]()
             return op[1] is None or op[1][0].done >= op[1][1]
 
         rank = {s: self.rng.random() for s in self.queues}  # the streams' priorities, this run's
@@ -399,11 +411,71 @@ def _host_gemm(self, a, b, c, beta, stream):
     self.cp.queue(stream, gemm)
 
 
+class _HostGatedKernel:
+    """``fastgemm._C``'s gated GEMM and flag writes on host memory: the GEMM runs (in numpy) once
+    every flag it reads holds all of its slices, a flag write sets the int32."""
+
+    def __init__(self, cp):
+        self.cp = cp
+
+    @staticmethod
+    def _int(ptr):
+        import ctypes
+
+        return ctypes.c_int32.from_address(ptr)
+
+    def _gemm_gated(
+        self,
+        dtype,
+        M,
+        N,
+        K,
+        A,
+        lda,
+        a_col,
+        B,
+        ldb,
+        b_col,
+        C,
+        ldc,
+        alpha,
+        flag_a,
+        flags_b,
+        chunk_cols,
+        slice_k,
+        timeout_ms,
+        stream,
+        device,
+    ):
+        def block(ptr, shape, ld, col):
+            return fd._Block(ptr, shape, (1, ld) if col else (ld, 1), dtype, 2, col)
+
+        a, b, c = block(A, (M, K), lda, a_col), block(B, (K, N), ldb, b_col), block(C, (M, N), ldc, False)
+        slices, chunks = -(-K // slice_k), -(-N // chunk_cols)
+        flags = [flag_a] + [flags_b + 4 * i for i in range(chunks)]
+
+        def landed():
+            return all(self._int(f).value >= slices for f in flags)
+
+        def gemm():
+            acc = alpha * (_view(a).astype(np.float64) @ _view(b).astype(np.float64))
+            _view(c)[...] = acc.astype(np.float16)
+
+        self.cp.queues[stream].append((gemm, landed))
+
+    def _write_flag(self, stream, flag, value, device):
+        def write():
+            assert self._int(flag).value < value, "a flag only grows"
+            self._int(flag).value = value
+
+        self.cp.queue(stream, write)
+
+
 @pytest.mark.parametrize(
     "dtype, sliced, strategy",
     [
         (d, s, w)
-        for d, s in (("float32", True), ("float32", False), ("float16", False))
+        for d, s in (("float32", True), ("float32", False), ("float16", False), ("float16", True))
         for w in ("rows", "cols", "grid")
     ]
     + [("float32", True, "k")],
@@ -415,11 +487,14 @@ def test_schedule_on_the_host_matches_the_reference(
     """Every remote piece's inputs, bands, chunks and K slices, relayed or not, land where its
     GEMMs read them before they read them, and every result lands in its place in C: the whole
     schedule run on the host (:class:`_HostGPUs`, GEMMs in numpy) in several orders that the
-    GPUs' ordering rules allow, against a float64 reference."""
+    GPUs' ordering rules allow, against a float64 reference. float16 "sliced": the gated pieces
+    (:class:`_HostGatedKernel`, each GEMM run once its flags say its inputs are in)."""
     monkeypatch.setattr(fd, "_streams", {})
     monkeypatch.setattr(fd, "_peers", set())
     monkeypatch.setattr(fd._Run, "gemm", _host_gemm)
     monkeypatch.setattr(fd, "SLICES", sliced)
+    gated = dtype == "float16" and sliced
+    monkeypatch.setattr(fd, "GATED", gated)
     rng = np.random.default_rng(7)
     itemsize = np.dtype(_NP[dtype]).itemsize
     for (M, N, K), orders, relay, (alpha, beta) in zip(
@@ -429,6 +504,8 @@ def test_schedule_on_the_host_matches_the_reference(
         [(1.0, 0.0), (0.75, -0.5), (1.5, 1.0), (1.0, 0.5)],
     ):
         monkeypatch.setattr(fd, "RELAY", relay)
+        if gated:  # gated pieces only where beta is 0
+            beta = 0.0
         mats = [rng.standard_normal(s).astype(_NP[dtype]) for s in ((M, K), (K, N), (M, N))]
         mats = [np.asfortranarray(m) if o == "F" else m for m, o in zip(mats, orders)]
         A, B, C = mats
@@ -437,7 +514,7 @@ def test_schedule_on_the_host_matches_the_reference(
         ref = alpha * (A.astype(np.float64) @ B.astype(np.float64)) + (
             beta * C.astype(np.float64) if beta else 0
         )
-        spread = fd.plan(M, N, K, devices, itemsize, beta != 0, strategy, sms=0)
+        spread = fd.plan(M, N, K, devices, itemsize, beta != 0, strategy, sms=0, gated=gated)
         assert len(spread.plan.pieces) == devices
         blocks = [
             fd._Block(
@@ -457,7 +534,8 @@ def test_schedule_on_the_host_matches_the_reference(
             C[...] = C0
             cp = _HostGPUs(seed)
             monkeypatch.setattr(fd, "_streams", {})
-            fd._Run(cp, None, list(range(devices)), 0, "auto", "ieee", alpha, beta).start(
+            fg = type("fg", (), {"_C": _HostGatedKernel(cp)})
+            fd._Run(cp, fg, list(range(devices)), 0, "auto", "ieee", alpha, beta, gated).start(
                 *blocks, spread.plan
             )
             seen = {}  # what the caller's next work on its stream (0) reads

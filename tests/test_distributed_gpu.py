@@ -69,6 +69,27 @@ def test_spread_matches_reference(small_chunks, dtype, strategy, layouts):
                 assert torch.equal(again, C)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_gated_pieces_match_reference(small_chunks, monkeypatch, dtype):
+    # fp16/bf16 remote pieces as gated GEMMs (fd.GATED, off by default; Hopper GPUs): queued before
+    # their inputs land, each waits inside for the flags the copies write; both layouts of B,
+    # pieces of several bands, chunks and slices; the same bits on a second call.
+    torch = require("torch")
+    if not fd._gate_kernel(tuple(range(fastgemm.device_count()))):
+        pytest.skip("the gated kernel runs on sm_90 GPUs only")
+    monkeypatch.setattr(fd, "GATED", True)
+    for i, (M, N, K, b_f) in enumerate([(520, 600, 392, False), (344, 1040, 200, True)]):
+        A, B, C = _operands(torch, M, N, K, dtype, False, b_f, False, seed=20 + i)
+        C.fill_(float("nan"))
+        fd.gemm(A, B, C, 0.5, 0.0, strategy="rows")
+        torch.cuda.synchronize()
+        _check(torch, A, B, C, C, 0.5, 0.0, dtype)
+        again = torch.full_like(C, float("nan"))
+        fd.gemm(A, B, again, 0.5, 0.0, strategy="rows")
+        torch.cuda.synchronize()
+        assert torch.equal(again, C)
+
+
 @pytest.mark.parametrize("sliced", [False, True])
 @pytest.mark.parametrize("strategy", ["rows", "grid"])
 def test_relay_gives_the_same_bits_back_to_back(small_chunks, monkeypatch, strategy, sliced):

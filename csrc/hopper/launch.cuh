@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "common/gemm_args.h"
 #include "common/launch.cuh"
@@ -83,46 +84,75 @@ dim3 resident_clusters(Kernel kernel, dim3 grid, int threads, int smem, const ch
   return grid;
 }
 
-// Host: tensor maps for BM x EK tiles of A and BN x EK tiles of B in their layouts (EK = 64 16-bit
-// elements or 32 fp32: a 128-byte row; and 64-row boxes of C), and a launch of the instantiation for that layout pair. KernelFor(a_kmajor,
-// b_kmajor) returns the kernel; every Hopper kernel takes (tma_a, tma_b, tma_c, C, M, N, K, ldc,
-// alpha, beta). CLUSTER > 1: each CTA loads 1/CLUSTER of a K-major B tile (the box of B's map),
-// and the grid is capped at the resident clusters. BALANCE (persistent rungs): as few blocks as
-// keep the number of tile rounds (a block per SM at most): 512 tiles on 132 SMs take 4 rounds on
-// 128 blocks as on 132, and the 4 idle SMs spare the power budget that the busy ones' clocks
-// share. PDL: launched with programmatic stream serialisation (the kernel executes
-// griddepcontrol.wait before it touches global memory). SplitK: launch_split (split_k.cuh), K
-// split in at most as many shares as keep SPLIT_MIN_KTILES k-tiles each and every cluster
-// resident, one block per SM. SplitGlobal: S from global_split_count (split_k.cuh), the scratch
-// of the stream for the partial tiles and their flags (the kernel takes both after ldc, alpha,
-// beta, and no tensor map of C). StreamK: a block per SM (scheduler.cuh), the same scratch
-// with a slot per block. Hybrid: the same, the kernel taking C's tensor map too (hybrid.cuh).
-template <typename Cfg, typename T, typename KernelFor>
-void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, CLUSTER = Cfg::CLUSTER;
-  constexpr int threads = Cfg::THREADS, smem = smem_bytes<Cfg>();
-  constexpr TmaElem elem = std::is_same_v<T, float>           ? TmaElem::f32
-                           : std::is_same_v<T, __nv_bfloat16> ? TmaElem::bf16
-                                                              : TmaElem::f16;
-  constexpr int EK = k_tile<T>();  // elements per 128-byte row: a K-major box's width
-  const bool a_kmajor = !a.a_col_major, b_kmajor = a.b_col_major;
+template <typename T>
+constexpr TmaElem tma_elem() {
+  return std::is_same_v<T, float>           ? TmaElem::f32
+         : std::is_same_v<T, __nv_bfloat16> ? TmaElem::bf16
+                                            : TmaElem::f16;
+}
+
+// Host: tensor maps for BM x EK tiles of A and BN x EK tiles of B in their layouts (EK = 64
+// 16-bit elements or 32 fp32: a 128-byte row), CLUSTER > 1: each CTA loads 1/CLUSTER of a
+// K-major B tile (the box of B's map). Storage views: K-major A is M rows of K elements,
+// MN-major A is K rows of M (B likewise); an MN-major box is EK elements x EK k-rows (load_tile).
+template <typename Cfg, typename T>
+std::pair<CUtensorMap, CUtensorMap> operand_maps(const GemmArgs& a, const char* name) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, CLUSTER = Cfg::CLUSTER, EK = k_tile<T>();
+  constexpr TmaElem elem = tma_elem<T>();
   if (a.M > 2147483647 - BM || a.N > 2147483647 - BN || a.K > 2147483647 - BLOCK_K) {
     throw std::runtime_error(std::string(name) +
                              ": TMA coordinates are 32-bit; M, N and K must stay below 2^31");
   }
+  const bool a_kmajor = !a.a_col_major, b_kmajor = a.b_col_major;
+  return {a_kmajor ? make_tensor_map_2d(a.A, elem, a.K, a.M, a.lda, EK, BM)
+                   : make_tensor_map_2d(a.A, elem, a.M, a.K, a.lda, EK, EK),
+          b_kmajor ? make_tensor_map_2d(a.B, elem, a.K, a.N, a.ldb, EK, BN / CLUSTER)
+                   : make_tensor_map_2d(a.B, elem, a.N, a.K, a.ldb, EK, EK)};
+}
+
+// C (row-major, M rows of N) in boxes of 64 rows of 128 bytes, for the rungs that store through
+// TMA. (A column-major C, which only the split epilogue writes, without this map: described as
+// what it is, N columns of M.)
+template <typename T>
+CUtensorMap c_map(const GemmArgs& a) {
+  constexpr int EK = k_tile<T>();
+  return a.c_col_major ? make_tensor_map_2d(a.C, tma_elem<T>(), a.M, a.N, a.ldc, EK, BOX)
+                       : make_tensor_map_2d(a.C, tma_elem<T>(), a.N, a.M, a.ldc, EK, BOX);
+}
+
+// BALANCE (persistent rungs): as few blocks as keep the number of tile rounds (a block per SM at
+// most): 512 tiles on 132 SMs take 4 rounds on 128 blocks as on 132, and the 4 idle SMs spare
+// the power budget that the busy ones' clocks share.
+template <typename Cfg>
+dim3 balanced_grid(const GemmArgs& a, dim3 grid) {
+  if constexpr (Cfg::BALANCE) {
+    const int64_t tiles = ceil_div(a.M, int64_t(Cfg::BM) * Cfg::CLUSTER) * ceil_div(a.N, Cfg::BN);
+    const int64_t rounds = ceil_div(tiles, int64_t(grid.x / Cfg::CLUSTER));
+    grid.x = static_cast<unsigned>(Cfg::CLUSTER * ceil_div(tiles, rounds));
+  }
+  return grid;
+}
+
+// Host: the tensor maps (operand_maps, c_map) and a launch of the instantiation for the
+// operands' layout pair. KernelFor(a_kmajor, b_kmajor) returns the kernel; every Hopper kernel
+// takes (tma_a, tma_b, tma_c, C, M, N, K, ldc, alpha, beta). CLUSTER > 1: the grid is capped at
+// the resident clusters. BALANCE: balanced_grid. PDL: launched with programmatic stream
+// serialisation (the kernel executes griddepcontrol.wait before it touches global memory).
+// SplitK: launch_split (split_k.cuh), K split in at most as many shares as keep SPLIT_MIN_KTILES
+// k-tiles each and every cluster resident, one block per SM. SplitGlobal: S from
+// global_split_count (split_k.cuh), the scratch of the stream for the partial tiles and their
+// flags (the kernel takes both after ldc, alpha, beta, and no tensor map of C). StreamK: a
+// block per SM (scheduler.cuh), the same scratch with a slot per block. Hybrid: the same, the
+// kernel taking C's tensor map too (hybrid.cuh).
+template <typename Cfg, typename T, typename KernelFor>
+void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, CLUSTER = Cfg::CLUSTER;
+  constexpr int threads = Cfg::THREADS, smem = smem_bytes<Cfg>();
+  constexpr int EK = k_tile<T>();  // elements per 128-byte row: a K-major box's width
+  const std::pair<CUtensorMap, CUtensorMap> maps = operand_maps<Cfg, T>(a, name);
+  const CUtensorMap &tma_a = maps.first, &tma_b = maps.second;
   dim3 grid = SchedulerOf<Cfg>::grid(a, name);
-  // Storage views: K-major A is M rows of K elements, MN-major A is K rows of M (B likewise).
-  // An MN-major box is EK elements x EK k-rows (load_tile).
-  const CUtensorMap tma_a = a_kmajor ? make_tensor_map_2d(a.A, elem, a.K, a.M, a.lda, EK, BM)
-                                     : make_tensor_map_2d(a.A, elem, a.M, a.K, a.lda, EK, EK);
-  const CUtensorMap tma_b = b_kmajor ? make_tensor_map_2d(a.B, elem, a.K, a.N, a.ldb, EK, BN / CLUSTER)
-                                     : make_tensor_map_2d(a.B, elem, a.N, a.K, a.ldb, EK, EK);
-  // C (row-major, M rows of N) in boxes of 64 rows of 128 bytes, for the rungs that store
-  // through TMA.
-  // (A column-major C, which only the split epilogue writes, without this map: described as
-  // what it is, N columns of M.)
-  const CUtensorMap tma_c = a.c_col_major ? make_tensor_map_2d(a.C, elem, a.M, a.N, a.ldc, EK, BOX)
-                                          : make_tensor_map_2d(a.C, elem, a.N, a.M, a.ldc, EK, BOX);
+  const CUtensorMap tma_c = c_map<T>(a);
   with_kmajor(a, [&](auto ak, auto bk) {
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, smem);
@@ -180,11 +210,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
                        a.ldc, a.alpha, a.beta, static_cast<float*>(scratch.data),
                        static_cast<int*>(scratch.flags));
     } else {
-      if constexpr (Cfg::BALANCE) {
-        const int64_t tiles = ceil_div(a.M, int64_t(BM) * CLUSTER) * ceil_div(a.N, BN);
-        const int64_t rounds = ceil_div(tiles, int64_t(grid.x / CLUSTER));
-        grid.x = static_cast<unsigned>(CLUSTER * ceil_div(tiles, rounds));
-      }
+      grid = balanced_grid<Cfg>(a, grid);
       // One launch path; PDL adds programmatic stream serialisation.
       Launch l{grid, dim3(threads), smem, a.stream};
       l.pdl = Cfg::PDL;

@@ -75,18 +75,26 @@ __device__ __forceinline__ void one_stage_mainloop(const CUtensorMap* tma_a,
   }
 }
 
+// The producer's gate before each k-tile's copies: none (every operand is in memory when the
+// kernel starts), or (a gate like distributed.cuh's LandedGate) gate(m0, n0, k0) returns once the
+// k-tile's rows of A and B have landed.
+struct Open {
+  __device__ __forceinline__ void operator()(int, int, int) const {}
+};
+
 // Producer (one thread): k-tiles k_first .. k_first + k_tiles - 1 of output tile (m0, n0) into
 // the ring, each BK elements deep (k_tile<T>()). CLUSTER > 1: this CTA loads part `ring.rank` of
 // the B tile, multicast to every CTA of the cluster.
-template <bool A_KMAJOR, bool B_KMAJOR, int BK = BLOCK_K, typename RingT>
+template <bool A_KMAJOR, bool B_KMAJOR, int BK = BLOCK_K, typename RingT, typename Gate = Open>
 __device__ __forceinline__ void produce(const RingT& ring, const CUtensorMap* tma_a,
                                         const CUtensorMap* tma_b, int m0, int n0, int k_tiles,
-                                        int& it, int k_first = 0) {
+                                        int& it, int k_first = 0, Gate&& gate = {}) {
   constexpr int BM = RingT::TILE_M, BN = RingT::TILE_N, CLUSTER = RingT::CLUSTER;
   for (int t = 0; t < k_tiles; ++t, ++it) {
     const int s = ring.acquire(it);
     unsigned char* As = ring.stage(s);
     const int k0 = (k_first + t) * BK;
+    gate(m0, n0, k0);
     load_tile<BM, A_KMAJOR, 1, BK>(As, tma_a, &ring.full[s], k0, m0);
     if (CLUSTER == 1) {
       load_tile<BN, B_KMAJOR, 1, BK>(As + RingT::A_BYTES, tma_b, &ring.full[s], k0, n0);
@@ -99,15 +107,16 @@ __device__ __forceinline__ void produce(const RingT& ring, const CUtensorMap* tm
 
 // Producer (one thread) of a persistent block: the k-tiles of every tile the scheduler gives
 // it, running ahead across tile boundaries (this CTA's rows start row_offset into each tile).
-template <bool A_KMAJOR, bool B_KMAJOR, int BK = BLOCK_K, typename RingT, typename Sched>
+template <bool A_KMAJOR, bool B_KMAJOR, int BK = BLOCK_K, typename RingT, typename Sched,
+          typename Gate = Open>
 __device__ __forceinline__ void produce_tiles(const RingT& ring, const Sched& sched,
                                               const CUtensorMap* tma_a, const CUtensorMap* tma_b,
-                                              int k_tiles, int row_offset = 0) {
+                                              int k_tiles, int row_offset = 0, Gate gate = {}) {
   int it = 0;
   for (int tile = sched.first; tile < sched.count(); tile += sched.step) {
     int m0, n0;
     sched.tile(tile, m0, n0);
-    produce<A_KMAJOR, B_KMAJOR, BK>(ring, tma_a, tma_b, m0 + row_offset, n0, k_tiles, it);
+    produce<A_KMAJOR, B_KMAJOR, BK>(ring, tma_a, tma_b, m0 + row_offset, n0, k_tiles, it, 0, gate);
   }
 }
 

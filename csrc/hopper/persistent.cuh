@@ -20,11 +20,13 @@
 
 namespace fastgemm::hopper {
 
+// Gate: the producer's wait before each k-tile's copies (mainloop.cuh: Open, none).
 template <typename T, bool PDL, bool A_KMAJOR, bool B_KMAJOR, typename Sched, int PROMOTE = 0,
-          typename RingT, typename Lender, typename Epilogue>
+          typename RingT, typename Lender, typename Epilogue, typename Gate = Open>
 __device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtensorMap* tma_a,
                                                 const CUtensorMap* tma_b, int64_t M, int64_t N,
-                                                int64_t K, Lender lender, Epilogue&& epilogue) {
+                                                int64_t K, Lender lender, Epilogue&& epilogue,
+                                                Gate gate = {}) {
   constexpr int BM = RingT::TILE_M;
   const int wg = threadIdx.x / 128;
   constexpr int BK = k_tile<T>();
@@ -34,7 +36,7 @@ __device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtenso
   if (wg == 0) {
     ptx::setmaxnreg_dec<PRODUCER_REGS>();
     if (threadIdx.x == 0) {
-      produce_tiles<A_KMAJOR, B_KMAJOR, BK>(ring, sched, tma_a, tma_b, k_tiles, row_offset);
+      produce_tiles<A_KMAJOR, B_KMAJOR, BK>(ring, sched, tma_a, tma_b, k_tiles, row_offset, gate);
       if constexpr (PDL) ptx::griddepcontrol_launch_dependents();
     }
   } else {
@@ -64,10 +66,10 @@ using PersistentOf = Persistent<Cfg::BM, Cfg::BN, Cfg::GROUP_M, Cfg::CLUSTER>;
 // The whole body of a persistent TMA-store rung: the ring's stages, then the C buffers
 // of the TmaStore epilogue; Cfg::BORROW lends warpgroup 2 a stage instead of a buffer; Cfg::PDL
 // waits for the previous kernel after the barriers are initialised.
-template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR>
+template <typename T, typename Cfg, bool A_KMAJOR, bool B_KMAJOR, typename Gate = Open>
 __device__ __forceinline__ void persistent_tma_store_gemm(
     const CUtensorMap* tma_a, const CUtensorMap* tma_b, const CUtensorMap* tma_c, T* C, int64_t M,
-    int64_t N, int64_t K, int64_t ldc, float alpha, float beta) {
+    int64_t N, int64_t K, int64_t ldc, float alpha, float beta, Gate gate = {}) {
   using RingT = RingOf<Cfg>;
   using Lender = std::conditional_t<Cfg::BORROW, BorrowedStage<RingT>, OwnBuffers<RingT>>;
   const RingT ring = make_ring<RingT>(Cfg::CLUSTER > 1 ? ptx::cluster_ctarank() : 0u);
@@ -81,7 +83,7 @@ __device__ __forceinline__ void persistent_tma_store_gemm(
   if constexpr (Cfg::PDL) ptx::griddepcontrol_wait();
   const TmaStore<Cfg, T> epilogue{ring.stages + RingT::BYTES, tma_c, C, ldc, M, N, alpha, beta};
   persistent_gemm<T, Cfg::PDL, A_KMAJOR, B_KMAJOR, PersistentOf<Cfg>>(ring, tma_a, tma_b, M, N, K,
-                                                                     Lender{}, epilogue);
+                                                                     Lender{}, epilogue, gate);
   if (threadIdx.x >= 128 && threadIdx.x % 128 == 0) ptx::bulk_wait<0>();  // the last stores landed
   // No CTA leaves while a peer may still arrive on its `empty` barriers.
   if constexpr (Cfg::CLUSTER > 1) ptx::cluster_sync();

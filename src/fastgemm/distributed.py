@@ -9,7 +9,9 @@ with the others, and every other GPU computes its piece with ``auto`` on its own
 its operands arrive: the piece's first band of rows is computed in column chunks as B's columns
 come in, the rest in bands of rows while the finished bands go back into C; in float32 the piece
 is computed by slices of K instead (:data:`SLICES`), each slice's product added into its block as
-the slice lands. An input that
+the slice lands. (:data:`GATED`, off by default: fp16/bf16 pieces on Hopper GPUs as a few GEMMs
+over the whole K launched at once, whose producers wait before each k-tile until the flags
+written after its operands' copies say it has landed.) An input that
 several devices need (all of B in a split by rows) leaves home once, a turn of its chunks to
 each of them, which pass them on to the others; the copies are queued in turns over the devices
 in the order their GEMMs need them, so that every device starts early, and home's leave one at
@@ -125,6 +127,24 @@ FIRST_SLICE_K = 512
 # short slices): 4 x H100, 8192^3 fp32, home's share 0.25, the remote pieces' slice GEMMs took
 # 6.2 ms where home's GEMM of as many rows took 5.7.
 SLICED_COST = 1.08
+# fp16/bf16 remote pieces as gated GEMMs (beta = 0, ``auto``, Hopper GPUs: hopper/gated.cu): the
+# piece's GEMMs over the whole K are queued at once, and each waits inside, before each k-tile,
+# for the flags that the copies of its inputs write as they land: a flag per band of A rows and
+# per GATE_CHUNK_COLS columns of B counts the slices of GATE_SLICE_K of K that are in. The inputs
+# go in the order of the GEMM's tile rounds (the first band's rows of A and the chunks of its first
+# round slice by slice, then B's other chunks, then the other bands), so the work that can run
+# grows with every slice that lands. The first GEMM covers GATE_FIRST_ROWS rows (a tile round
+# of it spans one chunk of B, and B leaves home while it runs), the others about SUM_BAND_ROWS
+# each, the last about TAIL_ROWS (its result goes back after the GEMMs end). A flag that never
+# comes traps its GEMM after GATE_WAIT_MS. Off: slower than the bands so far (4 x H100, 16384^3
+# fp16: 5.6-6.0 ms against 4.5-4.7; benchmarks/NOTES.md, thirty-fourth session): the first GEMM
+# waits for B's chunks, which leave home over about 3 ms, and the next bands start after it.
+GATED = False
+GATE_SLICE_K = 2048
+GATE_CHUNK_COLS = 2048
+GATE_FIRST_ROWS = 2048
+GATE_BAND_ROWS = 1024
+GATE_WAIT_MS = int(os.environ.get("FASTGEMM_GATE_WAIT_MS", "20000"))
 
 
 @dataclass(frozen=True)
@@ -159,6 +179,25 @@ def _sliced(itemsize: int) -> bool:
     """Whether remote pieces run by K slices (:data:`SLICES`): the slices' sums are kept in the
     operands' dtype, so float32 only."""
     return SLICES and itemsize == 4
+
+
+def _gated(itemsize: int, beta_nonzero: bool, gated: bool) -> bool:
+    """Whether remote pieces run as gated GEMMs (:data:`GATED`): fp16/bf16 with beta = 0 where
+    ``gated`` (the gated kernel on every device, ``auto``)."""
+    return GATED and gated and itemsize == 2 and not beta_nonzero
+
+
+def _gate_bands(r0: int, r1: int) -> list[tuple[int, int]]:
+    """A gated piece's GEMMs' rows: GATE_FIRST_ROWS, then bands of about GATE_BAND_ROWS (whole
+    tile rows), the last about TAIL_ROWS."""
+    first = r0 + min(r1 - r0, GATE_FIRST_ROWS)
+    rest = r1 - first
+    if rest <= GATE_BAND_ROWS + TAIL_ROWS:
+        return [(r0, first)] + ([(first, r1)] if rest else [])
+    head = (rest - TAIL_ROWS) // TILE_ROWS * TILE_ROWS
+    parts = max(1, round(head / GATE_BAND_ROWS))
+    cuts = [first + head * i // parts // TILE_ROWS * TILE_ROWS for i in range(parts)] + [first + head]
+    return [(r0, first)] + [(lo, hi) for lo, hi in zip(cuts, cuts[1:]) if hi > lo] + [(first + head, r1)]
 
 
 def _k_slices(k0: int, k1: int, itemsize: int, lead: int = 1) -> list[tuple[int, int]]:
@@ -263,6 +302,14 @@ def _wave_share(
 
 
 @functools.cache
+def _gate_kernel(devices: tuple[int, ...]) -> bool:
+    """Whether the gated kernel (``_C._gemm_gated``, sm_90 only) runs on every device."""
+    from . import _C
+
+    return hasattr(_C, "_gemm_gated") and all(_C.device_cc(d) == 90 for d in devices)
+
+
+@functools.cache
 def _sm_count(device: int) -> int:
     return int(_load_cupy().cuda.runtime.getDeviceProperties(device)["multiProcessorCount"])
 
@@ -283,6 +330,7 @@ def plan(
     beta_nonzero: bool = False,
     strategy: str | None = None,
     sms: int = SMS,
+    gated: bool = False,
 ) -> Spread:
     """How :func:`gemm` would spread an M x N x K problem over up to ``devices`` GPUs (home
     first): the way that moves the fewest bytes, or ``strategy``, on the first d of the devices
@@ -290,7 +338,8 @@ def plan(
     remote device's inputs leave home over home's links, once even where relayed, so past a few
     devices a smaller set can finish sooner); one device where spreading is not estimated to pay
     (unless ``strategy`` is given). ``sms``: home's SM count (its GEMM's waves, :data:`WAVES`;
-    0: no waves, for another kernel than auto's ieee one at home).
+    0: no waves, for another kernel than auto's ieee one at home). ``gated``: fp16/bf16 pieces may
+    run as gated GEMMs (:func:`_gated`).
     Decided once per problem class (cached: a repeated call costs a dictionary lookup)."""
     _check_strategy(strategy, itemsize)
     key = (
@@ -302,6 +351,7 @@ def plan(
         bool(beta_nonzero),
         strategy,
         sms,
+        gated,
         FIRST_ROWS,
         CHUNK_COLS,
         TAIL_ROWS,
@@ -311,6 +361,8 @@ def plan(
         SLICE_K,
         FIRST_SLICE_K,
         SLICED_COST,
+        GATED,
+        GATE_SLICE_K,
     )
     return _plan(*key)
 
@@ -325,12 +377,14 @@ def _plan(
     beta_nonzero: bool,
     strategy: str | None,
     sms: int,
+    gated: bool,
     *_chunking: int,  # the chunk sizes the estimate used (part of the cache key)
 ) -> Spread:
     if strategy is not None:
-        return _plan_on(M, N, K, devices, itemsize, beta_nonzero, strategy, sms)
+        return _plan_on(M, N, K, devices, itemsize, beta_nonzero, strategy, sms, gated)
     options = [
-        _plan_on(M, N, K, d, itemsize, beta_nonzero, None, sms) for d in range(min(devices, 2), devices + 1)
+        _plan_on(M, N, K, d, itemsize, beta_nonzero, None, sms, gated)
+        for d in range(min(devices, 2), devices + 1)
     ]
     return min(options, key=lambda s: (s.spread_s, -len(s.plan.pieces)))
 
@@ -344,6 +398,7 @@ def _plan_on(
     beta_nonzero: bool,
     strategy: str | None,
     sms: int = SMS,
+    gated: bool = False,
 ) -> Spread:
     """The plan on exactly ``devices`` devices (one where spreading is not estimated to pay)."""
     one = 2.0 * M * N * K / RATE[itemsize]
@@ -363,7 +418,9 @@ def _plan_on(
     if transposed:
         rows, cols = cols, rows
     sliced = _sliced(itemsize) and even.strategy != "k"  # a K split runs _remote_k
-    a_first, b_first, last = _first_chunk_bytes(rows, cols, p1.ks[1] - p1.ks[0], itemsize, sliced)
+    # gated pieces start, like sliced ones, on their first slices, at one GEMM's cost
+    gate = _gated(itemsize, beta_nonzero, gated) and even.strategy == "rows"
+    a_first, b_first, last = _first_chunk_bytes(rows, cols, p1.ks[1] - p1.ks[0], itemsize, sliced or gate)
     run = _flipped(even) if transposed else even  # the pieces as they run (rows of C.T for cols)
     latency = (_start_bytes(run, a_first, b_first) + last) / LINK_BYTES_PER_S + ISSUE_S
     # Home finishes with the others: s0 T = L + (1 - s0) T / (P - 1). Where that leaves home
@@ -641,15 +698,20 @@ def gemm(
         return one_gpu()
     cp = _load_cupy()  # spreading needs CuPy (one GPU does not): then home's own SM count
     sms = _sm_count(home) if kernel == "auto" and precision == "ieee" else 0
-    if sms != SMS:
-        spread = plan(M, N, K, len(devs), a.itemsize, beta != 0, strategy, sms)
+    # fp16/bf16 pieces as gated GEMMs: auto's, on Hopper GPUs, dimensions whole 16-byte units (the
+    # pieces' blocks are then aligned as the kernel's TMA needs)
+    gated = (
+        kernel == "auto" and a.itemsize == 2 and M % 8 == N % 8 == K % 8 == 0 and _gate_kernel(tuple(devs))
+    )
+    if sms != SMS or gated:
+        spread = plan(M, N, K, len(devs), a.itemsize, beta != 0, strategy, sms, gated)
         if len(spread.plan.pieces) < 2:
             return one_gpu()
     home_stream = _resolve_stream(stream, c.library, home)
     blocks = [_Block.of(m) for m in (a, b, c)]
     if spread.transposed:  # column pieces run as row pieces of C.T = B.T @ A.T
         blocks = [blocks[1].T, blocks[0].T, blocks[2].T]
-    run = _Run(cp, fastgemm, devs, home_stream, kernel, precision, float(alpha), float(beta))
+    run = _Run(cp, fastgemm, devs, home_stream, kernel, precision, float(alpha), float(beta), gated)
     run.start(blocks[0], blocks[1], blocks[2], spread.plan)
     return C
 
@@ -899,21 +961,148 @@ class _SlicedRemote(_Remote):
         self.part, self.c_old = None, None
 
 
+def _share_chunks(remotes: list[_Remote]) -> None:
+    """Gated pieces (rows, all of B): B's chunk c comes from home to the c-th of the devices in
+    turn, every slice of it, and the others copy it from there slice by slice, so that a chunk's
+    slices land in order on one stream and its flag only grows. (:func:`_share_out` enabled peer
+    access between every pair of them.)"""
+    for r in remotes:
+        assert isinstance(r, _GatedRemote)
+        src = [remotes[c % len(remotes)] for c, _, _ in r.b_items]
+        r.b_src = [None if x is r else x for x in src]
+
+
+class _GatedRemote(_Remote):
+    """A block of C over all of K as gated GEMMs (:data:`GATED`): the piece's rows of A land in
+    ``a_all`` band by band (:func:`_gate_bands`) and slice by slice of K, its B in ``b_all``
+    chunk by chunk (GATE_CHUNK_COLS) and slice by slice (GATE_SLICE_K), in the order the GEMMs'
+    tile rounds read them (:meth:`prepare`); after each copy this device's ``flag`` stream waits for
+    it and writes the count of the item's slices landed into ``flags`` (one int32 per band, then
+    one per chunk). The GEMMs, one per band, are queued at once on ``compute``: each waits inside
+    for its flags; each band's result goes back into C as soon as its GEMM is done."""
+
+    def __init__(self, run: _Run, piece: partition.Piece, dev: int) -> None:
+        super().__init__(run, piece, dev)
+        (k0, k1), (c0, c1) = piece.ks, piece.cols
+        self.bands = _gate_bands(*piece.rows)
+        self.slices = [(k, min(k + GATE_SLICE_K, k1)) for k in range(k0, k1, GATE_SLICE_K)]
+        self.chunks = [(c, min(c + GATE_CHUNK_COLS, c1)) for c in range(c0, c1, GATE_CHUNK_COLS)]
+        # The first GEMM's first tile round (a tile per SM) spans this many chunks of B: its inputs
+        # go slice by slice, every other input whole (each copy costs the host tens of us).
+        tile_rows = -(-GATE_FIRST_ROWS // 128)  # the same on every device: they share B's items
+        self.round_chunks = min(len(self.chunks), -(-(-(-SMS // tile_rows) * 256) // GATE_CHUNK_COLS))
+        n = len(self.slices)
+        # items: (band or chunk, first slice, end slice); its flag holds the end slice once landed
+        self.a_items = [(0, j, j + 1) for j in range(n)] + [(b, 0, n) for b in range(1, len(self.bands))]
+        self.b_items = [(c, j, j + 1) for c in range(self.round_chunks) for j in range(n)]
+        self.b_items += [(c, 0, n) for c in range(self.round_chunks, len(self.chunks))]
+        self.a, self.b = [None] * len(self.a_items), [None] * len(self.b_items)
+        self.flag = _device_streams(run.cp, dev)[4].ptr  # unused on a remote device otherwise
+        self.flags = 0
+        self.a_all: _Block | None = None
+        self.b_all: _Block | None = None
+        self.res: _Block | None = None
+
+    def prepare(self, A: _Block, B: _Block, C: _Block, ready: Any) -> list[tuple[str, int]]:
+        cp, (rows, ks, cols) = self.cp, (self.piece.rows, self.piece.ks, self.piece.cols)
+        with cp.cuda.Device(self.dev), _on(cp, self.dev):
+            _wait(cp, self.arrive, ready)
+            self.a_all = _new_block(cp, A.sub(rows, ks).shape, A, self.keep)
+            self.b_all = _new_block(cp, B.sub(ks, cols).shape, B, self.keep)
+            self.res = _new_block(cp, C.sub(rows, cols).shape, C, self.keep)
+            nbytes = 4 * (len(self.bands) + len(self.chunks))
+            mem = cp.cuda.alloc(nbytes)
+            self.keep.append(mem)
+            self.flags = mem.ptr
+            cp.cuda.runtime.memsetAsync(self.flags, 0, nbytes, self.arrive)
+            allocated = _record(cp, self.arrive)
+            for stream in (self.relay, self.flag, self.compute):
+                _wait(cp, stream, allocated)
+        with cp.cuda.Device(self.run.devs[0]):
+            _wait(cp, self.run.out, allocated)
+        n, first = len(self.slices), self.round_chunks
+        order: list[tuple[str, int]] = []
+        for j in range(n):  # the first band and the first round's chunks, slice by slice
+            order += [("a", j)] + [("b", c * n + j) for c in range(first)]
+        order += [("b", i) for i in range(first * n, len(self.b_items))]  # the other chunks
+        order += [("a", i) for i in range(n, len(self.a_items))]  # the other bands
+        return order
+
+    def _endpoints(self, operand: str, i: int, A: _Block, B: _Block, C: _Block) -> tuple[_Block, _Block]:
+        assert self.a_all is not None and self.b_all is not None
+        r0, k0, c0 = self.piece.rows[0], self.piece.ks[0], self.piece.cols[0]
+        item, j0, j1 = getattr(self, operand + "_items")[i]
+        kl, kh = self.slices[j0][0], self.slices[j1 - 1][1]
+        if operand == "a":
+            lo, hi = self.bands[item]
+            return self.a_all.sub((lo - r0, hi - r0), (kl - k0, kh - k0)), A.sub((lo, hi), (kl, kh))
+        cl, ch = self.chunks[item]
+        return self.b_all.sub((kl - k0, kh - k0), (cl - c0, ch - c0)), B.sub((kl, kh), (cl, ch))
+
+    def _landed(self, operand: str, i: int, dst: _Block, ev: Any) -> None:
+        super()._landed(operand, i, dst, ev)
+        item, _, end = getattr(self, operand + "_items")[i]
+        slot = item if operand == "a" else len(self.bands) + item
+        with self.cp.cuda.Device(self.dev):
+            _wait(self.cp, self.flag, ev)
+            self.run.write_flag(self.flag, self.flags + 4 * slot, end)
+
+    def compute_and_return(self, C: _Block) -> None:
+        cp, run, res = self.cp, self.run, self.res
+        assert self.a_all is not None and self.b_all is not None and res is not None
+        r0, cols, n_cols = self.piece.rows[0], self.piece.cols, res.shape[1]
+        with cp.cuda.Device(self.dev):
+            for b, (lo, hi) in enumerate(self.bands):
+                band = (lo - r0, hi - r0)
+                out = res.sub(band, (0, n_cols))
+                a = self.a_all.sub(band, (0, self.a_all.shape[1]))
+                run.gemm_gated(
+                    a, self.b_all, out, self.flags + 4 * b, self.flags + 4 * len(self.bands), self.compute
+                )
+                _wait(cp, self.back, _record(cp, self.compute))
+                _copy(cp, C.sub((lo, hi), cols), out, self.back)
+            self.finished = _record(cp, self.back)
+
+    def release(self) -> None:
+        super().release()
+        self.a_all, self.b_all, self.res = None, None, None
+
+
 class _Run:
     """One call of :func:`gemm`: home's piece on home's stream (``hs``), the remote pieces on
     their devices' streams, and ``hs`` joined to every piece's return. Streams are
     ``cudaStream_t`` values. Each device's temporaries come from CuPy's pool on its ``arrive``
     stream, which waits for the call's last use of them before they can be handed out again."""
 
-    def __init__(self, cp, fg, devs, hs, kernel, precision, alpha, beta):
+    def __init__(self, cp, fg, devs, hs, kernel, precision, alpha, beta, gated=False):
         self.cp, self.fg, self.devs, self.hs = cp, fg, devs, hs
         self.kernel, self.precision, self.alpha, self.beta = kernel, precision, alpha, beta
+        self.gated = gated  # fp16/bf16 pieces may run as gated GEMMs (_gated)
         self.out = 0  # home's stream of copies out (start)
         self.itemsize = 0  # the operands' element size (start)
         self.lead = 1  # the remote pieces: short K slices at the start, one each (start)
 
     def gemm(self, a: _Block, b: _Block, c: _Block, beta: float, stream: int) -> None:
         self.fg.gemm(a, b, c, self.alpha, beta, kernel=self.kernel, stream=stream, precision=self.precision)
+
+    def gemm_gated(self, a: _Block, b: _Block, c: _Block, flag_a: int, flags_b: int, stream: int) -> None:
+        """c = alpha * a @ b on the current device (row-major c), each k-tile's copies issued once
+        ``flag_a`` (a's slices of GATE_SLICE_K landed) and ``flags_b`` (one flag per
+        GATE_CHUNK_COLS columns of b) say it is in (``_C._gemm_gated``)."""
+
+        def ld(x: _Block) -> int:
+            return x.strides[1] if x.col_major else x.strides[0]
+
+        (M, K), N = a.shape, b.shape[1]
+        self.fg._C._gemm_gated(
+            a.dtype, M, N, K, a.ptr, ld(a), a.col_major, b.ptr, ld(b), b.col_major, c.ptr, ld(c),
+            self.alpha, flag_a, flags_b, GATE_CHUNK_COLS, GATE_SLICE_K, GATE_WAIT_MS, stream,
+            self.cp.cuda.runtime.getDevice(),
+        )  # fmt: skip
+
+    def write_flag(self, stream: int, flag: int, value: int) -> None:
+        """The int32 at ``flag`` = value on ``stream`` (current device), after its earlier work."""
+        self.fg._C._write_flag(stream, flag, value, self.cp.cuda.runtime.getDevice())
 
     def start(self, A: _Block, B: _Block, C: _Block, pl: partition.Plan) -> None:
         cp, hs = self.cp, self.hs
@@ -934,9 +1123,13 @@ class _Run:
         # by side and shared the links: every device's first input came later).
         self.out = _device_streams(cp, home)[4].ptr
         self.itemsize, self.lead = A.itemsize, len(pl.pieces) - 1
-        kind = _SlicedRemote if _sliced(A.itemsize) else _Remote
+        kind: type[_Remote] = _SlicedRemote if _sliced(A.itemsize) else _Remote
+        if _gated(A.itemsize, self.beta != 0, self.gated) and pl.strategy == "rows" and not C.col_major:
+            kind = _GatedRemote
         remotes = [kind(self, p, self.devs[p.device]) for p in pl.pieces[1:]]
         _share_out(cp, remotes)
+        if kind is _GatedRemote:
+            _share_chunks(remotes)
         try:
             self._queue(remotes, A, B, C, ready)
         except BaseException:
