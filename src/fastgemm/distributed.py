@@ -751,8 +751,8 @@ class _Remote:
         cp = run.cp
         self.run, self.cp, self.piece, self.dev = run, cp, piece, dev
         self.arrive, self.compute, self.back, self.relay, _ = (s.ptr for s in _device_streams(cp, dev))
-        self.a_items = _bands(*piece.rows)
-        self.b_items = _chunks(*piece.cols)
+        self.a_items: list[Any] = _bands(*piece.rows)  # what each input is (subclasses: theirs)
+        self.b_items: list[Any] = _chunks(*piece.cols)
         self.a_src: list[_Remote | None] = []
         self.b_src: list[_Remote | None] = []
         self.b_order: list[int] = []
