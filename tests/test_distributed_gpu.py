@@ -69,17 +69,24 @@ def test_spread_matches_reference(small_chunks, dtype, strategy, layouts):
                 assert torch.equal(again, C)
 
 
+@pytest.mark.parametrize("relay", [True, False])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_gated_pieces_match_reference(small_chunks, monkeypatch, dtype):
+def test_gated_pieces_match_reference(small_chunks, monkeypatch, dtype, relay):
     # fp16/bf16 remote pieces as gated GEMMs (fd.GATED, off by default; Hopper GPUs): queued before
-    # their inputs land, each waits inside for the flags the copies write; both layouts of B,
-    # pieces of several bands, chunks and slices; the same bits on a second call.
+    # their inputs land, each waits inside for the flags the copies write; both layouts of A and
+    # B, pieces of several bands, chunks (some by slices, the others whole: SMS 1) and slices,
+    # relayed or not; the same bits on a second call.
     torch = require("torch")
     if not fd._gate_kernel(tuple(range(fastgemm.device_count()))):
         pytest.skip("the gated kernel runs on sm_90 GPUs only")
     monkeypatch.setattr(fd, "GATED", True)
-    for i, (M, N, K, b_f) in enumerate([(520, 600, 392, False), (344, 1040, 200, True)]):
-        A, B, C = _operands(torch, M, N, K, dtype, False, b_f, False, seed=20 + i)
+    monkeypatch.setattr(fd, "RELAY", relay)
+    monkeypatch.setattr(fd, "SMS", 1)
+    launched = []
+    gemm_gated = fd._Run.gemm_gated
+    monkeypatch.setattr(fd._Run, "gemm_gated", lambda self, *a: launched.append(1) or gemm_gated(self, *a))
+    for i, (M, N, K, a_f, b_f) in enumerate([(520, 600, 392, False, False), (344, 1040, 200, True, True)]):
+        A, B, C = _operands(torch, M, N, K, dtype, a_f, b_f, False, seed=20 + i)
         C.fill_(float("nan"))
         fd.gemm(A, B, C, 0.5, 0.0, strategy="rows")
         torch.cuda.synchronize()
@@ -88,6 +95,7 @@ def test_gated_pieces_match_reference(small_chunks, monkeypatch, dtype):
         fd.gemm(A, B, again, 0.5, 0.0, strategy="rows")
         torch.cuda.synchronize()
         assert torch.equal(again, C)
+    assert launched, "no gated GEMM ran"
 
 
 @pytest.mark.parametrize("sliced", [False, True])

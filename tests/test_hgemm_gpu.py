@@ -329,31 +329,45 @@ def test_auto_small_unaligned_pads_or_reads_in_place_on_hopper(torch, dtype, sha
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_gated_gemm_waits_for_its_flags(torch, dtype):
-    """_C._gemm_gated, the multi-GPU GEMM's remote pieces (hopper/gated.cu): queued before its
-    operands' flags are written (on another stream, a slice of K and a chunk of B's columns at a
-    time), it waits for them and then matches the reference; tile edges in M, a last chunk and a
-    last slice shorter than the others."""
+    """_C._gemm_gated, the multi-GPU GEMM's remote pieces (hopper/gated.cu): queued while A and B
+    hold NaN, it waits for its flags, which another stream writes after copying in each slice of
+    K of A and each slice of each chunk of B's columns (behind a sleep, on the SMs the small grid
+    leaves free); the result matches the reference: no k-tile was read before its flag. Tile
+    edges in M, a last chunk and a last slice shorter than the others, B column-major."""
     if fastgemm._device_cc(None) != 90:
         pytest.skip("the gated kernel is sm_90 only")
     M, N, K, chunk, slice_k = 1000, 1288, 1000, 512, 256
     gen = torch.Generator(device="cuda").manual_seed(9)
-    A, B = _random(torch, M, K, dtype, gen=gen), _random(torch, K, N, dtype, "F", gen=gen)
+    A0, B0 = _random(torch, M, K, dtype, gen=gen), _random(torch, K, N, dtype, "F", gen=gen)
+    A, B = torch.full_like(A0, float("nan")), torch.full_like(B0, float("nan"))
     C = torch.full((M, N), float("nan"), device="cuda", dtype=_dtype(torch, dtype))
     chunks, slices = -(-N // chunk), -(-K // slice_k)
     flags = torch.zeros(1 + chunks, device="cuda", dtype=torch.int32)
     side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())  # the zeroed flags
+    side.wait_stream(torch.cuda.current_stream())  # the operands' NaN and the zeroed flags
     fastgemm._C._gemm_gated(
         dtype, M, N, K, A.data_ptr(), K, False, B.data_ptr(), K, True, C.data_ptr(), N, 0.5,
         flags.data_ptr(), flags.data_ptr() + 4, chunk, slice_k, 20000,
         torch.cuda.current_stream().cuda_stream, 0,
     )  # fmt: skip
-    for j in range(slices):
-        for f in range(1 + chunks):
-            fastgemm._C._write_flag(side.cuda_stream, flags.data_ptr() + 4 * f, j + 1, 0)
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(2_000_000)  # the GEMM waits meanwhile
+        for j in range(slices):
+            ks = slice(j * slice_k, (j + 1) * slice_k)
+            A[:, ks].copy_(A0[:, ks])
+            fastgemm._C._write_flag(side.cuda_stream, flags.data_ptr(), j + 1, 0)
+            for c in range(chunks):
+                cs = slice(c * chunk, (c + 1) * chunk)
+                B[ks, cs].copy_(B0[ks, cs])
+                fastgemm._C._write_flag(side.cuda_stream, flags.data_ptr() + 4 * (1 + c), j + 1, 0)
     torch.cuda.synchronize()
-    check(torch, A, B, C, 0.5, 0.0)
-    assert flags.tolist() == [slices] * (1 + chunks)
+    check(torch, A0, B0, C, 0.5, 0.0)
+    with pytest.raises(ValueError, match="timeout_ms"):
+        fastgemm._C._gemm_gated(
+            dtype, M, N, K, A.data_ptr(), K, False, B.data_ptr(), K, True, C.data_ptr(), N, 0.5,
+            flags.data_ptr(), flags.data_ptr() + 4, chunk, slice_k, 0,
+            torch.cuda.current_stream().cuda_stream, 0,
+        )  # fmt: skip
 
 
 def test_cupy_fp16_and_streams(torch):

@@ -15,7 +15,8 @@
 // for whole bands or chunks, and a GEMM per slice of K would carry a sum across launches.
 // What limits it: a tile round waits for the inputs of its tiles (the first round for the first
 // slices of its chunks); a flag never written would hang it, so a wait traps after
-// `timeout_ms` (the caller then sees a launch failure instead of a hang).
+// `timeout_ms`: instead of a hang, a failed launch that poisons the device's context (every
+// later CUDA call of the process fails).
 // Shapes: v20's. sm_90a.
 #include "hopper/gated.h"
 
@@ -113,7 +114,12 @@ void hgemm_gated(const GemmArgs& a, DType dtype, const Landed& landed) {
       a.N % 8 != 0) {
     fail("A, B and C need 16-byte aligned pointers, rows and row ends");
   }
-  if (landed.flag_a == nullptr || landed.flags_b == nullptr) fail("no flags");
+  if (landed.flag_a == nullptr || landed.flags_b == nullptr ||
+      reinterpret_cast<uintptr_t>(landed.flag_a) % 4 != 0 ||
+      reinterpret_cast<uintptr_t>(landed.flags_b) % 4 != 0) {
+    fail("the flags are int32 in device memory");
+  }
+  if (landed.timeout_ms < 1) fail("timeout_ms must be at least 1");
   if (landed.slice_k < BLOCK_K || landed.slice_k % BLOCK_K != 0) {
     fail("slice_k is a multiple of " + std::to_string(BLOCK_K));
   }

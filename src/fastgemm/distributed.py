@@ -693,17 +693,23 @@ def gemm(
 
     if len(devs) == 1 or M == 0 or N == 0 or K == 0 or alpha == 0:
         return one_gpu()
-    spread = plan(M, N, K, len(devs), a.itemsize, beta != 0, strategy)
+    # fp16/bf16 pieces as gated GEMMs (GATED): auto's, on Hopper GPUs, a row-major C, dimensions
+    # whole 16-byte units (the pieces' blocks are then aligned as the kernel's TMA needs)
+    gated = (
+        GATED
+        and beta == 0
+        and kernel == "auto"
+        and a.itemsize == 2
+        and M % 8 == N % 8 == K % 8 == 0
+        and not _Block.of(c).col_major
+        and _gate_kernel(tuple(devs))
+    )
+    spread = plan(M, N, K, len(devs), a.itemsize, beta != 0, strategy, gated=gated)
     if len(spread.plan.pieces) < 2:
         return one_gpu()
     cp = _load_cupy()  # spreading needs CuPy (one GPU does not): then home's own SM count
     sms = _sm_count(home) if kernel == "auto" and precision == "ieee" else 0
-    # fp16/bf16 pieces as gated GEMMs: auto's, on Hopper GPUs, dimensions whole 16-byte units (the
-    # pieces' blocks are then aligned as the kernel's TMA needs)
-    gated = (
-        kernel == "auto" and a.itemsize == 2 and M % 8 == N % 8 == K % 8 == 0 and _gate_kernel(tuple(devs))
-    )
-    if sms != SMS or gated:
+    if sms != SMS:
         spread = plan(M, N, K, len(devs), a.itemsize, beta != 0, strategy, sms, gated)
         if len(spread.plan.pieces) < 2:
             return one_gpu()
@@ -964,11 +970,11 @@ class _SlicedRemote(_Remote):
 def _share_chunks(remotes: list[_Remote]) -> None:
     """Gated pieces (rows, all of B): B's chunk c comes from home to the c-th of the devices in
     turn, every slice of it, and the others copy it from there slice by slice, so that a chunk's
-    slices land in order on one stream and its flag only grows. (:func:`_share_out` enabled peer
-    access between every pair of them.)"""
+    slices land in order on one stream and its flag only grows (:func:`_share_out` enabled peer
+    access between every pair of them). Without RELAY every device brings all of B from home."""
     for r in remotes:
         assert isinstance(r, _GatedRemote)
-        src = [remotes[c % len(remotes)] for c, _, _ in r.b_items]
+        src = [remotes[c % len(remotes)] if RELAY else r for c, _, _ in r.b_items]
         r.b_src = [None if x is r else x for x in src]
 
 
@@ -997,7 +1003,9 @@ class _GatedRemote(_Remote):
         self.b_items = [(c, j, j + 1) for c in range(self.round_chunks) for j in range(n)]
         self.b_items += [(c, 0, n) for c in range(self.round_chunks, len(self.chunks))]
         self.a, self.b = [None] * len(self.a_items), [None] * len(self.b_items)
-        self.flag = _device_streams(run.cp, dev)[4].ptr  # unused on a remote device otherwise
+        # home's stream of copies out where this device is home (calls with another home then
+        # share it: an ordering between calls, never a wrong result)
+        self.flag = _device_streams(run.cp, dev)[4].ptr
         self.flags = 0
         self.a_all: _Block | None = None
         self.b_all: _Block | None = None
