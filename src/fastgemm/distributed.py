@@ -507,11 +507,16 @@ class _Block:
         shape = (rows[1] - rows[0], cols[1] - cols[0])
         return _Block(ptr, shape, self.strides, self.dtype, self.itemsize, self.col_major, self.owner)
 
+    @property
+    def ld(self) -> int:
+        """Elements between the starts of two contiguous lines (rows, or columns if col_major)."""
+        return self.strides[1] if self.col_major else self.strides[0]
+
     def lines(self) -> tuple[int, int, int]:
         """(bytes per contiguous line, number of lines, pitch in bytes) for a 2-D copy."""
         if self.col_major:
-            return self.shape[0] * self.itemsize, self.shape[1], self.strides[1] * self.itemsize
-        return self.shape[1] * self.itemsize, self.shape[0], self.strides[0] * self.itemsize
+            return self.shape[0] * self.itemsize, self.shape[1], self.ld * self.itemsize
+        return self.shape[1] * self.itemsize, self.shape[0], self.ld * self.itemsize
 
 
 def _copy(cp: Any, dst: _Block, src: _Block, stream: int) -> None:
@@ -693,6 +698,7 @@ def gemm(
 
     if len(devs) == 1 or M == 0 or N == 0 or K == 0 or alpha == 0:
         return one_gpu()
+    blocks = [_Block.of(m) for m in (a, b, c)]
     # fp16/bf16 pieces as gated GEMMs (GATED): auto's, on Hopper GPUs, a row-major C, dimensions
     # whole 16-byte units (the pieces' blocks are then aligned as the kernel's TMA needs)
     gated = (
@@ -701,7 +707,7 @@ def gemm(
         and kernel == "auto"
         and a.itemsize == 2
         and M % 8 == N % 8 == K % 8 == 0
-        and not _Block.of(c).col_major
+        and not blocks[2].col_major
         and _gate_kernel(tuple(devs))
     )
     spread = plan(M, N, K, len(devs), a.itemsize, beta != 0, strategy, gated=gated)
@@ -714,7 +720,6 @@ def gemm(
         if len(spread.plan.pieces) < 2:
             return one_gpu()
     home_stream = _resolve_stream(stream, c.library, home)
-    blocks = [_Block.of(m) for m in (a, b, c)]
     if spread.transposed:  # column pieces run as row pieces of C.T = B.T @ A.T
         blocks = [blocks[1].T, blocks[0].T, blocks[2].T]
     run = _Run(cp, fastgemm, devs, home_stream, kernel, precision, float(alpha), float(beta), gated)
@@ -996,7 +1001,8 @@ class _GatedRemote(_Remote):
         # The first GEMM's first tile round (a tile per SM) spans this many chunks of B: its inputs
         # go slice by slice, every other input whole (each copy costs the host tens of us).
         tile_rows = -(-GATE_FIRST_ROWS // 128)  # the same on every device: they share B's items
-        self.round_chunks = min(len(self.chunks), -(-(-(-SMS // tile_rows) * 256) // GATE_CHUNK_COLS))
+        round_cols = -(-SMS // tile_rows) * 256  # 128 x 256 tiles
+        self.round_chunks = min(len(self.chunks), -(-round_cols // GATE_CHUNK_COLS))
         n = len(self.slices)
         # items: (band or chunk, first slice, end slice); its flag holds the end slice once landed
         self.a_items = [(0, j, j + 1) for j in range(n)] + [(b, 0, n) for b in range(1, len(self.bands))]
@@ -1097,13 +1103,9 @@ class _Run:
         """c = alpha * a @ b on the current device (row-major c), each k-tile's copies issued once
         ``flag_a`` (a's slices of GATE_SLICE_K landed) and ``flags_b`` (one flag per
         GATE_CHUNK_COLS columns of b) say it is in (``_C._gemm_gated``)."""
-
-        def ld(x: _Block) -> int:
-            return x.strides[1] if x.col_major else x.strides[0]
-
         (M, K), N = a.shape, b.shape[1]
         self.fg._C._gemm_gated(
-            a.dtype, M, N, K, a.ptr, ld(a), a.col_major, b.ptr, ld(b), b.col_major, c.ptr, ld(c),
+            a.dtype, M, N, K, a.ptr, a.ld, a.col_major, b.ptr, b.ld, b.col_major, c.ptr, c.ld,
             self.alpha, flag_a, flags_b, GATE_CHUNK_COLS, GATE_SLICE_K, GATE_WAIT_MS, stream,
             self.cp.cuda.runtime.getDevice(),
         )  # fmt: skip
