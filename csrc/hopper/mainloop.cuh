@@ -76,7 +76,7 @@ __device__ __forceinline__ void one_stage_mainloop(const CUtensorMap* tma_a,
 }
 
 // The producer's gate before each k-tile's copies: none (every operand is in memory when the
-// kernel starts), or (a gate like distributed.cuh's LandedGate) gate(m0, n0, k0) returns once the
+// kernel starts), or (a gate like gated.cu's LandedGate) gate(m0, n0, k0) returns once the
 // k-tile's rows of A and B have landed.
 struct Open {
   __device__ __forceinline__ void operator()(int, int, int) const {}
