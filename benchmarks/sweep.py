@@ -36,6 +36,14 @@ hgemm_v27_split_k_global,hgemm_v28_split_k_global_narrow,hgemm_v30_stream_k_wide
 hgemm_v31_split_last_round,hgemm_v32_split_last_round_192
       (and in bf16, as results/sweeps/prefill-long-k-check-bfloat16-*: --dtype bfloat16 --kernels
       hgemm_v24_wgmma_split_k,hgemm_v32_split_last_round_192 --tag long-k-check)
+    python benchmarks/sweep.py --dtype float16 --few-rows --ns 1,8,16,24,32,48,64 --mk \
+        $(python -c "print(','.join(f'{n}x{k}' for n in (2048, 3584, 4096, 5120, 6144, 8192, 14336) \
+        for k in (2048, 4096, 8192, 14336)))") --rounds 3 --target-ms 3 --tag ring --kernels \
+hgemm_v22_split_k,hgemm_v40_split_k_deep_ring,hgemm_v26_split_k_32rows,\
+hgemm_v41_split_k_32rows_deep_ring,hgemm_v23_split_k_wide,hgemm_v42_split_k_wide_deep_ring
+      (the same with --b-layout F; and transposed, the narrow family: --ns 1,8,16,24,32,48,64
+      --mk 2048x4096,4096x4096,8192x4096,4096x14336,14336x4096,5120x5120 --kernels
+      hgemm_v24_wgmma_split_k --flip-kernels <the six above>: results/sweeps/*-ring-float16-*)
     python benchmarks/sweep.py --dtype float32 --pad --out results/sweeps
     python benchmarks/sweep.py --dtype float16 --pad --pad-m 1,16,64,128 --pad-shapes 1x4097x4099 \
         --kernels hgemm_v34_split_k_unaligned
@@ -159,6 +167,11 @@ def main() -> int:
     ap.add_argument("--pre-nk", default="4096x4096,6144x4096,4096x14336,14336x4096,3584x18944,5120x5120")
     ap.add_argument("--kernels", default="", help="comma list of candidates (default: the family's)")
     ap.add_argument(
+        "--flip-kernels",
+        default="",
+        help="comma list of candidates run transposed in the narrow family (default: the family's)",
+    )
+    ap.add_argument(
         "--b-layout", default="C", choices=["C", "F"], help="B row-major (C) or column-major (F: B = W.T)"
     )
     ap.add_argument(
@@ -217,7 +230,13 @@ def main() -> int:
     family = ("float32" if dt == "float32" else "float16") + (
         "-rows" if args.few_rows else "-deep" if args.deep else "-prefill" if args.prefill else ""
     )
-    transposed = [] if args.few_rows or args.deep or args.prefill or args.pad else FLIPPED[family]
+    transposed = (
+        []
+        if args.few_rows or args.deep or args.prefill or args.pad
+        else args.flip_kernels.split(",")
+        if args.flip_kernels
+        else FLIPPED[family]
+    )
     for M, N, K in shapes:
         item = 4 if dt == "float32" else 2
         per_set = (M * K + K * N + 2 * M * N) * item

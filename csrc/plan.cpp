@@ -163,6 +163,21 @@ const std::vector<AutoRule> kHgemmRules = {
      "for outputs of at least 65 rows and 17 columns and at most SMs/8 tiles of 64x64 with "
      "K >= 9728, where v24's clusters of 8 leave SMs idle",
      0, 64, 64, 0, 90, 9728, 0, false, 8, 0, nullptr, 0, false, 0, 65, 17},
+    // v40 / v41 / v42 (results/sweeps/rows-ring-*, rows-bcol-ring-*, narrow-ring-*): v22, v26
+    // and v23 with six ring stages instead of four. Where the tiles of v22 (16x64) or v26 (32x64)
+    // number at most the SMs, the grid has at most one block per SM, and the deeper ring was
+    // faster: on the H200 by 3.7-5.9% (geometric mean per row count and layout, 0.97-1.16x per
+    // point), on the H100 by 0.6-3% (0.95-1.10x). Past SMs tiles v22 and v26 run two blocks per
+    // SM and the one-block rungs lost (0.74-1.0x). v23 held one block per SM already: v42 was
+    // 2-5% faster wherever v23 runs (H100 64 rows with a row-major B: 0.98x).
+    {"hgemm_v40_split_k_deep_ring",
+     "v22 with a 6-stage ring: for outputs of at most 16 rows over at most SMs tiles of 16x64, "
+     "where its grid has one block per SM and the bytes in flight set the bandwidth",
+     0, 16, 64, 16, 90, 0, 0, false, 1},
+    {"hgemm_v40_split_k_deep_ring",
+     "v40 on the transposed problem: for outputs of at most 16 columns over at most SMs tiles "
+     "of 16x64 of the transposed output",
+     0, 16, 64, 16, 90, 0, 0, true, 1},
     {"hgemm_v22_split_k",
      "16-row tiles with K split across a cluster: for outputs of at most 16 rows (decode), where "
      "any wider tile leaves SMs idle and reads B at a fraction of HBM bandwidth",
@@ -171,18 +186,26 @@ const std::vector<AutoRule> kHgemmRules = {
      "v22 on the transposed problem: for outputs of at most 16 columns (narrow N), whose "
      "transpose is a decode GEMM",
      0, 0, 0, 16, 90, 0, 0, true},
+    {"hgemm_v41_split_k_32rows_deep_ring",
+     "v26 with a 6-stage ring: for outputs of at most 32 rows over at most SMs tiles of 32x64, "
+     "where its grid has one block per SM and the bytes in flight set the bandwidth",
+     0, 32, 64, 32, 90, 0, 0, false, 1},
+    {"hgemm_v41_split_k_32rows_deep_ring",
+     "v41 on the transposed problem: for outputs of at most 32 columns over at most SMs tiles "
+     "of 32x64 of the transposed output",
+     0, 32, 64, 32, 90, 0, 0, true, 1},
     {"hgemm_v26_split_k_32rows",
      "v22 on 32x64 tiles: for outputs of at most 32 rows, read once with half v23's mma work",
      0, 0, 0, 32, 90},
     {"hgemm_v26_split_k_32rows",
      "v26 on the transposed problem: for outputs of at most 32 columns (narrow N)",
      0, 0, 0, 32, 90, 0, 0, true},
-    {"hgemm_v23_split_k_wide",
-     "v22 on 64x64 tiles: for outputs of at most 64 rows and at most SMs/2 tiles of 64x128, "
-     "where wider tiles leave SMs idle",
+    {"hgemm_v42_split_k_wide_deep_ring",
+     "v22 on 64x64 tiles with a 6-stage ring (v23's deeper ring): for outputs of at most 64 rows "
+     "and at most SMs/2 tiles of 64x128, where wider tiles leave SMs idle",
      0, 64, 128, 64, 90},
-    {"hgemm_v23_split_k_wide",
-     "v23 on the transposed problem: for outputs of at most 64 columns and at most SMs/2 tiles "
+    {"hgemm_v42_split_k_wide_deep_ring",
+     "v42 on the transposed problem: for outputs of at most 64 columns and at most SMs/2 tiles "
      "of 128x64, where 128-wide tiles are half padding and leave SMs idle",
      0, 64, 128, 64, 90, 0, 0, true},
     // v33 (results/sweeps/*-v33*): its 128x64 tiles double the blocks of v24's 128x128 ones,

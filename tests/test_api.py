@@ -1610,12 +1610,13 @@ def test_rungs_are_named_only_by_their_own_files():
 def test_decode_specialists_only_where_measured(dtype):
     # The split-K specialists split K only where clusters exist and were fitted on sm_90: auto
     # prefers them there for few rows, and says why it passes them over elsewhere.
+    # (16384 columns: more tiles of 16x64 than SMs, where v22 keeps its 4-stage ring.)
     name = "sgemm_v19_split_k_ring" if dtype == "float32" else "hgemm_v22_split_k"
-    assert fastgemm.select(16, 4096, 14336, dtype, cc=90).kernel.name == name
-    sel = fastgemm.select(16, 4096, 14336, dtype, cc=80)
+    assert fastgemm.select(16, 16384, 14336, dtype, cc=90).kernel.name == name
+    sel = fastgemm.select(16, 16384, 14336, dtype, cc=80)
     assert sel.kernel.name != name
     assert f"{name} is preferred from compute capability 9.0 on" in sel.reason
-    assert fastgemm.select(33, 4096, 14336, dtype, cc=90).kernel.name != name
+    assert fastgemm.select(33, 16384, 14336, dtype, cc=90).kernel.name != name
 
 
 V18_ROWS = "sgemm_v18_split_k_multistage"
@@ -1976,7 +1977,7 @@ def test_select_fp16_deep_small_outputs_follow_the_v35_v36_sweep():
             assert gains[-1] > 0.9, (name, r)
     assert _faster(gains, 25, 1.2)
     # The suite's decode and deep-K shapes keep their kernels.
-    assert fastgemm.select(1, 4096, 14336, "float16", cc=90).kernel.name == "hgemm_v22_split_k"
+    assert fastgemm.select(1, 4096, 14336, "float16", cc=90).kernel.name == "hgemm_v40_split_k_deep_ring"
     assert fastgemm.select(512, 512, 32768, "float16", cc=90).kernel.name == "hgemm_v28_split_k_global_narrow"
 
 
@@ -2023,8 +2024,8 @@ def test_select_fp16_unaligned_narrow_follows_the_v37_v38_sweep():
             )
             gains.append(r["auto"] / r[sel.kernel.name + "^T"])
     assert _faster(gains, 40, 1.7)
-    # Aligned ones keep v22 / v26 transposed, one column keeps what it ran.
-    assert fastgemm.select(4096, 16, 4096, "float16", cc=90).kernel.name == "hgemm_v22_split_k"
+    # Aligned ones keep the decode rungs transposed, one column keeps what it ran.
+    assert fastgemm.select(4096, 16, 4096, "float16", cc=90).kernel.name == "hgemm_v40_split_k_deep_ring"
     assert not fastgemm.select(5000, 1, 399, "float16", cc=90, alignment=2).flip
 
 
@@ -2322,8 +2323,8 @@ def test_select_fp32_rows_33_192_matches_the_sweep():
     [
         ("float32", "sgemm_v19_split_k_ring", 16),
         ("float32", "sgemm_v19_split_k_ring", 4),
-        ("float16", "hgemm_v22_split_k", 16),
-        ("float16", "hgemm_v26_split_k_32rows", 32),
+        ("float16", "hgemm_v40_split_k_deep_ring", 16),
+        ("float16", "hgemm_v41_split_k_32rows_deep_ring", 32),
     ],
 )
 def test_select_narrow_transposed(dtype, name, n):
@@ -2348,7 +2349,7 @@ def test_select_prefill_long_k():
 
 
 @pytest.mark.parametrize(
-    "dtype, name", [("float16", "hgemm_v22_split_k"), ("float32", "sgemm_v19_split_k_ring")]
+    "dtype, name", [("float16", "hgemm_v40_split_k_deep_ring"), ("float32", "sgemm_v19_split_k_ring")]
 )
 def test_select_one_column(dtype, name):
     # N = 1: contiguous B and C are columns, so a call runs C^T = B^T A^T, one row (decode); the
@@ -2361,11 +2362,11 @@ def test_select_one_column(dtype, name):
 
 
 def test_select_narrow_hgemm_many_tiles():
-    # 33..64 columns over many rows: 128x128 tiles (v21) fill the SMs, the transposed v23 only
-    # for few tiles; up to 128 columns v21 rather than v20's half-empty 128x256 tile.
+    # 33..64 columns over many rows: 128x128 tiles (v21) fill the SMs, the transposed v42 (v23's
+    # tile) only for few tiles; up to 128 columns v21 rather than v20's half-empty 128x256 tile.
     assert fastgemm.select(16384, 64, 4096, "float16", cc=90).kernel.name == "hgemm_v21_narrow_tile"
     sel = fastgemm.select(8192, 64, 8192, "float16", cc=90)
-    assert sel.kernel.name == "hgemm_v23_split_k_wide" and sel.flip
+    assert sel.kernel.name == "hgemm_v42_split_k_wide_deep_ring" and sel.flip
     sel = fastgemm.select(16384, 128, 4096, "float16", cc=90)
     assert sel.kernel.name == "hgemm_v21_narrow_tile", sel
     assert "at most 128 rows or columns" in sel.reason

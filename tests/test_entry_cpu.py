@@ -345,9 +345,9 @@ def test_alpha_below_fp32_range_still_reads_a_and_b(recorded):
 @pytest.mark.parametrize(
     "dtype, M, N, kernel",
     [
-        ("float16", 4096, 16, "hgemm_v22_split_k"),
+        ("float16", 4096, 16, "hgemm_v40_split_k_deep_ring"),
         ("float16", 16384, 32, "hgemm_v26_split_k_32rows"),
-        ("float16", 8192, 64, "hgemm_v23_split_k_wide"),
+        ("float16", 8192, 64, "hgemm_v42_split_k_wide_deep_ring"),
         ("float32", 4096, 8, "sgemm_v19_split_k_ring"),
     ],
 )
@@ -368,7 +368,7 @@ def test_narrow_output_runs_transposed(recorded, dtype, M, N, kernel):
 
 
 @pytest.mark.parametrize(
-    "dtype, kernel", [("float16", "hgemm_v22_split_k"), ("float32", "sgemm_v19_split_k_ring")]
+    "dtype, kernel", [("float16", "hgemm_v40_split_k_deep_ring"), ("float32", "sgemm_v19_split_k_ring")]
 )
 def test_one_column_runs_as_one_row(recorded, dtype, kernel):
     # Contiguous B (K x 1) and C (M x 1), strides (1, 1): columns, their leading dimensions padded

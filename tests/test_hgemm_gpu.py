@@ -482,6 +482,8 @@ def test_dependent_launch_chain(torch, kernel, capture):
         "hgemm_v33_split_k_n64",
         "hgemm_v35_split_k_reduce",
         "hgemm_v36_split_k_reduce_wide",
+        "hgemm_v40_split_k_deep_ring",
+        "hgemm_v42_split_k_wide_deep_ring",
     ],
 )
 def test_dependent_launch_split_chain(torch, kernel, capture):
@@ -507,13 +509,21 @@ STREAM_K_SHAPES = [
 # 128x128 tiles and deep K for v24. Each splits K across clusters of up to 8 blocks per output
 # tile (v27: up to 16 blocks, not a cluster); rows past M, columns past N and K not a multiple of the tile are all covered.
 SPLIT_SHAPES = {
-    "hgemm_v22_split_k": [(1, 4096, 8192), (7, 1000, 4104), (16, 2056, 14336), (17, 520, 3000), (3, 64, 64)],
-    "hgemm_v26_split_k_32rows": [
-        (32, 4096, 8192),
-        (17, 1000, 4104),
-        (24, 2056, 3000),
+    **{
+        name: [(1, 4096, 8192), (7, 1000, 4104), (16, 2056, 14336), (17, 520, 3000), (3, 64, 64)]
+        for name in ("hgemm_v22_split_k", "hgemm_v40_split_k_deep_ring")
+    },
+    **{
+        name: [(32, 4096, 8192), (17, 1000, 4104), (24, 2056, 3000), (5, 520, 3000), (33, 64, 64)]
+        for name in ("hgemm_v26_split_k_32rows", "hgemm_v41_split_k_32rows_deep_ring")
+    },
+    # v23's tile with six stages: a 6-stage ring over one k-tile (K = 64), rows past 64.
+    "hgemm_v42_split_k_wide_deep_ring": [
+        (64, 4096, 8192),
+        (33, 1000, 4104),
+        (48, 2056, 3000),
         (5, 520, 3000),
-        (33, 64, 64),
+        (65, 64, 64),
     ],
     "hgemm_v24_wgmma_split_k": [
         (512, 512, 8192),
@@ -611,8 +621,8 @@ def test_split_k_shapes(torch, name, dtype, layout):
         fastgemm.hgemm(A, B, C, -1.0, 0.25, kernel=name)
         torch.cuda.synchronize()
         check(torch, A, B, C, -1.0, 0.25, C0)
-    if name == "hgemm_v22_split_k":
-        assert fastgemm.select(1, 4096, 8192, dtype).kernel.name == name  # auto's choice for decode
+    if name == "hgemm_v40_split_k_deep_ring":  # auto's choice for decode over at most SMs tiles
+        assert fastgemm.select(1, 4096, 8192, dtype).kernel.name == name
 
 
 # A padded view of C whose rows end inside a 16-byte unit (100 fp16 columns of a wider array, or
@@ -653,6 +663,7 @@ def test_padded_c_view_edges_untouched(torch, dtype, c_order):
     [
         "hgemm_v20_hoisted_beta",
         "hgemm_v23_split_k_wide",
+        "hgemm_v42_split_k_wide_deep_ring",
         "hgemm_v27_split_k_global",
         "hgemm_v29_stream_k",
         "hgemm_v30_stream_k_wide",

@@ -62,6 +62,12 @@ struct V38 : V36 {  // the same on 64x64 tiles
   static constexpr int STAGES = 2;
 };
 
+// The decode specialists with six stages instead of four: more bytes in flight per SM where the
+// grid has at most one block per SM (v23's 128 KiB always did).
+struct V40 : V22 { static constexpr int STAGES = 6; };  // 120 KiB of 20 KiB stages
+struct V41 : V26 { static constexpr int STAGES = 6; };  // 144 KiB of 24 KiB stages
+struct V42 : V23 { static constexpr int STAGES = 6; };  // 192 KiB of 32 KiB stages
+
 struct V39 : V05 {  // v05's 128x128x32 tile read by element loads (4x2 warps of 32x64), C by rows
   static constexpr Copy COPY = Copy::elem_prefetch;
   static constexpr int WARPS_M = 4, WARPS_N = 2;
