@@ -628,6 +628,53 @@ def test_select_fp16_deep_split_follows_the_sweep():
     assert on_v28 >= 35 and on_split >= 60
 
 
+# The decode rungs with six ring stages, and the four-stage rung each branches from.
+DEEP_RINGS = {
+    "hgemm_v40_split_k_deep_ring": "hgemm_v22_split_k",
+    "hgemm_v41_split_k_32rows_deep_ring": "hgemm_v26_split_k_32rows",
+    "hgemm_v42_split_k_wide_deep_ring": "hgemm_v23_split_k_wide",
+}
+
+
+def test_select_fp16_deep_rings_follow_the_sweeps():
+    # results/sweeps/{rows,rows-bcol,narrow}-ring-float16-* (H100 and H200): 1-64 rows on the
+    # (N, K) of model layers with a row-major and a column-major B, and 1-64 columns transposed;
+    # v22, v26, v23 and their six-stage branches by name. Per sweep (a GPU, a layout), where auto
+    # runs a six-stage rung: against the rung it branches from, 1.03-1.07x faster on the H200 in
+    # the geometric mean, 1.01-1.02x on the H100 with a column-major B or transposed, level with
+    # a row-major B (0.99-1.01x per rung); at most 12% slower on any point (v42 at 64 rows with a
+    # row-major B on the H100: 0.9x); where auto keeps v22 or v26 (more tiles than SMs, where
+    # they run two blocks per SM), the six-stage branch was at most 2% faster in the geometric
+    # mean (the transposed points of 4096-14336 rows: 0.98-1.05x).
+    sweeps = sorted((Path(__file__).resolve().parents[1] / "results" / "sweeps").glob("*-ring-float16-*.csv"))
+    assert len(sweeps) >= 6
+    for path in sweeps:
+        points: dict[tuple[int, int, int], dict[str, float]] = {}
+        for row in csv.DictReader(path.read_text().splitlines()):
+            points.setdefault((int(row["M"]), int(row["N"]), int(row["K"])), {})[row["candidate"]] = float(
+                row["us"]
+            )
+        order = "CF" if "-bcol-" in path.name else "CC"
+        gains, kept = [], []
+        for shape, times in points.items():
+            sel = fastgemm.select(*shape, "float16", cc=90, order=order)
+            # The narrow sweep timed the rungs transposed only: what auto runs there (one column
+            # runs as one row without the flag).
+            suffix = " (C^T)" if path.name.startswith("narrow-") else ""
+            name = sel.kernel.name
+            if name in DEEP_RINGS or name in DEEP_RINGS.values():
+                assert sel.flip == bool(suffix) or shape[1] == 1, (path.name, shape, sel)
+            if name in DEEP_RINGS:
+                ratio = times[DEEP_RINGS[name] + suffix] / times[name + suffix]
+                assert ratio >= 0.88, (path.name, shape, name, times)
+                gains.append(ratio)
+            elif name in ("hgemm_v22_split_k", "hgemm_v26_split_k_32rows"):
+                deep = next(d for d, base in DEEP_RINGS.items() if base == name)
+                kept.append(times[name + suffix] / times[deep + suffix])
+        assert _faster(gains, 30, 1.03 if "-h200" in path.name else 0.99), (path.name, len(gains))
+        assert not kept or math.prod(kept) ** (1 / len(kept)) <= 1.02, (path.name, kept)
+
+
 def test_select_fp16_prefill_long_k_follows_the_sweep():
     # 256-512 rows on 72-96 tiles of 128x128 with K >= 8192 (results/sweeps/prefill-long-k-late-
     # dependents-float16-*: M 256-512 x N 2560-6144 x K 8192-28672, the wgmma rungs by name, H100):
