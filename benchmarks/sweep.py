@@ -71,8 +71,10 @@ UNFLIPPED = {
     "float16": ["hgemm_v20_hoisted_beta", "hgemm_v21_narrow_tile", "hgemm_v24_wgmma_split_k"],
     "float16-rows": [
         "hgemm_v22_split_k",
+        "hgemm_v40_split_k_deep_ring",
         "hgemm_v26_split_k_32rows",
-        "hgemm_v23_split_k_wide",
+        "hgemm_v41_split_k_32rows_deep_ring",
+        "hgemm_v42_split_k_wide_deep_ring",
         "hgemm_v24_wgmma_split_k",
         "hgemm_v21_narrow_tile",
     ],
@@ -123,7 +125,13 @@ UNFLIPPED = {
     ],
 }
 FLIPPED = {
-    "float16": ["hgemm_v22_split_k", "hgemm_v26_split_k_32rows", "hgemm_v23_split_k_wide"],
+    "float16": [
+        "hgemm_v22_split_k",
+        "hgemm_v40_split_k_deep_ring",
+        "hgemm_v26_split_k_32rows",
+        "hgemm_v41_split_k_32rows_deep_ring",
+        "hgemm_v42_split_k_wide_deep_ring",
+    ],
     "float32": ["sgemm_v10_split_k", "sgemm_v19_split_k_ring", "sgemm_v12_split_k_narrow"],
 }
 
@@ -169,7 +177,8 @@ def main() -> int:
     ap.add_argument(
         "--flip-kernels",
         default="",
-        help="comma list of candidates run transposed in the narrow family (default: the family's)",
+        help="comma list of candidates run transposed in the narrow family (the default family "
+        "only; default: the family's)",
     )
     ap.add_argument(
         "--b-layout", default="C", choices=["C", "F"], help="B row-major (C) or column-major (F: B = W.T)"
@@ -233,7 +242,7 @@ def main() -> int:
     transposed = (
         []
         if args.few_rows or args.deep or args.prefill or args.pad
-        else args.flip_kernels.split(",")
+        else [k.strip() for k in args.flip_kernels.split(",") if k.strip()]
         if args.flip_kernels
         else FLIPPED[family]
     )

@@ -163,13 +163,15 @@ const std::vector<AutoRule> kHgemmRules = {
      "for outputs of at least 65 rows and 17 columns and at most SMs/8 tiles of 64x64 with "
      "K >= 9728, where v24's clusters of 8 leave SMs idle",
      0, 64, 64, 0, 90, 9728, 0, false, 8, 0, nullptr, 0, false, 0, 65, 17},
-    // v40 / v41 / v42 (results/sweeps/rows-ring-*, rows-bcol-ring-*, narrow-ring-*): v22, v26
-    // and v23 with six ring stages instead of four. Where the tiles of v22 (16x64) or v26 (32x64)
-    // number at most the SMs, the grid has at most one block per SM, and the deeper ring was
-    // faster: on the H200 by 3.7-5.9% (geometric mean per row count and layout, 0.97-1.16x per
-    // point), on the H100 by 0.6-3% (0.95-1.10x). Past SMs tiles v22 and v26 run two blocks per
-    // SM and the one-block rungs lost (0.74-1.0x). v23 held one block per SM already: v42 was
-    // 2-5% faster wherever v23 runs (H100 64 rows with a row-major B: 0.98x).
+    // v40 / v41 / v42 (results/sweeps/rows-ring-*, rows-bcol-ring-*, narrow-ring-*, fp16; the
+    // rules serve bf16 too): v22, v26 and v23 with six ring stages instead of four. Where the
+    // tiles of v22 (16x64) or v26 (32x64) number at most the SMs, the grid has at most one block
+    // per SM, and the deeper ring was faster: on the H200 by 3.4-7.2% (geometric mean per row
+    // count and layout, 0.98-1.20x per point), on the H100 by -0.6% to +3.2% (0.95-1.11x). Past
+    // SMs tiles v22 and v26 run two blocks per SM and the one-block rungs lost on the H200
+    // (0.92-0.98x, 0.88x at worst) and were level on the H100 (0.99-1.06x). v23 held one block per
+    // SM already: v42 was 1.3-4.0% faster on the H200, -2.3% to +2.1% on the H100 (64 rows with a
+    // row-major B: 0.97x, 0.90x at worst).
     {"hgemm_v40_split_k_deep_ring",
      "v22 with a 6-stage ring: for outputs of at most 16 rows over at most SMs tiles of 16x64, "
      "where its grid has one block per SM and the bytes in flight set the bandwidth",
@@ -179,8 +181,9 @@ const std::vector<AutoRule> kHgemmRules = {
      "of 16x64 of the transposed output",
      0, 16, 64, 16, 90, 0, 0, true, 1},
     {"hgemm_v22_split_k",
-     "16-row tiles with K split across a cluster: for outputs of at most 16 rows (decode), where "
-     "any wider tile leaves SMs idle and reads B at a fraction of HBM bandwidth",
+     "16-row tiles with K split across a cluster: for outputs of at most 16 rows (decode) over "
+     "more tiles than v40 takes, where any wider tile leaves SMs idle and reads B at a fraction "
+     "of HBM bandwidth",
      0, 0, 0, 16, 90},
     {"hgemm_v22_split_k",
      "v22 on the transposed problem: for outputs of at most 16 columns (narrow N), whose "
@@ -195,14 +198,15 @@ const std::vector<AutoRule> kHgemmRules = {
      "of 32x64 of the transposed output",
      0, 32, 64, 32, 90, 0, 0, true, 1},
     {"hgemm_v26_split_k_32rows",
-     "v22 on 32x64 tiles: for outputs of at most 32 rows, read once with half v23's mma work",
+     "v22 on 32x64 tiles: for outputs of at most 32 rows over more tiles than v41 takes, read "
+     "once with half v23's mma work",
      0, 0, 0, 32, 90},
     {"hgemm_v26_split_k_32rows",
      "v26 on the transposed problem: for outputs of at most 32 columns (narrow N)",
      0, 0, 0, 32, 90, 0, 0, true},
     {"hgemm_v42_split_k_wide_deep_ring",
-     "v22 on 64x64 tiles with a 6-stage ring (v23's deeper ring): for outputs of at most 64 rows "
-     "and at most SMs/2 tiles of 64x128, where wider tiles leave SMs idle",
+     "v23 (v22 on 64x64 tiles) with a 6-stage ring: for outputs of at most 64 rows and at most "
+     "SMs/2 tiles of 64x128, where wider tiles leave SMs idle",
      0, 64, 128, 64, 90},
     {"hgemm_v42_split_k_wide_deep_ring",
      "v42 on the transposed problem: for outputs of at most 64 columns and at most SMs/2 tiles "

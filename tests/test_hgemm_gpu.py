@@ -483,6 +483,7 @@ def test_dependent_launch_chain(torch, kernel, capture):
         "hgemm_v35_split_k_reduce",
         "hgemm_v36_split_k_reduce_wide",
         "hgemm_v40_split_k_deep_ring",
+        "hgemm_v41_split_k_32rows_deep_ring",
         "hgemm_v42_split_k_wide_deep_ring",
     ],
 )

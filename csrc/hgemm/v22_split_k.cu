@@ -15,7 +15,8 @@
 // What limits it: mma rows past M are padding (free: the problem is bound by reading B); each
 // output tile re-reads its 16 rows of A per block (from L2); the split needs clusters (sm_90+;
 // older GPUs run one block per tile); a 16-row tile wastes reuse once M grows past ~32.
-// Shapes: any M, N, K >= 1 (auto sends it small M); sm_80+, 16-byte aligned operands.
+// Shapes: any M, N, K >= 1 (auto sends it small M over more than SMs tiles; v40 takes fewer);
+// sm_80+, 16-byte aligned operands.
 #include "hgemm/rungs.h"
 #include "registry.h"
 

@@ -9,8 +9,8 @@
 // the HBM stream, and each warp reuses a B fragment twice.
 // What limits it: 128 KiB of shared memory per block: one block per SM, so outputs with many
 // tiles (wide N) are better served by the wgmma rungs; rows past M are padding.
-// Shapes: any M, N, K >= 1 (auto sends it 33-64 rows or columns with few tiles); sm_80+,
-// 16-byte aligned operands.
+// Shapes: any M, N, K >= 1 (auto runs v42, this tile with six stages, where it ran v23: 33-64
+// rows or columns with few tiles); sm_80+, 16-byte aligned operands.
 #include "hgemm/rungs.h"
 #include "registry.h"
 

@@ -9,9 +9,10 @@
 // reads it once but does four times v22's mma work per byte of B, which with one block of four
 // warps per SM no longer hides under the HBM stream on the faster-memory parts. 32 rows read B
 // once with twice v22's work per byte.
-// What limits it: rows past M are padding (up to half the mma work at 17 rows); one block per SM.
-// Shapes: any M, N, K >= 1 (auto sends it 17-32 rows, or 17-32 columns transposed); sm_80+,
-// 16-byte aligned operands.
+// What limits it: rows past M are padding (up to half the mma work at 17 rows); its four stages
+// (96 KiB) keep few bytes in flight where the grid has one block per SM (v41 there).
+// Shapes: any M, N, K >= 1 (auto sends it 17-32 rows, or 17-32 columns transposed, over more
+// than SMs tiles; v41 takes fewer); sm_80+, 16-byte aligned operands.
 #include "hgemm/rungs.h"
 #include "registry.h"
 

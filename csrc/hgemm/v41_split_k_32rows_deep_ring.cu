@@ -9,8 +9,8 @@
 // What limits it: one block per SM, so past SMs tiles of 32 x 64 (where v26 runs two blocks per
 // SM) it loses; rows past M are padding.
 // Shapes: any M, N, K >= 1 (auto sends it outputs of 17-32 rows, or columns transposed, over
-// at most SMs tiles of 32x64); sm_80+ where a block may take 144 KiB of shared memory (not sm_86
-// or sm_89), 16-byte aligned operands.
+// at most SMs tiles of 32x64); sm_80+ where a block may take 144 KiB of shared memory (sm_80,
+// sm_90), 16-byte aligned operands.
 #include "hgemm/rungs.h"
 #include "registry.h"
 
