@@ -293,6 +293,15 @@ const std::vector<AutoRule> kHgemmRules = {
      "tiles of 128x128 with K >= 8192, where one 128x128 tile per block leaves SMs idle for a "
      "long K (sm_90a only)",
      0, 128, 128, 512, 90, 8192, 0, false, 4.0 / 3.0, 0, nullptr, 0, false, 0, 256},
+    // 256-512 rows over more than 3 SMs/4 (v32's rule above) and at most SMs tiles of 128x128
+    // with K >= 8192, where the rule below runs v24 with one block per tile: v28 was faster on all
+    // 40 such points of results/sweeps/prefill-long-k-late-dependents-* (H100; 1.022x geometric
+    // mean, 1.00-1.07x; 512x4096x14336 89.9 -> 87.4 us), and on prefill-v28-one-tile-* (H200).
+    {"hgemm_v28_split_k_global_narrow",
+     "v24's tile with K split over the SMs, partial tiles summed in global memory: for outputs "
+     "of 256-512 rows over more than 3 SMs/4 and at most SMs tiles of 128x128 with K >= 8192, "
+     "where v24 runs one block per tile (sm_90a only)",
+     0, 128, 128, 512, 90, 8192, 0, false, 1, 0, nullptr, 0, false, 0, 256},
     {"hgemm_v24_wgmma_split_k",
      "v21's 128x128 wgmma tile, one block per tile and K share: for outputs of at most SMs/2 "
      "tiles of 128x256 (about one 128x128 tile per SM) with K >= 4096, where it runs v21's tiles "
