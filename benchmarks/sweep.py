@@ -36,6 +36,10 @@ hgemm_v27_split_k_global,hgemm_v28_split_k_global_narrow,hgemm_v30_stream_k_wide
 hgemm_v31_split_last_round,hgemm_v32_split_last_round_192
       (and in bf16, as results/sweeps/prefill-long-k-check-bfloat16-*: --dtype bfloat16 --kernels
       hgemm_v24_wgmma_split_k,hgemm_v32_split_last_round_192 --tag long-k-check)
+    python benchmarks/sweep.py --dtype float16 --prefill --pre-m 256,384,448,512 --pre-nk \
+        3584x8192,3584x18944,4096x8192,4096x18944,4608x8192,4608x18944,5120x8192,5120x18944,\
+8192x8192,8192x18944 --rounds 3 --target-ms 3 --tag v28-one-tile \
+        --kernels hgemm_v24_wgmma_split_k,hgemm_v28_split_k_global_narrow
     python benchmarks/sweep.py --dtype float16 --few-rows --ns 1,8,16,24,32,48,64 --mk \
         $(python -c "print(','.join(f'{n}x{k}' for n in (2048, 3584, 4096, 5120, 6144, 8192, 14336) \
         for k in (2048, 4096, 8192, 14336)))") --rounds 3 --target-ms 3 --tag ring --kernels \

@@ -296,7 +296,8 @@ const std::vector<AutoRule> kHgemmRules = {
     // 256-512 rows over more than 3 SMs/4 (v32's rule above) and at most SMs tiles of 128x128
     // with K >= 8192, where the rule below runs v24 with one block per tile: v28 was faster on all
     // 40 such points of results/sweeps/prefill-long-k-late-dependents-* (H100; 1.022x geometric
-    // mean, 1.00-1.07x; 512x4096x14336 89.9 -> 87.4 us), and on prefill-v28-one-tile-* (H200).
+    // mean, 1.00-1.07x; 512x4096x14336 89.9 -> 87.4 us), and on all 14 of prefill-v28-one-tile-*
+    // (H200; 1.027x, 1.02-1.04x).
     {"hgemm_v28_split_k_global_narrow",
      "v24's tile with K split over the SMs, partial tiles summed in global memory: for outputs "
      "of 256-512 rows over more than 3 SMs/4 and at most SMs tiles of 128x128 with K >= 8192, "

@@ -681,7 +681,7 @@ def test_select_fp16_prefill_long_k_follows_the_sweep():
     # dependents-float16-*: M 256-512 x N 2560-6144 x K 8192-28672, the wgmma rungs by name, H100):
     # v32 where v24 ran one block per tile on 72-96 of the 132 SMs. Where the rule runs v32 it was
     # 1.13x faster than v24 in the geometric mean (0.98x at worst) and within 14% of the fastest
-    # rung timed; on 108-128 tiles v24 stays (v32 0.70-0.85x there).
+    # rung timed; on 108-128 tiles v32 was 0.70-0.85x of v24, and v28 runs there (the next test).
     if not any(k.name == "hgemm_v32_split_last_round_192" for k in fastgemm.kernels("float16")):
         pytest.skip("no sm_90 code in this build")
     points = _csv_sweep_points("prefill-long-k-late-dependents-float16-*.csv")
@@ -694,10 +694,36 @@ def test_select_fp16_prefill_long_k_follows_the_sweep():
             assert sel.kernel.name == v32 and "at most 3 SMs/4 tiles" in sel.reason, shape
             assert times[v32] <= 1.14 * min(times.values()), (shape, times)
             gains.append(times[v24] / times[v32])
-        elif 99 < tiles <= 128:  # v24's rule below it
-            assert sel.kernel.name == v24, shape
+        elif 99 < tiles <= 128:  # v28's rule below it
+            assert sel.kernel.name == "hgemm_v28_split_k_global_narrow", shape
     assert len(gains) >= 60
     assert math.exp(sum(math.log(g) for g in gains) / len(gains)) >= 1.1 and min(gains) >= 0.95
+
+
+def test_select_fp16_v28_about_one_tile_per_sm_follows_the_sweeps():
+    # 256-512 rows over more than 3 SMs/4 and at most SMs tiles of 128x128 with K >= 8192, where
+    # v24 ran one block per tile: v28 (its split through global memory) on every such point of
+    # results/sweeps/prefill-long-k-late-dependents-* (H100: 40 points, 1.022x over v24 in the
+    # geometric mean, 1.00-1.07x) and prefill-v28-one-tile-* (H200: 14 points, 1.027x,
+    # 1.02-1.04x; M 256-512 x N 3584-8192 x K 8192 and 18944, v24 and v28 by name).
+    if not any(k.name == "hgemm_v28_split_k_global_narrow" for k in fastgemm.kernels("float16")):
+        pytest.skip("no sm_90 code in this build")
+    v24, v28 = "hgemm_v24_wgmma_split_k", "hgemm_v28_split_k_global_narrow"
+    for pattern, least, geomean in (
+        ("prefill-long-k-late-dependents-float16-*.csv", 40, 1.02),
+        ("prefill-v28-one-tile-float16-*.csv", 14, 1.02),
+    ):
+        gains = []
+        for shape, times in _csv_sweep_points(pattern).items():
+            tiles = -(-shape[0] // 128) * -(-shape[1] // 128)
+            name = fastgemm.select(*shape, "float16", cc=90).kernel.name
+            if 99 < tiles <= 132 and 256 <= shape[0] <= 512 and shape[2] >= 8192:
+                assert name == v28, (pattern, shape)
+                gains.append(times[v24] / times[v28])
+                assert gains[-1] >= 0.99, (pattern, shape, times)
+            else:
+                assert name != v28 or tiles <= 66, (pattern, shape, name)
+        assert _faster(gains, least, geomean), (pattern, gains)
 
 
 def test_select_fp16_128x64_tiles_match_the_sweep():
@@ -2387,11 +2413,15 @@ def test_select_narrow_transposed(dtype, name, n):
 
 
 def test_select_prefill_long_k():
-    # A prefill of a few hundred rows with a long K (about one 128x128 tile per SM): v24's tiles;
-    # a short K keeps v21, more tiles take v32's 128x192 ones (128 of them for 512 x 6144).
-    sel = fastgemm.select(512, 4096, 14336, "float16", cc=90)
+    # A prefill of a few hundred rows with a long K (about one 128x128 tile per SM): v24's tiles
+    # from K = 4096, v28's split from K = 8192; a short K keeps v21, more tiles take v32's 128x192
+    # ones (128 of them for 512 x 6144).
+    sel = fastgemm.select(512, 4096, 6144, "float16", cc=90)
     assert sel.kernel.name == "hgemm_v24_wgmma_split_k", sel
     assert "K >= 4096" in sel.reason
+    sel = fastgemm.select(512, 4096, 14336, "float16", cc=90)
+    assert sel.kernel.name == "hgemm_v28_split_k_global_narrow", sel
+    assert "where v24 runs one block per tile" in sel.reason
     assert fastgemm.select(512, 4096, 2048, "float16", cc=90).kernel.name == "hgemm_v21_narrow_tile"
     assert fastgemm.select(512, 6144, 4096, "float16", cc=90).kernel.name == "hgemm_v32_split_last_round_192"
 
