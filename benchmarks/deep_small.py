@@ -69,6 +69,17 @@ Random shapes as --hopper draws them, every operand's rows 16-byte aligned and A
 FASTGEMM_DEV_REALIGN=0 (the operands read in place), =A, =B and =AB (those operands copied into
 temporaries with 128-byte rows first, where theirs are not), against torch.matmul. Writes
 realign-float16-<gpu>.json.
+
+    python benchmarks/deep_small.py 60 --seed 31 --realign-large --out results/sweeps
+
+Larger problems (2^31-2^36 multiply-adds, sides 512-16384) whose A's or B's rows are 16-byte
+aligned and, drawn per operand, 16-, 32-, 64- or 128-byte aligned (not both 128), a quarter of
+the A and of the B operands column-major, kept where auto runs a wgmma rung: auto's kernel with
+each FASTGEMM_DEV_REALIGN mode (0: in place; A, B, AB: copied first), auto and torch.matmul, in
+rounds interleaved across the modes (so that clock drift moves all alike), operands rotated out
+of L2. The realign rule (plan.cpp, kRealignMinRowsB) was fitted to it. With --shapes MxNxK,...
+the same on those problems (row-major operands) instead. Writes realign-large-float16-<gpu>.json
+(realign-shapes-... with --shapes).
 """
 
 from __future__ import annotations
@@ -226,6 +237,131 @@ def _realign_sweep(args: argparse.Namespace, rng: random.Random, gpu: str) -> No
     print("wrote", path)
 
 
+def _row_alignment(pitch: int) -> int:
+    """Bytes (16-128) to which fp16 rows `pitch` elements apart are aligned."""
+    b = pitch * 2
+    return 128 if b % 128 == 0 else 64 if b % 64 == 0 else 32 if b % 32 == 0 else 16
+
+
+def _pitch(rng: random.Random, align: int) -> int:
+    """A side of 512-16384 (log-uniform) whose fp16 rows are aligned to exactly `align` bytes."""
+    while True:
+        v = _log_uniform(rng, 512, 16384) // 8 * 8
+        if _row_alignment(v) == align:
+            return v
+
+
+def _realign_large_problems(args: argparse.Namespace, rng: random.Random) -> Any:
+    """--realign-large's random problems (M, N, K, a_col, b_col), or --shapes' row-major ones."""
+    if args.shapes:
+        for text in args.shapes.split(","):
+            M, N, K = (int(x) for x in text.split("x"))
+            yield M, N, K, False, False
+        return
+    while True:
+        a_col, b_col = rng.random() < 0.25, rng.random() < 0.25
+        ca, cb = rng.choice([16, 16, 32, 64, 128]), rng.choice([16, 16, 32, 64, 128])
+        if ca == cb == 128:
+            continue
+        if not a_col and not b_col:  # A's rows are K apart, B's N
+            K, N = _pitch(rng, ca), _pitch(rng, cb)
+            M = _log_uniform(rng, 512, 16384)
+        elif a_col and not b_col:  # A's M, B's N
+            M, N = _pitch(rng, ca), _pitch(rng, cb)
+            K = _log_uniform(rng, 512, 16384) // 8 * 8
+        elif b_col and not a_col:  # both K
+            if ca != cb:
+                continue
+            K = _pitch(rng, ca)
+            M, N = _log_uniform(rng, 512, 16384), _log_uniform(rng, 512, 16384) // 8 * 8
+        else:  # A's M, B's K
+            M, K = _pitch(rng, ca), _pitch(rng, cb)
+            N = _log_uniform(rng, 512, 16384) // 8 * 8
+        if 1 << 31 <= M * N * K <= 1 << 36:
+            yield M, N, K, a_col, b_col
+
+
+def _realign_large_sweep(args: argparse.Namespace, rng: random.Random, gpu: str) -> None:
+    """--realign-large / --shapes: each FASTGEMM_DEV_REALIGN mode in interleaved rounds."""
+    dt = torch.float16
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def set_mode(mode: str) -> None:
+        if mode == "auto":
+            os.environ.pop("FASTGEMM_DEV_REALIGN", None)
+        else:
+            os.environ["FASTGEMM_DEV_REALIGN"] = mode
+        fastgemm._C._clear_plan_cache()
+
+    def rounds_us(fn: Callable[..., Any], sets: list[Any], r: int, reps: int) -> float:
+        fn(*sets[0])
+        start.record()
+        for i in range(reps):
+            fn(*sets[(r * reps + i) % len(sets)])
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) * 1e3 / reps
+
+    rows: list[dict[str, Any]] = []
+    for M, N, K, a_col, b_col in _realign_large_problems(args, rng):
+        if not args.shapes and len(rows) >= args.count:
+            break
+        order = ("F" if a_col else "C") + ("F" if b_col else "C")
+        set_mode("0")
+        kernel = fastgemm.select(M, N, K, "float16", order=order).kernel
+        pa, pb = (M if a_col else K), (K if b_col else N)
+        if kernel.family != "wgmma" or (pa % 64 == 0 and pb % 64 == 0):
+            continue
+        nsets = max(1, min(4, 3 * l2 // (2 * (M * K + K * N + M * N)) + 1))
+        sets = [_operands(M, N, K, a_col, b_col, dt)[:3] for _ in range(nsets)]
+        A, B, C, ref, top = _operands(M, N, K, a_col, b_col, dt)
+        off_a, off_b = pa % 64 != 0, pb % 64 != 0
+        modes = ["0"] + ["A"] * off_a + ["B"] * off_b + ["AB"] * (off_a and off_b) + ["auto"]
+        row: dict[str, Any] = {"M": M, "N": N, "K": K, "a_col": a_col, "b_col": b_col}
+        row.update(align_a=_row_alignment(pa), align_b=_row_alignment(pb), kernel_0=kernel.name)
+        reps: dict[str, int] = {}
+        for mode in modes:
+            set_mode(mode)
+            row[f"kernel_{mode}"] = fastgemm.select(M, N, K, "float16", order=order).kernel.name
+            C.fill_(float("nan"))
+            fastgemm.gemm(A, B, C)
+            torch.cuda.synchronize()
+            row[f"err_{mode}"] = float((C.double() - ref).abs().max() / top)
+            once = rounds_us(fastgemm.gemm, sets, 0, 1)
+            reps[mode] = int(max(3, min(50, 15000 / max(once, 1.0))))
+        torch_mm = lambda a, b, c: torch.matmul(a, b, out=c)
+        times: dict[str, list[float]] = {m: [] for m in [*modes, "torch"]}
+        for r in range(5):
+            for mode, samples in times.items():
+                if mode != "torch":
+                    set_mode(mode)
+                fn = torch_mm if mode == "torch" else fastgemm.gemm
+                samples.append(rounds_us(fn, sets, r, reps.get(mode, reps["0"])))
+        row.update({m: statistics.median(t) for m, t in times.items()})
+        rows.append(row)
+        print(
+            f"{M:5d}x{N:5d}x{K:5d} {order} rows A {row['align_a']:3d} B {row['align_b']:3d} "
+            + " ".join(f"{m}:{row[m]:.1f}" for m in modes)
+            + f" torch {row['torch']:.1f} [{row['kernel_0']} / auto {row['kernel_auto']}]",
+            flush=True,
+        )
+        del sets, A, B, C, ref
+        torch.cuda.empty_cache()
+    set_mode("auto")
+    name = "realign-shapes" if args.shapes else "realign-large"
+    path = os.path.join(args.out, f"{name}-float16-{gpu}.json")
+    os.makedirs(args.out, exist_ok=True)
+    command = (
+        f"python benchmarks/deep_small.py 0 --realign-large --shapes {args.shapes}"
+        if args.shapes
+        else f"python benchmarks/deep_small.py {args.count} --seed {args.seed} --realign-large"
+    )
+    with open(path, "w") as f:
+        json.dump({"meta": {"command": command, "gpu": gpu}, "results": rows}, f, indent=1)
+    print("wrote", path)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("count", type=int)
@@ -240,6 +376,8 @@ def main() -> None:
     p.add_argument("--only", default=None, help="with --hopper: where auto runs this rung")
     p.add_argument("--tall", action="store_true", help="tall outputs of 129-1024 columns, long K")
     p.add_argument("--realign", action="store_true", help="rows off 128 bytes: copies or not")
+    p.add_argument("--realign-large", action="store_true", help="the same on 2^31-2^36 multiply-adds")
+    p.add_argument("--shapes", default="", help="with --realign-large: these MxNxK instead")
     args = p.parse_args()
     rng = random.Random(args.seed)
     dt = torch.float16
@@ -259,6 +397,9 @@ def main() -> None:
         kernels = PADDED_KERNELS
     if args.realign:
         _realign_sweep(args, rng, gpu)
+        return
+    if args.realign_large:
+        _realign_large_sweep(args, rng, gpu)
         return
     rows: list[dict[str, Any]] = []
     while len(rows) < args.count:

@@ -1160,20 +1160,24 @@ int dev_realign_mode() {
   return s == "A" ? 1 : s == "B" ? 2 : s == "AB" ? 3 : 0;
 }
 
-// fp16/bf16: a B whose rows are 16- but not 128-byte aligned (a pitch or base off whole L2
-// lines: N, or K for a column-major B, not a multiple of 64 elements). Each 128-byte row of a TMA
-// box then straddles two lines, and the TMA rungs read such a B 1.2-1.45x slower (H100, NOTES:
-// rows not on 128 bytes; 14916x664x6424: 386 us, 278 with B's rows on 128 bytes; C's rows did
-// not matter). Copying B costs about 4 K N bytes of HBM traffic, which the kernel's loss
-// outweighs where the output has at least kRealignMinSide rows (B read again by every row of
-// tiles; break-even near 1800-3000 rows) on at least 2^33 multiply-adds (a few us of launches and
-// copies). A's rows cost less where B's are aligned (copying A: 8192x8192x8200 0.93x, squares of
-// 2048-4096 gained 3-6% before the copy), but much where B's are off too: A is copied then on at
-// least kRealignMinSide columns (wide outputs, where A is the small operand), 1.07-1.19x on 7 of
-// the 8 such points of results/sweeps/realign-float16-* (786x6304x7792: 0.93x). Both rules, timed both
-// ways on every point of that sweep and results/sweeps/hopper-tall-float16-* where they copy (51):
-// 1.19x in the geometric mean, 0.94x at worst.
-constexpr int64_t kRealignMinSide = 3072;
+// fp16/bf16: operands whose rows are 16- but not 128-byte aligned (a pitch or base off whole L2
+// lines: N, K or M not a multiple of 64 elements). Each 128-byte row of a TMA box then straddles
+// two lines, and what it costs depends on the offset: rows off by a multiple of 32 bytes touch
+// the same four 32-byte sectors in two lines, rows only 16-byte aligned five. The TMA rungs read a
+// B of the latter 1.2-1.45x slower (H100, NOTES: rows not on 128 bytes; 14916x664x6424: 386 us,
+// 278 with B's rows on 128 bytes; C's rows did not matter); one of 64-byte rows at full speed
+// (results/sweeps/realign-probe-*: 4000^3 182 us in place, 230 with both operands copied). Copying B
+// costs about 4 K N bytes of HBM traffic, which the kernel's loss outweighs where B's rows are at
+// most 32-byte aligned, the output has at least kRealignMinRowsB rows (B read again by every row
+// of tiles) and the problem at least 2^33 multiply-adds (a few us of launches and copies). A's
+// rows cost less, and a copy of A pays only where they are 16-byte aligned alone and B's rows are
+// off 128 bytes too, on at least kRealignMinColsA columns (wide outputs, where A is the small
+// operand). Fitted to results/sweeps/realign-float16-* (H100, random shapes) and realign2-*
+// (H200, random shapes of 2^31-2^36 multiply-adds, each copy timed against the in-place run in
+// interleaved rounds): over the in-place run 1.055x -> 1.063x there (0.89x -> 0.92x at worst),
+// 1.049x -> 1.102x on the squares and model-like shapes of realign-probe-*.
+constexpr int64_t kRealignMinRowsB = 2048;
+constexpr int64_t kRealignMinColsA = 3072;
 constexpr int64_t kRealignMinMacs = int64_t(1) << 33;
 
 bool reads_by_tma(const KernelEntry& k) {
@@ -1195,22 +1199,24 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
   const bool large = macs_at_least(M, N, K, kRealignMinMacs);
   const int copies =
       mode > 0 ? (off_a && (mode & 1) ? 1 : 0) | (off_b && (mode & 2) ? 2 : 0)
-               : (off_b && M >= kRealignMinSide && large ? 2 : 0) |
-                     (off_a && off_b && N >= kRealignMinSide && large ? 1 : 0);
+               : (off_b && align_b <= 32 && M >= kRealignMinRowsB && large ? 2 : 0) |
+                     (off_a && align_a == 16 && off_b && N >= kRealignMinColsA && large ? 1 : 0);
   if (copies == 0) return plan;
   Plan again = decide_rules(t, dtype, M, N, K, copies & 1 ? 128 : align_a,
                             copies & 2 ? 128 : align_b, align_c, precision, a_col, b_col);
   if (again.pad || again.flip || !reads_by_tma(*again.kernel)) return plan;
   again.realign = copies;
-  const char* which = copies == 3 ? "A's and B's rows are 16- but not 128-byte aligned, so they are"
-                      : copies == 1 ? "A's rows are 16- but not 128-byte aligned, so it is"
-                                    : "B's rows are 16- but not 128-byte aligned, so it is";
+  const char* which = copies == 3 ? "A's and B's rows are off 128 bytes, so they are"
+                      : copies == 1 ? "A's rows are off 128 bytes (16-byte aligned), so it is"
+                                    : "B's rows are off 128 bytes (16- or 32-byte aligned), so it is";
   again.reason = std::make_shared<const std::string>(
       *again.reason + "; " + which + " copied first into a temporary with 128-byte rows " +
-      "(TMA reads rows off whole L2 lines 1.2-1.45x slower; " +
+      "(TMA reads rows of 16- or 32-byte alignment 1.2-1.45x slower; " +
       (mode > 0 ? std::string("FASTGEMM_DEV_REALIGN")
-                : "a copy pays on 2^33 multiply-adds: B's from " + std::to_string(kRealignMinSide) +
-                      " rows, A's from as many columns where B's rows are off 128 bytes too") +
+                : "a copy pays on 2^33 multiply-adds: B's from " +
+                      std::to_string(kRealignMinRowsB) + " rows, A's from " +
+                      std::to_string(kRealignMinColsA) +
+                      " columns where B's rows are off 128 bytes too") +
       ")");
   return again;
 }

@@ -413,12 +413,24 @@ def test_rows_off_128_bytes_copied_where_it_pays(recorded):
     # halves apart before the TMA rung reads it; A's rows (8192 bytes) stay as they are.
     M, N, K = 4096, 1000, 4096
     sel, log = _row_major_call(recorded, M, N, K)
-    assert not sel.pad and "B's rows are 16- but not 128-byte aligned" in sel.reason, sel.reason
+    assert not sel.pad and "B's rows are off 128 bytes" in sel.reason, sel.reason
     assert [op for op, _, _ in log] == ["alloc", "copy", "gemm"]
     b_tmp = log[0][2][0]
     assert log[0][2] == (b_tmp, K, N, 1024) and log[1][2] == (PTR_B, K, N, N, 1, b_tmp, 1024)
     assert log[2][1] == sel.kernel.name
     assert log[2][2][:11] == (M, N, K, PTR_A, K, 0, b_tmp, 1024, 0, PTR_C, N)
+
+
+def test_rows_off_128_bytes_copied_from_2048_rows(recorded):
+    # fp16 3000^3: B's rows (6000 bytes) are only 16-byte aligned, and the output has 3000 rows:
+    # B is copied. A's rows are 16-byte aligned too, but 3000 columns are too few for A's copy.
+    M = N = K = 3000
+    sel, log = _row_major_call(recorded, M, N, K)
+    assert "B's rows are off 128 bytes" in sel.reason and "A's rows are" not in sel.reason
+    assert [op for op, _, _ in log] == ["alloc", "copy", "gemm"]
+    b_tmp = log[0][2][0]
+    assert log[0][2] == (b_tmp, K, N, 3008) and log[1][2] == (PTR_B, K, N, N, 1, b_tmp, 3008)
+    assert log[2][2][:11] == (M, N, K, PTR_A, K, 0, b_tmp, 3008, 0, PTR_C, N)
 
 
 def test_rows_off_128_bytes_column_major_b_keeps_its_layout(recorded):
@@ -442,7 +454,7 @@ def test_rows_off_128_bytes_wide_output_copies_a(recorded):
     # apart); B is not (1280 rows).
     M, N, K = 1280, 6664, 3048
     sel, log = _row_major_call(recorded, M, N, K)
-    assert "A's rows are 16- but not 128-byte aligned" in sel.reason, sel.reason
+    assert "A's rows are off 128 bytes" in sel.reason, sel.reason
     assert [op for op, _, _ in log] == ["alloc", "copy", "gemm"]
     a_tmp = log[0][2][0]
     assert log[0][2] == (a_tmp, M, K, 3072) and log[1][2] == (PTR_A, M, K, K, 1, a_tmp, 3072)
@@ -452,7 +464,9 @@ def test_rows_off_128_bytes_wide_output_copies_a(recorded):
 @pytest.mark.parametrize(
     "M, N, K, dtype",
     [
-        (2048, 1000, 8192, "float16"),  # B off 128 bytes, but 2048 rows: the copy costs too much
+        (1536, 1000, 8192, "float16"),  # B off 128 bytes, but 1536 rows: the copy costs too much
+        (4000, 4000, 4000, "float16"),  # rows of 8000 bytes, 64-byte aligned: read at full speed
+        (1280, 6000, 3024, "float16"),  # A's rows 32-byte aligned (6048 bytes): not copied
         (3072, 1000, 2048, "float16"),  # fewer than 2^33 multiply-adds
         (4096, 1000, 4096, "float32"),  # the CUDA-core rungs read 16-byte rows at full speed
         (4096, 1024, 4096, "float16"),  # every row on 128 bytes

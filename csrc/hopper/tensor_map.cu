@@ -7,11 +7,11 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 namespace fastgemm::hopper {
 namespace {
@@ -53,18 +53,83 @@ CUtensorMap encode(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
 
 }  // namespace
 
-// Encoding costs a driver call per operand per GEMM; repeated calls on the same buffers (a
-// training step, a benchmark loop) reuse the map. The key is every input of the encoding — the
-// map holds nothing else — so a hit is always the map a fresh encoding would produce. Each
-// thread keeps the maps of its last few calls (a GEMM's three, no lock); behind them a bounded,
-// locked cache shared by all threads.
+// Encoding costs a driver call per operand per GEMM (host time of the order of a launch's);
+// repeated calls on the same buffers (a model's weights, activations from a caching allocator, a
+// benchmark loop) reuse the map. The key is every input of the encoding — the map holds nothing
+// else — so a hit is always the map a fresh encoding would produce, whatever was freed and
+// reallocated since. Each thread keeps the maps of its last few calls (a GEMM's three, no lock);
+// behind them a locked cache shared by all threads, in two generations: new maps enter the young
+// one, and when it holds kGeneration maps it becomes the old one (the previous old one is
+// dropped); a map found in the old generation moves back to the young. So every map used within
+// the last kGeneration distinct maps is kept and memory stays bounded (2 x kGeneration maps): a
+// program cycling through a few thousand operands (a model's layers, each weight and activation a
+// map) encodes each once, where one bounded map cleared when full would re-encode every map of a
+// cycle longer than the bound.
+namespace {
+
+struct MapKey {
+  const void* base;
+  TmaElem elem;
+  uint64_t cols, rows, ld;
+  uint32_t box_cols, box_rows;
+  bool swizzle;
+  bool operator==(const MapKey& o) const {
+    return base == o.base && elem == o.elem && cols == o.cols && rows == o.rows && ld == o.ld &&
+           box_cols == o.box_cols && box_rows == o.box_rows && swizzle == o.swizzle;
+  }
+};
+
+struct MapKeyHash {
+  size_t operator()(const MapKey& k) const {
+    uint64_t h = reinterpret_cast<uintptr_t>(k.base);
+    for (const uint64_t v : {uint64_t(k.elem), k.cols, k.rows, k.ld, uint64_t(k.box_cols),
+                             uint64_t(k.box_rows), uint64_t(k.swizzle)}) {
+      h = (h ^ v) * 0x100000001b3ull;  // FNV-1a style mixing of the fields
+    }
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
+
+class MapCache {
+ public:
+  static constexpr size_t kGeneration = 4096;
+  bool find(const MapKey& key, CUtensorMap& map) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto hit = young_.find(key);
+    if (hit != young_.end()) {
+      map = hit->second;
+      return true;
+    }
+    hit = old_.find(key);
+    if (hit == old_.end()) return false;
+    map = hit->second;
+    insert_locked(key, map);
+    return true;
+  }
+  void insert(const MapKey& key, const CUtensorMap& map) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    insert_locked(key, map);
+  }
+
+ private:
+  void insert_locked(const MapKey& key, const CUtensorMap& map) {
+    if (young_.size() >= kGeneration) {
+      old_.swap(young_);
+      young_.clear();
+    }
+    young_.emplace(key, map);
+  }
+  std::mutex mutex_;
+  std::unordered_map<MapKey, CUtensorMap, MapKeyHash> young_, old_;
+};
+
+}  // namespace
+
 CUtensorMap make_tensor_map_2d(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
                                uint64_t ld, uint32_t box_cols, uint32_t box_rows, bool swizzle) {
-  using Key =
-      std::tuple<const void*, TmaElem, uint64_t, uint64_t, uint64_t, uint32_t, uint32_t, bool>;
-  const Key key{base, elem, cols, rows, ld, box_cols, box_rows, swizzle};
+  const MapKey key{base, elem, cols, rows, ld, box_cols, box_rows, swizzle};
   struct Recent {
-    Key key;
+    MapKey key;
     CUtensorMap map;
     bool valid;
   };
@@ -74,20 +139,11 @@ CUtensorMap make_tensor_map_2d(const void* base, TmaElem elem, uint64_t cols, ui
   for (const Recent& r : recent) {
     if (r.valid && r.key == key) return r.map;
   }
-  static std::mutex mutex;
-  static std::map<Key, CUtensorMap> cache;
+  static MapCache cache;
   CUtensorMap map;
-  bool hit = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    const auto found = cache.find(key);
-    if (found != cache.end()) map = found->second, hit = true;
-  }
-  if (!hit) {
+  if (!cache.find(key, map)) {
     map = encode(base, elem, cols, rows, ld, box_cols, box_rows, swizzle);
-    std::lock_guard<std::mutex> lock(mutex);
-    if (cache.size() >= 1024) cache.clear();
-    cache.emplace(key, map);
+    cache.insert(key, map);
   }
   recent[next++ % kRecent] = Recent{key, map, true};
   return map;
