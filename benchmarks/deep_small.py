@@ -174,6 +174,12 @@ def _off_128(pitch_elements: int) -> bool:
     return pitch_elements % 8 == 0 and pitch_elements % 64 != 0
 
 
+def _print_modes(M: int, N: int, K: int, order: str, what: str, row: dict, modes: list, tail: str) -> None:
+    """One realign sweep line: the problem, its rows, each mode's microseconds, then `tail`."""
+    times = " ".join(f"{m}:{row[m]:.1f}" for m in modes)
+    print(f"{M:5d}x{N:5d}x{K:5d} {order} {what} {times} {tail}", flush=True)
+
+
 def _realign_sweep(args: argparse.Namespace, rng: random.Random, gpu: str) -> None:
     """--realign: auto with each FASTGEMM_DEV_REALIGN mode that copies something, and with none."""
     dt = torch.float16
@@ -220,12 +226,8 @@ def _realign_sweep(args: argparse.Namespace, rng: random.Random, gpu: str) -> No
         C2 = torch.empty_like(C)
         row["torch"] = _time(lambda A=A, B=B, C2=C2: torch.matmul(A, B, out=C2))
         rows.append(row)
-        print(
-            f"{M:5d}x{N:5d}x{K:5d} {order} off {'A' if off_a else '-'}{'B' if off_b else '-'} "
-            + " ".join(f"{m}:{row[m]:.1f}" for m in modes)
-            + f" auto {row['auto']:.1f} torch {row['torch']:.1f}",
-            flush=True,
-        )
+        off = f"off {'A' if off_a else '-'}{'B' if off_b else '-'}"
+        _print_modes(M, N, K, order, off, row, modes, f"auto {row['auto']:.1f} torch {row['torch']:.1f}")
     path = os.path.join(args.out, f"realign-float16-{gpu}.json")
     os.makedirs(args.out, exist_ok=True)
     meta = {
@@ -340,11 +342,15 @@ def _realign_large_sweep(args: argparse.Namespace, rng: random.Random, gpu: str)
                 samples.append(rounds_us(fn, sets, r, reps.get(mode, reps["0"])))
         row.update({m: statistics.median(t) for m, t in times.items()})
         rows.append(row)
-        print(
-            f"{M:5d}x{N:5d}x{K:5d} {order} rows A {row['align_a']:3d} B {row['align_b']:3d} "
-            + " ".join(f"{m}:{row[m]:.1f}" for m in modes)
-            + f" torch {row['torch']:.1f} [{row['kernel_0']} / auto {row['kernel_auto']}]",
-            flush=True,
+        _print_modes(
+            M,
+            N,
+            K,
+            order,
+            f"rows A {row['align_a']:3d} B {row['align_b']:3d}",
+            row,
+            modes,
+            f"torch {row['torch']:.1f} [{row['kernel_0']} / auto {row['kernel_auto']}]",
         )
         del sets, A, B, C, ref
         torch.cuda.empty_cache()

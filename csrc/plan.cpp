@@ -323,6 +323,20 @@ const std::vector<AutoRule> kHgemmRules = {
      "leave too few groups to balance), where v20's one tile per block leaves SMs idle for a long "
      "K (sm_90a only)",
      0, 128, 256, 1536, 90, 12288, 0, false, 1.15},
+    // And with 768 <= K < 2048 where its last round is not split (results/sweeps/
+    // pad-v32-short-k-*: `python benchmarks/sweep.py --dtype float16 --pad --pad-shapes <(M, N)
+    // of 1024-7168 where the rule below takes K = 2048, at K = 768 and 1536> --kernels
+    // hgemm_v20_hoisted_beta,hgemm_v21_narrow_tile,hgemm_v32_split_last_round_192 --tag
+    // v32-short-k`): one round of 96-132 tiles of 128x192 against v20's 48-72 wide ones, or whole
+    // rounds (256-264, 380 tiles), ran 1.08-1.27x faster than v20 (1536x2048x1536 18.9 -> 16.0
+    // us); a split last round of 24-60 tiles ran 0.78-0.91x (the hand-off outweighs short
+    // shares), so those stay with v20.
+    {"hgemm_v32_split_last_round_192",
+     "v31 on 128x192 tiles: for outputs whose 128x192 tiles fill the rounds of the SMs better "
+     "than 128x256 ones and leave no last round to split (a model of rounds), 768 <= K < 2048 "
+     "(sm_90a only)",
+     0, 128, 192, 0, 90, 768, 0, false, 0, 0, nullptr, 2047, false, 256, 0, 0, 0, 0, nullptr,
+     false, false, true},
     {"hgemm_v32_split_last_round_192",
      "v31 on 128x192 tiles: for outputs whose 128x192 tiles fill the rounds of the SMs better "
      "than 128x256 ones (a model of rounds and split last rounds), K >= 2048 (sm_90a only)",
@@ -1083,6 +1097,18 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
         continue;
       }
     }
+    if (rule.unsplit_last_round) {
+      const int64_t last = t.sm_count > 0 ? tiles % t.sm_count : 0;
+      if (t.sm_count <= 0 || (last != 0 && 2 * last <= t.sm_count)) {
+        skipped.push_back(std::string(rule.kernel) + " is for outputs whose " +
+                          std::to_string(rule.few_m) + "x" + std::to_string(rule.few_n) +
+                          " tiles leave no last round of at most " +
+                          std::to_string(t.sm_count / 2) + " to split; this one has " +
+                          std::to_string(tiles) + " (a last round of " + std::to_string(last) +
+                          ")");
+        continue;
+      }
+    }
     if (rule.round_split != nullptr) {
       const RoundSplit& r = *rule.round_split;
       const int split = round_split_count(r, M, N, K, t.sm_count, r.blocks_per_sm);
@@ -1162,20 +1188,24 @@ int dev_realign_mode() {
 
 // fp16/bf16: operands whose rows are 16- but not 128-byte aligned (a pitch or base off whole L2
 // lines: N, K or M not a multiple of 64 elements). Each 128-byte row of a TMA box then straddles
-// two lines, and what it costs depends on the offset: rows off by a multiple of 32 bytes touch
-// the same four 32-byte sectors in two lines, rows only 16-byte aligned five. The TMA rungs read a
-// B of the latter 1.2-1.45x slower (H100, NOTES: rows not on 128 bytes; 14916x664x6424: 386 us,
-// 278 with B's rows on 128 bytes; C's rows did not matter); one of 64-byte rows at full speed
-// (results/sweeps/realign-probe-*: 4000^3 182 us in place, 230 with both operands copied). Copying B
-// costs about 4 K N bytes of HBM traffic, which the kernel's loss outweighs where B's rows are at
-// most 32-byte aligned, the output has at least kRealignMinRowsB rows (B read again by every row
-// of tiles) and the problem at least 2^33 multiply-adds (a few us of launches and copies). A's
-// rows cost less, and a copy of A pays only where they are 16-byte aligned alone and B's rows are
-// off 128 bytes too, on at least kRealignMinColsA columns (wide outputs, where A is the small
-// operand). Fitted to results/sweeps/realign-float16-* (H100, random shapes) and realign2-*
-// (H200, random shapes of 2^31-2^36 multiply-adds, each copy timed against the in-place run in
-// interleaved rounds): over the in-place run 1.055x -> 1.063x there (0.89x -> 0.92x at worst),
-// 1.049x -> 1.102x on the squares and model-like shapes of realign-probe-*.
+// two lines, and what it costs depends on the offset: rows off by a multiple of 32 bytes touch the
+// same four 32-byte sectors in two lines, rows only 16-byte aligned five. The TMA rungs read a B
+// of the latter 1.2-1.45x slower (H100, NOTES: rows not on 128 bytes; 14916x664x6424: 386 us, 278
+// with B's rows on 128 bytes; C's rows did not matter); one of 64-byte rows at full speed
+// (results/sweeps/realign-shapes-*: 4000^3 201 us in place, 244-249 with both operands copied,
+// H200 and H100). Copying B costs about 4 K N bytes of HBM traffic, which the kernel's loss
+// outweighs where B's rows are at most 32-byte aligned, the output has at least kRealignMinRowsB
+// rows (B read again by every row of tiles) and the problem at least 2^33 multiply-adds (a few us
+// of launches and copies). A's rows cost less, and a copy of A pays only where they are 16-byte
+// aligned alone and B's rows are at most 32-byte aligned too, on at least kRealignMinColsA columns
+// (wide outputs, where A is the small operand). Fitted to results/sweeps/realign-large-* (random
+// problems of 2^31-2^36 multiply-adds, `python benchmarks/deep_small.py 60 --seed 31 --realign-
+// large`: each copy timed against the in-place run in interleaved rounds) and realign-shapes-*
+// (squares and model-like shapes, `... --shapes`), and checked on realign-float16-* (the previous
+// rule's sweep). Over the in-place run, this rule against the previous one (any rows off 128
+// bytes, B from 3072 rows, A from 3072 columns where B's rows are off too): H100 1.084x -> 1.097x
+// (random) and 1.063x -> 1.155x (shapes; 0.81x -> 0.93x at worst), H200 1.055x -> 1.065x and
+// 1.027x -> 1.117x.
 constexpr int64_t kRealignMinRowsB = 2048;
 constexpr int64_t kRealignMinColsA = 3072;
 constexpr int64_t kRealignMinMacs = int64_t(1) << 33;
@@ -1200,7 +1230,9 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
   const int copies =
       mode > 0 ? (off_a && (mode & 1) ? 1 : 0) | (off_b && (mode & 2) ? 2 : 0)
                : (off_b && align_b <= 32 && M >= kRealignMinRowsB && large ? 2 : 0) |
-                     (off_a && align_a == 16 && off_b && N >= kRealignMinColsA && large ? 1 : 0);
+                     (align_a == 16 && off_b && align_b <= 32 && N >= kRealignMinColsA && large
+                          ? 1
+                          : 0);
   if (copies == 0) return plan;
   Plan again = decide_rules(t, dtype, M, N, K, copies & 1 ? 128 : align_a,
                             copies & 2 ? 128 : align_b, align_c, precision, a_col, b_col);

@@ -104,6 +104,10 @@ struct AutoRule {
   // (false: no such limit): there 64-wide tiles along it leave 64 fewer of its rows or columns
   // as padding than 128-wide ones (half_edge()).
   bool half_edge = false;
+  // With vs_n: preferred only where the tiles of few_m x few_n leave no last round to split
+  // (they fill whole rounds, or a last round of more than sm_count / 2), so that a short K pays
+  // no hand-off of partial tiles (false: no such limit).
+  bool unsplit_last_round = false;
 };
 // True where min(M, N) ends in the first half of its last 128-wide tile (AutoRule::half_edge).
 inline bool half_edge(int64_t M, int64_t N) {

@@ -726,6 +726,72 @@ def test_select_fp16_v28_about_one_tile_per_sm_follows_the_sweeps():
         assert _faster(gains, least, geomean), (pattern, gains)
 
 
+def test_select_fp16_v32_short_k_follows_the_sweep():
+    # results/sweeps/pad-v32-short-k-* (H200): (M, N) of 1024-7168 where v32's rule takes
+    # K = 2048, at K = 768 and 1536, v20, v21 and v32 by name. With 768 <= K < 2048 auto runs v32
+    # where its 128x192 tiles leave no last round to split (1.08-1.27x over v20 there, level at
+    # 640 tiles), and v20 where v32 would split a last round of 24-60 tiles (0.78-0.91x).
+    if not any(k.name == "hgemm_v32_split_last_round_192" for k in fastgemm.kernels("float16")):
+        pytest.skip("no sm_90 code in this build")
+    v20, v32 = "hgemm_v20_hoisted_beta", "hgemm_v32_split_last_round_192"
+    points = _csv_sweep_points("pad-v32-short-k-float16-*.csv")
+    assert len(points) >= 40
+    gains: list[float] = []
+    lost: list[float] = []
+    for shape, times in points.items():
+        tiles = -(-shape[0] // 128) * -(-shape[1] // 192)
+        name = fastgemm.select(*shape, "float16", cc=90).kernel.name
+        split = tiles % 132 != 0 and 2 * (tiles % 132) <= 132
+        assert name == (v20 if split else v32), (shape, name)
+        (lost if split else gains).append(times[v20] / times[v32])
+        assert split or gains[-1] > 0.97, (shape, times)
+    assert _faster(gains, 25, 1.12), gains
+    # 1024x4608 (a last round of 60 tiles) ran 1.09-1.25x on v32 too; the other 12 split points
+    # 0.78-0.97x
+    assert len(lost) >= 12 and math.prod(lost) ** (1 / len(lost)) < 0.95, lost
+
+
+def test_select_fp16_realign_follows_the_sweeps():
+    # results/sweeps/realign-large-* (random problems of 2^31-2^36 multiply-adds whose A's or B's
+    # rows are 16-byte aligned and off 128 bytes; each FASTGEMM_DEV_REALIGN mode timed in
+    # interleaved rounds) and realign-shapes-* (squares and model-like shapes): B copied where its
+    # rows are 16- or 32-byte aligned from 2048 rows, A where its rows are 16-byte aligned from
+    # 3072 columns with B's at most 32-byte aligned too. Against the previous rule (any rows off 128 bytes, B from
+    # 3072 rows, A from 3072 columns) on each sweep: no slower in the geometric mean, faster on
+    # the shapes (4000^3 in place: 64-byte rows).
+    rows_by_file: dict[str, list[dict]] = {}
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    for path in sorted(sweeps.glob("realign-*-float16-*.json")):
+        if path.name.startswith(("realign-large", "realign-shapes")):
+            rows_by_file[path.name] = json.loads(path.read_text())["results"]
+    assert len(rows_by_file) >= 3
+
+    def mode(sel) -> str:
+        text = sel.reason
+        if "A's and B's rows are off 128 bytes" in text:
+            return "AB"
+        return "A" if "A's rows are off 128 bytes" in text else "B" if "B's rows are off" in text else "0"
+
+    def previous(r: dict) -> str:
+        large = r["M"] * r["N"] * r["K"] >= 1 << 33
+        off_a, off_b = r["align_a"] < 128, r["align_b"] < 128
+        b = off_b and r["M"] >= 3072 and large
+        a = off_a and off_b and r["N"] >= 3072 and large
+        return ("A" if a else "") + ("B" if b else "") or "0"
+
+    for name, rows in rows_by_file.items():
+        now, before = [], []
+        for r in rows:
+            m = mode(_select_row(r, "float16"))
+            assert m in r, (name, r, m)
+            now.append(r["0"] / r[m])
+            before.append(r["0"] / r[previous(r)])
+        g_now, g_before = math.prod(now) ** (1 / len(now)), math.prod(before) ** (1 / len(before))
+        assert g_now >= g_before - 0.005 and min(now) > 0.88, (name, g_now, g_before, min(now))
+        if "shapes" in name:
+            assert g_now > g_before + 0.05, (name, g_now, g_before)
+
+
 def test_select_fp16_128x64_tiles_match_the_sweep():
     # v33 (v24's split on 128x64 tiles) where the tiles number at most the SMs: 112-128 rows with
     # K >= 768, more rows with 768 <= K <= 2048, at most 8 tiles with K >= 8192. Fitted to
@@ -2153,7 +2219,9 @@ def test_select_fp16_unaligned_short_k_follows_the_v39_sweeps(kind, least, gain)
                 assert later[-1] > 0.95, r
         else:  # or, later, a narrow output run transposed (its own sweep)
             assert r["K"] > 128 or r["M"] == 1, r
-            assert sel.kernel.name == r["auto_kernel"] or sel.flip, (r, sel)
+            # or v32 on the padded copies' short K (its later rule: pad-v32-short-k-*)
+            short_v32 = "leave no last round to split" in sel.reason
+            assert sel.kernel.name == r["auto_kernel"] or sel.flip or short_v32, (r, sel)
     assert _faster(gains, least, gain) and len(later) >= 3
 
 
