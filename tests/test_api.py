@@ -727,7 +727,7 @@ def test_select_fp16_v28_about_one_tile_per_sm_follows_the_sweeps():
 
 
 def test_select_fp16_v32_short_k_follows_the_sweep():
-    # results/sweeps/pad-v32-short-k-* (H200): (M, N) of 1024-7168 where v32's rule takes
+    # results/sweeps/pad-v32-short-k-float16-* (H200): (M, N) of 1024-7168 where v32's rule takes
     # K = 2048, at K = 768 and 1536, v20, v21 and v32 by name. With 768 <= K < 2048 auto runs v32
     # where its 128x192 tiles leave no last round to split (1.08-1.27x over v20 there, level at
     # 640 tiles), and v20 where v32 would split a last round of 24-60 tiles (0.78-0.91x).
@@ -749,6 +749,15 @@ def test_select_fp16_v32_short_k_follows_the_sweep():
     # 1024x4608 (a last round of 60 tiles) ran 1.09-1.25x on v32 too; the other 12 split points
     # 0.78-0.97x
     assert len(lost) >= 12 and math.prod(lost) ** (1 / len(lost)) < 0.95, lost
+    # Checked on other (M, N) at K = 1024 and 1792, bf16, on an H100 (pad-v32-short-k-check-*):
+    # every point the rule moves at least level with v20.
+    check = _csv_sweep_points("pad-v32-short-k-check-bfloat16-*.csv")
+    moved = []
+    for shape, times in check.items():
+        if fastgemm.select(*shape, "bfloat16", cc=90).kernel.name == v32:
+            moved.append(times[v20] / times[v32])
+            assert moved[-1] > 0.97, (shape, times)
+    assert _faster(moved, 30, 1.12), moved
 
 
 def test_select_fp16_realign_follows_the_sweeps():
