@@ -76,8 +76,9 @@ Larger problems (2^31-2^36 multiply-adds, sides 512-16384) whose A's or B's rows
 aligned and, drawn per operand, 16-, 32-, 64- or 128-byte aligned (not both 128), a quarter of
 the A and of the B operands column-major, kept where auto runs a wgmma rung: auto's kernel with
 each FASTGEMM_DEV_REALIGN mode (0: in place; A, B, AB: copied first), auto and torch.matmul, in
-rounds interleaved across the modes (so that clock drift moves all alike), operands rotated out
-of L2. The realign rule (plan.cpp, kRealignMinRowsB) was fitted to it. With --shapes MxNxK,...
+rounds interleaved across the modes (so that clock drift moves all alike), operands rotated over
+up to four input sets (at least 3x the L2 where four suffice; the smallest problems' four sets
+hold about the L2). The realign rule (plan.cpp, kRealignMinRowsB) was fitted to it. With --shapes MxNxK,...
 the same on those problems (row-major operands) instead. Writes realign-large-float16-<gpu>.json
 (realign-shapes-... with --shapes).
 """

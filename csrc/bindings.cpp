@@ -349,7 +349,7 @@ PYBIND11_MODULE(_C, m) {
                                     r.row_align > 0 ? py::object(py::int_(r.row_align)) : py::none(),
                                     r.unaligned != nullptr ? py::object(py::str(r.unaligned))
                                                            : py::none(),
-                                    r.half_edge));
+                                    r.half_edge, r.unsplit_last_round));
       }
       return rules;
     };

@@ -327,11 +327,13 @@ const std::vector<AutoRule> kHgemmRules = {
     // pad-v32-short-k-*: `python benchmarks/sweep.py --dtype float16 --pad --pad-shapes <(M, N)
     // of 1024-7168 where the rule below takes K = 2048, at K = 768 and 1536> --kernels
     // hgemm_v20_hoisted_beta,hgemm_v21_narrow_tile,hgemm_v32_split_last_round_192 --tag
-    // v32-short-k`): one round of 96-132 tiles of 128x192 against v20's 48-72 wide ones, or whole
-    // rounds (256-264, 380 tiles), ran 1.08-1.27x faster than v20 (1536x2048x1536 18.9 -> 16.0
-    // us); a split last round of 24-60 tiles ran 0.78-0.91x (the hand-off outweighs short
-    // shares), so those stay with v20. Checked on other (M, N) at K = 1024 and 1792 in bf16 on an
-    // H100 (pad-v32-short-k-check-*): 1.18x over v20 on the 34 points it moves, 1.00x at worst.
+    // v32-short-k`): one round of 96-132 tiles of 128x192 (against v20's 70-96 wide ones), or
+    // rounds whose last holds more than SMs/2 (252-264 and 380 tiles), ran 1.15-1.23x faster than
+    // v20 on 26 of the 28 points the rule moves (1536x2048x1536 18.9 -> 16.0 us), level on the
+    // two of 640 tiles; a split last round of 24-60 tiles ran 0.78-0.97x (the hand-off outweighs
+    // short shares) but at 1024x4608 and 1280x3584 (1.08-1.27x), so those stay with v20.
+    // Checked on other (M, N) at K = 1024 and 1792 in bf16 on an H100
+    // (pad-v32-short-k-check-*): 1.18x over v20 on the 34 points it moves, 1.00x at worst.
     {"hgemm_v32_split_last_round_192",
      "v31 on 128x192 tiles: for outputs whose 128x192 tiles fill the rounds of the SMs better "
      "than 128x256 ones and leave no last round to split (a model of rounds), 768 <= K < 2048 "
@@ -1189,24 +1191,25 @@ int dev_realign_mode() {
 
 // fp16/bf16: operands whose rows are 16- but not 128-byte aligned (a pitch or base off whole L2
 // lines: N, K or M not a multiple of 64 elements). Each 128-byte row of a TMA box then straddles
-// two lines, and what it costs depends on the offset: rows off by a multiple of 32 bytes touch the
-// same four 32-byte sectors in two lines, rows only 16-byte aligned five. The TMA rungs read a B
-// of the latter 1.2-1.45x slower (H100, NOTES: rows not on 128 bytes; 14916x664x6424: 386 us, 278
-// with B's rows on 128 bytes; C's rows did not matter); one of 64-byte rows at full speed
-// (results/sweeps/realign-shapes-*: 4000^3 201 us in place, 244-249 with both operands copied,
-// H200 and H100). Copying B costs about 4 K N bytes of HBM traffic, which the kernel's loss
-// outweighs where B's rows are at most 32-byte aligned, the output has at least kRealignMinRowsB
-// rows (B read again by every row of tiles) and the problem at least 2^33 multiply-adds (a few us
-// of launches and copies). A's rows cost less, and a copy of A pays only where they are 16-byte
-// aligned alone and B's rows are at most 32-byte aligned too, on at least kRealignMinColsA columns
-// (wide outputs, where A is the small operand). Fitted to results/sweeps/realign-large-* (random
-// problems of 2^31-2^36 multiply-adds, `python benchmarks/deep_small.py 60 --seed 31 --realign-
-// large`: each copy timed against the in-place run in interleaved rounds) and realign-shapes-*
-// (squares and model-like shapes, `... --shapes`), and checked on realign-float16-* (the previous
-// rule's sweep). Over the in-place run, this rule against the previous one (any rows off 128
-// bytes, B from 3072 rows, A from 3072 columns where B's rows are off too): H100 1.084x -> 1.097x
-// (random) and 1.063x -> 1.155x (shapes; 0.81x -> 0.93x at worst), H200 1.055x -> 1.065x and
-// 1.027x -> 1.117x.
+// two lines, and what it costs depends on the offset: rows 32-byte aligned touch four whole
+// 32-byte sectors, rows only 16-byte aligned five. The TMA rungs read a B of the latter 1.2-1.6x
+// slower (H100, NOTES: rows not on 128 bytes; 14916x664x6424: 387 us, 279 with B's rows on 128
+// bytes; C's rows did not matter); rows of 32 or 64 bytes at nearly full speed
+// (results/sweeps/realign-shapes-*: 4000^3 201 us in place, 244-249 with both operands copied;
+// 6000^3 671-690 in place, 709-728 with B copied; H200 and H100). Copying B costs about 4 K N
+// bytes of HBM traffic, which the kernel's loss outweighs where B's rows are only 16-byte aligned,
+// the output has at least kRealignMinRowsB rows (B read again by every row of tiles) and the
+// problem at least 2^33 multiply-adds (a few us of launches and copies). A's rows cost less, and a
+// copy of A pays only where they are only 16-byte aligned and B's rows are at most 32-byte aligned
+// too, on at least kRealignMinColsA columns (wide outputs, where A is the small operand). Fitted
+// to results/sweeps/realign-large-* (random problems of 2^31-2^36 multiply-adds, `python
+// benchmarks/deep_small.py 60 --seed 31 --realign-large`: each copy timed against the in-place run
+// in interleaved rounds) and realign-shapes-* (squares and model-like shapes, `... --shapes`), and
+// checked on realign-float16-* (the previous rule's sweep). Over the in-place run, this rule
+// against the previous one (any rows off 128 bytes, B from 3072 rows, A from 3072 columns where
+// B's rows are off too): H100 1.084x -> 1.091x (random) and 1.063x -> 1.163x (shapes), H200 1.055x
+// -> 1.064x and 1.027x -> 1.125x; never slower than in place on any point (the previous rule 0.81x
+// at worst).
 constexpr int64_t kRealignMinRowsB = 2048;
 constexpr int64_t kRealignMinColsA = 3072;
 constexpr int64_t kRealignMinMacs = int64_t(1) << 33;
@@ -1230,7 +1233,7 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
   const bool large = macs_at_least(M, N, K, kRealignMinMacs);
   const int copies =
       mode > 0 ? (off_a && (mode & 1) ? 1 : 0) | (off_b && (mode & 2) ? 2 : 0)
-               : (off_b && align_b <= 32 && M >= kRealignMinRowsB && large ? 2 : 0) |
+               : (align_b == 16 && M >= kRealignMinRowsB && large ? 2 : 0) |
                      (align_a == 16 && off_b && align_b <= 32 && N >= kRealignMinColsA && large
                           ? 1
                           : 0);
@@ -1240,16 +1243,17 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
   if (again.pad || again.flip || !reads_by_tma(*again.kernel)) return plan;
   again.realign = copies;
   const char* which = copies == 3 ? "A's and B's rows are off 128 bytes, so they are"
-                      : copies == 1 ? "A's rows are off 128 bytes (16-byte aligned), so it is"
-                                    : "B's rows are off 128 bytes (16- or 32-byte aligned), so it is";
+                      : copies == 1 ? "A's rows are off 128 bytes, so it is"
+                                    : "B's rows are off 128 bytes, so it is";
   again.reason = std::make_shared<const std::string>(
       *again.reason + "; " + which + " copied first into a temporary with 128-byte rows " +
-      "(TMA reads rows of 16- or 32-byte alignment 1.2-1.45x slower; " +
+      "(TMA reads rows only 16-byte aligned 1.2-1.6x slower; " +
       (mode > 0 ? std::string("FASTGEMM_DEV_REALIGN")
-                : "a copy pays on 2^33 multiply-adds: B's from " +
+                : "a copy pays on 2^33 multiply-adds where the rows are only 16-byte aligned: "
+                  "B's from " +
                       std::to_string(kRealignMinRowsB) + " rows, A's from " +
                       std::to_string(kRealignMinColsA) +
-                      " columns where B's rows are off 128 bytes too") +
+                      " columns where B's rows are at most 32-byte aligned too") +
       ")");
   return again;
 }

@@ -181,8 +181,8 @@ struct Plan {
   // is under-aligned (0: not grown).
   int64_t grown_m = 0, grown_n = 0, grown_k = 0;
   // fp16/bf16 on the TMA rungs (decide(): kRealignMinRowsB, kRealignMinColsA): operands whose
-  // rows are 16- or 32- but not 128-byte aligned, copied first into temporaries with 128-byte
-  // rows, in their own layouts (1: A, 2: B, as the kernel reads them; 0: none).
+  // rows are only 16-byte aligned, copied first into temporaries with 128-byte rows, in their
+  // own layouts (1: A, 2: B, as the kernel reads them; 0: none).
   int realign = 0;
 };
 

@@ -440,6 +440,7 @@ RULE_FIELDS = (
     "row_align",
     "unaligned",
     "half_edge",
+    "unsplit_last_round",
 )
 
 
@@ -500,6 +501,7 @@ def _first_runnable_rule(
             row_align,
             unaligned,
             half_edge,
+            unsplit_last_round,
         ) = rule  # RULE_FIELDS, in order
         k = table.get(name)
         rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
@@ -531,6 +533,8 @@ def _first_runnable_rule(
             _last_round_cost(rm, rn, k_depth, few[0], few[1], sms)
             < _last_round_cost(rm, rn, k_depth, few[0], vs_n, sms)
         ):
+            continue
+        if unsplit_last_round and tiles % sms != 0 and 2 * (tiles % sms) <= sms:
             continue
         if split_cost is not None:
             k_tiles = -(-k_depth // 64)
@@ -729,8 +733,8 @@ def test_select_fp16_v28_about_one_tile_per_sm_follows_the_sweeps():
 def test_select_fp16_v32_short_k_follows_the_sweep():
     # results/sweeps/pad-v32-short-k-float16-* (H200): (M, N) of 1024-7168 where v32's rule takes
     # K = 2048, at K = 768 and 1536, v20, v21 and v32 by name. With 768 <= K < 2048 auto runs v32
-    # where its 128x192 tiles leave no last round to split (1.08-1.27x over v20 there, level at
-    # 640 tiles), and v20 where v32 would split a last round of 24-60 tiles (0.78-0.91x).
+    # where its 128x192 tiles leave no last round to split (1.15-1.23x over v20 there, level at
+    # 640 tiles), and v20 where v32 would split a last round of 24-60 tiles (mostly 0.78-0.97x).
     if not any(k.name == "hgemm_v32_split_last_round_192" for k in fastgemm.kernels("float16")):
         pytest.skip("no sm_90 code in this build")
     v20, v32 = "hgemm_v20_hoisted_beta", "hgemm_v32_split_last_round_192"
@@ -746,8 +750,8 @@ def test_select_fp16_v32_short_k_follows_the_sweep():
         (lost if split else gains).append(times[v20] / times[v32])
         assert split or gains[-1] > 0.97, (shape, times)
     assert _faster(gains, 25, 1.12), gains
-    # 1024x4608 (a last round of 60 tiles) ran 1.09-1.25x on v32 too; the other 12 split points
-    # 0.78-0.97x
+    # 1024x4608 and 1280x3584 (last rounds of 60 and 58 tiles) ran 1.08-1.27x on v32 too; the
+    # other 12 split points 0.78-0.97x
     assert len(lost) >= 12 and math.prod(lost) ** (1 / len(lost)) < 0.95, lost
     # Checked on other (M, N) at K = 1024 and 1792, bf16, on an H100 (pad-v32-short-k-check-*):
     # every point the rule moves at least level with v20.
@@ -764,7 +768,7 @@ def test_select_fp16_realign_follows_the_sweeps():
     # results/sweeps/realign-large-* (random problems of 2^31-2^36 multiply-adds whose A's or B's
     # rows are 16-byte aligned and off 128 bytes; each FASTGEMM_DEV_REALIGN mode timed in
     # interleaved rounds) and realign-shapes-* (squares and model-like shapes): B copied where its
-    # rows are 16- or 32-byte aligned from 2048 rows, A where its rows are 16-byte aligned from
+    # rows are only 16-byte aligned from 2048 rows, A where its rows are only 16-byte aligned from
     # 3072 columns with B's at most 32-byte aligned too. Against the previous rule (any rows off 128 bytes, B from
     # 3072 rows, A from 3072 columns) on each sweep: no slower in the geometric mean, faster on
     # the shapes (4000^3 in place: 64-byte rows).
@@ -796,7 +800,7 @@ def test_select_fp16_realign_follows_the_sweeps():
             now.append(r["0"] / r[m])
             before.append(r["0"] / r[previous(r)])
         g_now, g_before = math.prod(now) ** (1 / len(now)), math.prod(before) ** (1 / len(before))
-        assert g_now >= g_before - 0.005 and min(now) > 0.88, (name, g_now, g_before, min(now))
+        assert g_now >= g_before - 0.005 and min(now) > 0.95, (name, g_now, g_before, min(now))
         if "shapes" in name:
             assert g_now > g_before + 0.05, (name, g_now, g_before)
 

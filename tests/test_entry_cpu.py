@@ -466,6 +466,7 @@ def test_rows_off_128_bytes_wide_output_copies_a(recorded):
     [
         (1536, 1000, 8192, "float16"),  # B off 128 bytes, but 1536 rows: the copy costs too much
         (4000, 4000, 4000, "float16"),  # rows of 8000 bytes, 64-byte aligned: read at full speed
+        (6000, 6000, 6000, "float16"),  # rows of 12000 bytes, 32-byte aligned: whole sectors
         (1280, 6000, 3024, "float16"),  # A's rows 32-byte aligned (6048 bytes): not copied
         (3072, 1000, 2048, "float16"),  # fewer than 2^33 multiply-adds
         (4096, 1000, 4096, "float32"),  # the CUDA-core rungs read 16-byte rows at full speed

@@ -60,7 +60,7 @@ CUtensorMap encode(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
 // reallocated since. Each thread keeps the maps of its last few calls (a GEMM's three, no lock);
 // behind them a locked cache shared by all threads, in two generations: new maps enter the young
 // one, and when it holds kGeneration maps it becomes the old one (the previous old one is
-// dropped); a map found in the old generation moves back to the young. So every map used within
+// dropped); a map found in the old generation is copied into the young. So every map used within
 // the last kGeneration distinct maps is kept and memory stays bounded (2 x kGeneration maps): a
 // program cycling through a few thousand operands (a model's layers, each weight and activation a
 // map) encodes each once, where one bounded map cleared when full would re-encode every map of a

@@ -47,6 +47,7 @@ Rule: TypeAlias = tuple[
     int | None,
     str | None,
     bool,
+    bool,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...

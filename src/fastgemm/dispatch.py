@@ -59,7 +59,8 @@ __all__ = [
 # preferred only where the rows of B ("B"), of A or B ("AB"), or of A, B or C ("ABC") are aligned
 # to fewer than 16 bytes (a kernel that reads them in place, or stores them), half edge: preferred
 # only where min(M, N) ends 1-64 past a multiple of 128, so that 64-wide tiles along it leave 64
-# fewer rows or columns as padding than 128-wide ones)], fastest first.
+# fewer rows or columns as padding than 128-wide ones, unsplit last round: preferred only where
+# (tile_m, tile_n) tiles leave no last round of at most SMs / 2 to split)], fastest first.
 AUTO_RULES: dict[str, list[Rule]] = {dtype: list(rules) for dtype, rules in _C.auto_rules().items()}
 
 # precision ("tf32x3", "tf32") -> the float32 rules (same tuples) that auto tries for it before
