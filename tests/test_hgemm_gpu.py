@@ -343,6 +343,16 @@ def test_gated_gemm_waits_for_its_flags(torch, dtype):
     C = torch.full((M, N), float("nan"), device="cuda", dtype=_dtype(torch, dtype))
     chunks, slices = -(-N // chunk), -(-K // slice_k)
     flags = torch.zeros(1 + chunks, device="cuda", dtype=torch.int32)
+    # Load the side stream's kernels (the sleep, the strided copies, the flag write) before the
+    # GEMM spins: with lazy module loading, a kernel's first launch waits for the device, so one
+    # first launched while the gated GEMM waits for it would time the GEMM out (a trap), as when
+    # this test runs alone.
+    warm = torch.zeros(1, device="cuda", dtype=torch.int32)
+    torch.cuda._sleep(1)
+    torch.empty_like(A)[:, :slice_k].copy_(A0[:, :slice_k])
+    torch.empty_like(B)[:slice_k, :chunk].copy_(B0[:slice_k, :chunk])
+    fastgemm._C._write_flag(torch.cuda.current_stream().cuda_stream, warm.data_ptr(), 1, 0)
+    torch.cuda.synchronize()
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())  # the operands' NaN and the zeroed flags
     fastgemm._C._gemm_gated(
