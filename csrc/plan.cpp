@@ -333,13 +333,15 @@ const std::vector<AutoRule> kHgemmRules = {
     // two of 640 tiles; a split last round of 24-60 tiles ran 0.78-0.97x (the hand-off outweighs
     // short shares) but at 1024x4608 and 1280x3584 (1.08-1.27x), so those stay with v20.
     // Checked on other (M, N) at K = 1024 and 1792 in bf16 on an H100
-    // (pad-v32-short-k-check-*): 1.18x over v20 on the 34 points it moves, 1.00x at worst.
+    // (pad-v32-short-k-check-*): 1.18x over v20 on the 34 points it moves, 1.00x at worst. Both
+    // sweeps have M and N of 1024-7168: the rule stops below 1024 rows or columns, which the model
+    // would also take (tall narrow and short wide outputs) but no sweep has timed at this K.
     {"hgemm_v32_split_last_round_192",
-     "v31 on 128x192 tiles: for outputs whose 128x192 tiles fill the rounds of the SMs better "
-     "than 128x256 ones and leave no last round to split (a model of rounds), 768 <= K < 2048 "
-     "(sm_90a only)",
-     0, 128, 192, 0, 90, 768, 0, false, 0, 0, nullptr, 2047, false, 256, 0, 0, 0, 0, nullptr,
-     false, false, true},
+     "v31 on 128x192 tiles: for outputs of at least 1024 rows and columns whose 128x192 tiles "
+     "fill the rounds of the SMs better than 128x256 ones and leave no last round to split (a "
+     "model of rounds), 768 <= K < 2048 (sm_90a only)",
+     0, 128, 192, 0, 90, 768, 0, false, 0, 0, nullptr, 2047, false, 256, 1024, 1024, 0, 0,
+     nullptr, false, false, true},
     {"hgemm_v32_split_last_round_192",
      "v31 on 128x192 tiles: for outputs whose 128x192 tiles fill the rounds of the SMs better "
      "than 128x256 ones (a model of rounds and split last rounds), K >= 2048 (sm_90a only)",
