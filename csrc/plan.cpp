@@ -1053,9 +1053,12 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
     }
     const int64_t tiles =
         rule.few_m > 0 ? ((M + rule.few_m - 1) / rule.few_m) * ((N + rule.few_n - 1) / rule.few_n) : 0;
+    // The last, partial round of those tiles, and whether a persistent kernel that splits its
+    // last round (v31, v32: at most sm_count / 2 tiles, split along K) would split it.
+    const int64_t last = t.sm_count > 0 ? tiles % t.sm_count : 0;
+    const bool splits_last = last != 0 && 2 * last <= t.sm_count;
     if (rule.few_m > 0 && rule.last_round) {
-      const int64_t last = t.sm_count > 0 ? tiles % t.sm_count : 0;
-      if (t.sm_count <= 0 || tiles <= t.sm_count || last == 0 || 2 * last > t.sm_count) {
+      if (tiles <= t.sm_count || !splits_last) {
         skipped.push_back(std::string(rule.kernel) + " is for outputs of more than one round of " +
                           std::to_string(t.sm_count) + " tiles of " + std::to_string(rule.few_m) +
                           "x" + std::to_string(rule.few_n) + " whose last round holds at most " +
@@ -1103,8 +1106,7 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
       }
     }
     if (rule.unsplit_last_round) {
-      const int64_t last = t.sm_count > 0 ? tiles % t.sm_count : 0;
-      if (t.sm_count <= 0 || (last != 0 && 2 * last <= t.sm_count)) {
+      if (t.sm_count <= 0 || splits_last) {
         skipped.push_back(std::string(rule.kernel) + " is for outputs whose " +
                           std::to_string(rule.few_m) + "x" + std::to_string(rule.few_n) +
                           " tiles leave no last round of at most " +
