@@ -6,6 +6,8 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -29,7 +31,8 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
 }
 
 CUtensorMap encode(const void* base, TmaElem elem, uint64_t cols, uint64_t rows, uint64_t ld,
-                   uint32_t box_cols, uint32_t box_rows, bool swizzle) {
+                   uint32_t box_cols, uint32_t box_rows, bool swizzle,
+                   CUtensorMapL2promotion promotion) {
   CUtensorMap map{};
   const cuuint64_t dims[2] = {cols, rows};
   const cuuint64_t strides[1] = {ld * (elem == TmaElem::f32 ? 4 : 2)};  // bytes between rows
@@ -42,7 +45,7 @@ CUtensorMap encode(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
       &map, type, 2,
       const_cast<void*>(base), dims, strides, box, element_strides,
       CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (res != CUDA_SUCCESS) {
     throw std::runtime_error("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(res) +
                              ") for a " + std::to_string(rows) + "x" + std::to_string(cols) +
@@ -51,7 +54,41 @@ CUtensorMap encode(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
   return map;
 }
 
+// FASTGEMM_DEV_L2PROMO=none|64|128|256 gives every map that L2 promotion (for the sweeps that
+// compare them; read again after _C._clear_plan_cache()). Not for users.
+std::atomic<int> dev_promotion_override{-2};  // -2: not read yet, -1: unset
+
+int dev_promotion() {
+  int v = dev_promotion_override.load(std::memory_order_relaxed);
+  if (v != -2) return v;
+  const char* e = std::getenv("FASTGEMM_DEV_L2PROMO");
+  const std::string s = e == nullptr ? "" : e;
+  v = s == "none"  ? int(CU_TENSOR_MAP_L2_PROMOTION_NONE)
+      : s == "64"  ? int(CU_TENSOR_MAP_L2_PROMOTION_L2_64B)
+      : s == "128" ? int(CU_TENSOR_MAP_L2_PROMOTION_L2_128B)
+      : s == "256" ? int(CU_TENSOR_MAP_L2_PROMOTION_L2_256B)
+                   : -1;
+  dev_promotion_override.store(v, std::memory_order_relaxed);
+  return v;
+}
+
+// How much a box's row fetch promotes to in L2. 256 bytes (two lines) pays where a box row is a
+// whole line or whole sectors of one; where the rows start 16 bytes into a 32-byte sector (the
+// base or the pitch only 16-byte aligned: N or K an odd multiple of 8 halves, 4 floats), each
+// 128-byte box row touches five sectors over two lines, and promoting each touch to a 256-byte
+// pair fetched 1.15-1.3x the time of 128-byte promotion on the H100 (NOTES, thirty-seventh
+// session). Rows aligned to 32 or 64 bytes keep 256.
+CUtensorMapL2promotion promotion_for(const void* base, uint64_t pitch_bytes) {
+  const int dev = dev_promotion();
+  if (dev >= 0) return static_cast<CUtensorMapL2promotion>(dev);
+  return ((reinterpret_cast<uintptr_t>(base) | pitch_bytes) % 32 != 0)
+             ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+             : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+}
+
 }  // namespace
+
+void reset_dev_promotion() { dev_promotion_override.store(-2, std::memory_order_relaxed); }
 
 // Encoding costs a driver call per operand per GEMM (host time of the order of a launch's);
 // repeated calls on the same buffers (a model's weights, activations from a caching allocator, a
@@ -73,8 +110,9 @@ struct MapKey {
   uint64_t cols, rows, ld;
   uint32_t box_cols, box_rows;
   bool swizzle;
+  CUtensorMapL2promotion promotion;
   bool operator==(const MapKey& o) const {
-    return base == o.base && elem == o.elem && cols == o.cols && rows == o.rows && ld == o.ld &&
+    return promotion == o.promotion && base == o.base && elem == o.elem && cols == o.cols && rows == o.rows && ld == o.ld &&
            box_cols == o.box_cols && box_rows == o.box_rows && swizzle == o.swizzle;
   }
 };
@@ -83,7 +121,7 @@ struct MapKeyHash {
   size_t operator()(const MapKey& k) const {
     uint64_t h = reinterpret_cast<uintptr_t>(k.base);
     for (const uint64_t v : {uint64_t(k.elem), k.cols, k.rows, k.ld, uint64_t(k.box_cols),
-                             uint64_t(k.box_rows), uint64_t(k.swizzle)}) {
+                             uint64_t(k.box_rows), uint64_t(k.swizzle), uint64_t(k.promotion)}) {
       h = (h ^ v) * 0x100000001b3ull;  // FNV-1a style mixing of the fields
     }
     return static_cast<size_t>(h ^ (h >> 29));
@@ -127,7 +165,8 @@ class MapCache {
 
 CUtensorMap make_tensor_map_2d(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
                                uint64_t ld, uint32_t box_cols, uint32_t box_rows, bool swizzle) {
-  const MapKey key{base, elem, cols, rows, ld, box_cols, box_rows, swizzle};
+  const MapKey key{base, elem, cols, rows, ld, box_cols, box_rows, swizzle,
+                   promotion_for(base, ld * (elem == TmaElem::f32 ? 4 : 2))};
   struct Recent {
     MapKey key;
     CUtensorMap map;
@@ -142,7 +181,7 @@ CUtensorMap make_tensor_map_2d(const void* base, TmaElem elem, uint64_t cols, ui
   static MapCache cache;
   CUtensorMap map;
   if (!cache.find(key, map)) {
-    map = encode(base, elem, cols, rows, ld, box_cols, box_rows, swizzle);
+    map = encode(base, elem, cols, rows, ld, box_cols, box_rows, swizzle, key.promotion);
     cache.insert(key, map);
   }
   recent[next++ % kRecent] = Recent{key, map, true};

@@ -18,6 +18,9 @@ CUtensorMap make_tensor_map_2d(const void* base, TmaElem elem, uint64_t cols, ui
                                uint64_t ld, uint32_t box_cols, uint32_t box_rows,
                                bool swizzle = true);
 
+// Reads FASTGEMM_DEV_L2PROMO again at the next map (the plan cache's clearing calls it).
+void reset_dev_promotion();
+
 // An MN-major operand (K `rows` of `cols` 2-byte elements, `ld` apart) whose rows need not be
 // 16-byte aligned, which one tensor map cannot describe: TMA needs a 16-byte aligned base, pitch
 // and box start. Rows k = r, r + 8, r + 16, ... are 8 pitches apart, a multiple of 16 bytes
