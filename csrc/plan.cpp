@@ -1200,24 +1200,23 @@ int dev_realign_mode() {
 // fp16/bf16: operands whose rows are 16- but not 128-byte aligned (a pitch or base off whole L2
 // lines: N, K or M not a multiple of 64 elements). Each 128-byte row of a TMA box then straddles
 // two lines, and what it costs depends on the offset: rows 32-byte aligned touch four whole
-// 32-byte sectors, rows only 16-byte aligned five. The TMA rungs read a B of the latter 1.2-1.6x
-// slower (H100, NOTES: rows not on 128 bytes; 14916x664x6424: 387 us, 279 with B's rows on 128
-// bytes; C's rows did not matter); rows of 32 or 64 bytes at nearly full speed
-// (results/sweeps/realign-shapes-*: 4000^3 201 us in place, 244-249 with both operands copied;
-// 6000^3 671-690 in place, 709-728 with B copied; H200 and H100). Copying B costs about 4 K N
-// bytes of HBM traffic, which the kernel's loss outweighs where B's rows are only 16-byte aligned,
-// the output has at least kRealignMinRowsB rows (B read again by every row of tiles) and the
-// problem at least 2^33 multiply-adds (a few us of launches and copies). A's rows cost less, and a
-// copy of A pays only where they are only 16-byte aligned and B's rows are at most 32-byte aligned
-// too, on at least kRealignMinColsA columns (wide outputs, where A is the small operand). Fitted
-// to results/sweeps/realign-large-* (random problems of 2^31-2^36 multiply-adds, `python
+// 32-byte sectors, rows only 16-byte aligned five. Rows of 32 or 64 bytes read at nearly full
+// speed (results/sweeps/realign-shapes-*: 4000^3 and 6000^3 in place beat any copy on both GPUs).
+// Rows only 16-byte aligned get tensor maps with 128-byte L2 promotion (hopper/tensor_map.cu),
+// and still cost the kernel up to 1.4x (14916x664x6424 on the H100: 330 us in place, 239 with B's
+// rows on 128 bytes; C's rows did not matter). Copying B costs about 4 K N bytes of HBM traffic,
+// which the kernel's loss outweighs where B's rows are only 16-byte aligned, the output has at
+// least kRealignMinRowsB rows (B read again by every row of tiles) and the problem at least 2^33
+// multiply-adds (a few us of launches and copies). A's rows cost less, and a copy of A pays only
+// where B is not copied, A's rows are only 16-byte aligned and B's at most 32-byte aligned, on at
+// least kRealignMinColsA columns (wide outputs, where A is the small operand); with B copied, A's
+// copy cost more than it saved on every point of the sweeps. Fitted to
+// results/sweeps/realign-large-* (random problems of 2^31-2^36 multiply-adds, `python
 // benchmarks/deep_small.py 60 --seed 31 --realign-large`: each copy timed against the in-place run
-// in interleaved rounds) and realign-shapes-* (squares and model-like shapes, `... --shapes`), and
-// checked on realign-float16-* (the previous rule's sweep). Over the in-place run, this rule
-// against the previous one (any rows off 128 bytes, B from 3072 rows, A from 3072 columns where
-// B's rows are off too): H100 1.084x -> 1.091x (random) and 1.063x -> 1.163x (shapes), H200 1.055x
-// -> 1.064x and 1.027x -> 1.125x; never slower than in place on any point (the previous rule 0.81x
-// at worst).
+// in interleaved rounds) and realign-shapes-* (squares and model-like shapes, `... --shapes`).
+// Over the in-place run (128-byte promotion), H100 1.057x (random) and 1.119x (shapes), H200
+// 1.022x and 1.047x; on the H200 the random sweep's 2928x4304x1000 (K = 1000, B copied) ran 0.91x,
+// where the H100 ran it 1.08x.
 constexpr int64_t kRealignMinRowsB = 2048;
 constexpr int64_t kRealignMinColsA = 3072;
 constexpr int64_t kRealignMinMacs = int64_t(1) << 33;
