@@ -73,11 +73,12 @@ int dev_promotion() {
 }
 
 // How much a box's row fetch promotes to in L2. 256 bytes (two lines) pays where a box row is a
-// whole line or whole sectors of one; where the rows start 16 bytes into a 32-byte sector (the
-// base or the pitch only 16-byte aligned: N or K an odd multiple of 8 halves, 4 floats), each
-// 128-byte box row touches five sectors over two lines, and promoting each touch to a 256-byte
-// pair fetched 1.15-1.3x the time of 128-byte promotion on the H100 (NOTES, thirty-seventh
-// session). Rows aligned to 32 or 64 bytes keep 256.
+// whole line or whole sectors of one (4000^3, rows of 64 bytes: 2-3% slower with 128). Where the
+// rows start 16 bytes into a 32-byte sector (the base or the pitch only 16-byte aligned: N or K
+// an odd multiple of 8 halves or 4 floats), each 128-byte box row touches five sectors over two
+// lines, and promoting each touch to a 256-byte pair took up to 1.2x the time of 128-byte
+// promotion (1000^3 to 14916x664x6424, fp16, bf16 and tf32, H100 and H200: NOTES, thirty-seventh
+// session). Promotion is a hint: it changes no result.
 CUtensorMapL2promotion promotion_for(const void* base, uint64_t pitch_bytes) {
   const int dev = dev_promotion();
   if (dev >= 0) return static_cast<CUtensorMapL2promotion>(dev);
