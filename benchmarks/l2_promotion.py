@@ -9,8 +9,8 @@ Row-major operands of each M x N x K. fp16/bf16: auto's kernel read in place
 ("rule": 128 bytes for rows only 16-byte aligned, 256 elsewhere) and forced to 256 and 128
 (FASTGEMM_DEV_L2PROMO), beside auto's copies of B and of both operands (=B, =AB) with the rule's
 promotion, auto as it decides, and torch.matmul. tf32: sgemm(precision="tf32") with the rule's
-promotion and with 256. Device time: CUDA events around back-to-back calls over enough input sets
-that the operands are not resident in L2, the modes in interleaved rounds (so that clock drift
+promotion and with 256. Device time: CUDA events around back-to-back calls over input sets of at
+least 3x the L2 (at most 64 sets), the modes in interleaved rounds (so that clock drift
 moves them alike), median of 5 rounds; every mode's output is checked against float64 first.
 Writes l2-promotion-<dtype>-<gpu>.json.
 """
@@ -49,7 +49,8 @@ def main() -> None:
     tf32 = args.dtype == "tf32"
     tdt = torch.float32 if tf32 else getattr(torch, args.dtype)
     modes = TF32_MODES if tf32 else HALF_MODES
-    gpu = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    gpu, l2_bytes = props["name"].decode(), int(props["l2CacheSize"])
     ev0, ev1 = cp.cuda.Event(), cp.cuda.Event()
 
     def gemm(a, b, c):
@@ -64,7 +65,8 @@ def main() -> None:
     rows = []
     for shape in args.shapes.split(","):
         M, N, K = (int(v) for v in shape.split("x"))
-        nsets = max(2, min(8, int(3 * 60e6 // (tdt.itemsize * (M * K + K * N + M * N))) + 1))
+        set_bytes = tdt.itemsize * (M * K + K * N + M * N)
+        nsets = max(2, min(64, -(-3 * l2_bytes // set_bytes)))  # at least 3x the L2, if it fits
         sets = [
             (
                 torch.randn(M, K, device="cuda", dtype=tdt),
@@ -77,7 +79,11 @@ def main() -> None:
         set_mode(*modes[0])
         dtype_name = "float32" if tf32 else args.dtype
         kernel = fastgemm.select(M, N, K, dtype_name, **({"precision": "tf32"} if tf32 else {}))
-        row: dict = {"M": M, "N": N, "K": K, "kernel": kernel.kernel.name}
+        row: dict = {"M": M, "N": N, "K": K, "kernel": kernel.kernel.name, "input_sets": nsets}
+        set_mode("auto", "")
+        row["kernel_auto"] = fastgemm.select(
+            M, N, K, dtype_name, **({"precision": "tf32"} if tf32 else {})
+        ).kernel.name
         reps: dict[str, int] = {}
         for (p, r), name in zip(modes, names):
             set_mode(p, r)

@@ -431,7 +431,8 @@ PYBIND11_MODULE(_C, m) {
         py::arg("values"), py::arg("cap") = 16);
   m.def("plan_cache_size", &plan_cache_size, "Number of cached auto plans.");
   m.def("_clear_plan_cache", &clear_plan_cache,
-        "Forget every auto plan (sweeps that switch FASTGEMM_DEV_PAD between candidates).");
+        "Forget every auto plan and read FASTGEMM_DEV_L2PROMO again (sweeps that switch "
+        "FASTGEMM_DEV_PAD, FASTGEMM_DEV_REALIGN or FASTGEMM_DEV_L2PROMO between candidates).");
 
   // --- the array adapter ---------------------------------------------------------------------------
   m.def("describe", &describe, py::arg("obj"), py::arg("name"),

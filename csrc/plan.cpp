@@ -1203,20 +1203,21 @@ int dev_realign_mode() {
 // 32-byte sectors, rows only 16-byte aligned five. Rows of 32 or 64 bytes read at nearly full
 // speed (results/sweeps/realign-shapes-*: 4000^3 and 6000^3 in place beat any copy on both GPUs).
 // Rows only 16-byte aligned get tensor maps with 128-byte L2 promotion (hopper/tensor_map.cu),
-// and still cost the kernel up to 1.4x (14916x664x6424 on the H100: 330 us in place, 239 with B's
+// and still cost the kernel up to 1.4x (14916x664x6424 on the H100: 342 us in place, 248 with B's
 // rows on 128 bytes; C's rows did not matter). Copying B costs about 4 K N bytes of HBM traffic,
 // which the kernel's loss outweighs where B's rows are only 16-byte aligned, the output has at
 // least kRealignMinRowsB rows (B read again by every row of tiles) and the problem at least 2^33
 // multiply-adds (a few us of launches and copies). A's rows cost less, and a copy of A pays only
 // where B is not copied, A's rows are only 16-byte aligned and B's at most 32-byte aligned, on at
 // least kRealignMinColsA columns (wide outputs, where A is the small operand); with B copied, A's
-// copy cost more than it saved on every point of the sweeps. Fitted to
+// copy cost more than it saved on every point of realign-large-* and realign-shapes-*. Fitted to
 // results/sweeps/realign-large-* (random problems of 2^31-2^36 multiply-adds, `python
 // benchmarks/deep_small.py 60 --seed 31 --realign-large`: each copy timed against the in-place run
 // in interleaved rounds) and realign-shapes-* (squares and model-like shapes, `... --shapes`).
 // Over the in-place run (128-byte promotion), H100 1.057x (random) and 1.119x (shapes), H200
-// 1.022x and 1.047x; on the H200 the random sweep's 2928x4304x1000 (K = 1000, B copied) ran 0.91x,
-// where the H100 ran it 1.08x.
+// 1.022x and 1.047x. The copies gain less on the H200, and some lose there: the random sweep's
+// 2928x4304x1000 (K = 1000) ran 0.91x (the H100 1.08x), and 4096x1000x4096 0.89x in
+// results/sweeps/l2-promotion-* (the H100 1.04-1.13x).
 constexpr int64_t kRealignMinRowsB = 2048;
 constexpr int64_t kRealignMinColsA = 3072;
 constexpr int64_t kRealignMinMacs = int64_t(1) << 33;
@@ -1253,7 +1254,7 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
                                     : "B's rows are off 128 bytes, so it is";
   again.reason = std::make_shared<const std::string>(
       *again.reason + "; " + which + " copied first into a temporary with 128-byte rows " +
-      "(TMA reads rows only 16-byte aligned 1.1-1.4x slower; " +
+      "(TMA reads rows only 16-byte aligned up to 1.4x slower; " +
       (mode > 0 ? std::string("FASTGEMM_DEV_REALIGN")
                 : "a copy pays on 2^33 multiply-adds where the rows are only 16-byte aligned: "
                   "B's from " +

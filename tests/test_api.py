@@ -772,8 +772,7 @@ def test_select_fp16_realign_follows_the_sweeps():
     # aligned from 2048 rows; otherwise A where its rows are only 16-byte aligned from 3072
     # columns with B's at most 32-byte aligned. Against the previous rule (any rows off 128 bytes,
     # B from 3072 rows, A from 3072 columns where B's are off too) on each sweep: no slower in the
-    # geometric mean, faster on the shapes (4000^3 in place: 64-byte rows). One point of the H200
-    # random sweep loses 9% (2928x4304x1000, B copied; 8% faster on the H100).
+    # geometric mean, faster on the shapes (4000^3 in place: 64-byte rows).
     rows_by_file: dict[str, list[dict]] = {}
     sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
     for path in sorted(sweeps.glob("realign-*-float16-*.json")):
@@ -802,7 +801,9 @@ def test_select_fp16_realign_follows_the_sweeps():
             now.append(r["0"] / r[m])
             before.append(r["0"] / r[previous(r)])
         g_now, g_before = math.prod(now) ** (1 / len(now)), math.prod(before) ** (1 / len(before))
-        assert g_now >= g_before - 0.005 and min(now) > 0.9, (name, g_now, g_before, min(now))
+        # One point loses more than 5% on the H200: 2928x4304x1000, B copied (1.08x on the H100).
+        worst = min(x for x, r in zip(now, rows) if (r["M"], r["N"], r["K"]) != (2928, 4304, 1000))
+        assert g_now >= g_before - 0.005 and worst > 0.95 and min(now) > 0.9, (name, g_now, worst)
         if "shapes" in name:
             assert g_now > g_before + 0.05, (name, g_now, g_before)
 

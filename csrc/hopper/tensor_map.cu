@@ -55,28 +55,26 @@ CUtensorMap encode(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
 }
 
 // FASTGEMM_DEV_L2PROMO=none|64|128|256 gives every map that L2 promotion (for the sweeps that
-// compare them; read again after _C._clear_plan_cache()). Not for users.
-std::atomic<int> dev_promotion_override{-2};  // -2: not read yet, -1: unset
-
-int dev_promotion() {
-  int v = dev_promotion_override.load(std::memory_order_relaxed);
-  if (v != -2) return v;
+// compare them; read again by _C._clear_plan_cache(); any other value: as unset). Not for users.
+int read_dev_promotion() {
   const char* e = std::getenv("FASTGEMM_DEV_L2PROMO");
   const std::string s = e == nullptr ? "" : e;
-  v = s == "none"  ? int(CU_TENSOR_MAP_L2_PROMOTION_NONE)
-      : s == "64"  ? int(CU_TENSOR_MAP_L2_PROMOTION_L2_64B)
-      : s == "128" ? int(CU_TENSOR_MAP_L2_PROMOTION_L2_128B)
-      : s == "256" ? int(CU_TENSOR_MAP_L2_PROMOTION_L2_256B)
-                   : -1;
-  dev_promotion_override.store(v, std::memory_order_relaxed);
-  return v;
+  return s == "none"  ? int(CU_TENSOR_MAP_L2_PROMOTION_NONE)
+         : s == "64"  ? int(CU_TENSOR_MAP_L2_PROMOTION_L2_64B)
+         : s == "128" ? int(CU_TENSOR_MAP_L2_PROMOTION_L2_128B)
+         : s == "256" ? int(CU_TENSOR_MAP_L2_PROMOTION_L2_256B)
+                      : -1;
 }
+
+std::atomic<int> dev_promotion_override{read_dev_promotion()};  // -1: unset
+
+int dev_promotion() { return dev_promotion_override.load(std::memory_order_relaxed); }
 
 // How much a box's row fetch promotes to in L2. 256 bytes (two lines) pays where a box row is a
 // whole line or whole sectors of one (4000^3, rows of 64 bytes: 2-3% slower with 128). Where the
 // rows start 16 bytes into a 32-byte sector (the base or the pitch only 16-byte aligned: N or K
 // an odd multiple of 8 halves or 4 floats), each 128-byte box row touches five sectors over two
-// lines, and promoting each touch to a 256-byte pair took up to 1.2x the time of 128-byte
+// lines, and promoting each touch to a 256-byte pair took up to 1.4x the time of 128-byte
 // promotion (1000^3 to 14916x664x6424, fp16, bf16 and tf32, H100 and H200: NOTES, thirty-seventh
 // session). Promotion is a hint: it changes no result.
 CUtensorMapL2promotion promotion_for(const void* base, uint64_t pitch_bytes) {
@@ -89,7 +87,9 @@ CUtensorMapL2promotion promotion_for(const void* base, uint64_t pitch_bytes) {
 
 }  // namespace
 
-void reset_dev_promotion() { dev_promotion_override.store(-2, std::memory_order_relaxed); }
+void reset_dev_promotion() {
+  dev_promotion_override.store(read_dev_promotion(), std::memory_order_relaxed);
+}
 
 // Encoding costs a driver call per operand per GEMM (host time of the order of a launch's);
 // repeated calls on the same buffers (a model's weights, activations from a caching allocator, a
@@ -113,8 +113,9 @@ struct MapKey {
   bool swizzle;
   CUtensorMapL2promotion promotion;
   bool operator==(const MapKey& o) const {
-    return promotion == o.promotion && base == o.base && elem == o.elem && cols == o.cols && rows == o.rows && ld == o.ld &&
-           box_cols == o.box_cols && box_rows == o.box_rows && swizzle == o.swizzle;
+    return base == o.base && elem == o.elem && cols == o.cols && rows == o.rows && ld == o.ld &&
+           box_cols == o.box_cols && box_rows == o.box_rows && swizzle == o.swizzle &&
+           promotion == o.promotion;
   }
 };
 
@@ -194,8 +195,9 @@ CUtensorMap make_tensor_map_2d(const void* base, TmaElem elem, uint64_t cols, ui
 ResidueMaps make_residue_maps(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
                               uint64_t ld, uint32_t box_cols) {
   if (elem == TmaElem::f32) throw std::invalid_argument("make_residue_maps: 2-byte elements only");
-  using Key = std::tuple<const void*, TmaElem, uint64_t, uint64_t, uint64_t, uint32_t>;
-  const Key key{base, elem, cols, rows, ld, box_cols};
+  // dev_promotion(): maps of another FASTGEMM_DEV_L2PROMO setting are other maps.
+  using Key = std::tuple<const void*, TmaElem, uint64_t, uint64_t, uint64_t, uint32_t, int>;
+  const Key key{base, elem, cols, rows, ld, box_cols, dev_promotion()};
   struct Recent {
     Key key;
     ResidueMaps maps;

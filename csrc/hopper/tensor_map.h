@@ -13,7 +13,8 @@ enum class TmaElem { f16, bf16, f32 };  // the element type of a tensor map (2, 
 // A 2-D tensor map over elements of type `elem` stored row by row: `rows` rows of `cols`
 // elements, rows `ld` elements apart. Boxes are box_cols x box_rows elements, with the 128-byte
 // swizzle (box_cols elements must then be 128 bytes) or none; elements outside the tensor read as
-// zeros.
+// zeros. L2 promotion: 128 bytes where the base or the pitch is not a multiple of 32 bytes (rows
+// that start inside a sector), 256 elsewhere (tensor_map.cu: promotion_for).
 CUtensorMap make_tensor_map_2d(const void* base, TmaElem elem, uint64_t cols, uint64_t rows,
                                uint64_t ld, uint32_t box_cols, uint32_t box_rows,
                                bool swizzle = true);
