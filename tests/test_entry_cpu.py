@@ -421,30 +421,28 @@ def test_rows_off_128_bytes_copied_where_it_pays(recorded):
     assert log[2][2][:11] == (M, N, K, PTR_A, K, 0, b_tmp, 1024, 0, PTR_C, N)
 
 
-def test_rows_off_128_bytes_copied_from_2048_rows(recorded):
-    # fp16 3000^3: B's rows (6000 bytes) are only 16-byte aligned, and the output has 3000 rows:
-    # B is copied. A's rows are 16-byte aligned too, but 3000 columns are too few for A's copy.
-    M = N = K = 3000
-    sel, log = _row_major_call(recorded, M, N, K)
-    assert "B's rows are off 128 bytes" in sel.reason and "A's rows are" not in sel.reason
-    assert [op for op, _, _ in log] == ["alloc", "copy", "gemm"]
-    b_tmp = log[0][2][0]
-    assert log[0][2] == (b_tmp, K, N, 3008) and log[1][2] == (PTR_B, K, N, N, 1, b_tmp, 3008)
-    assert log[2][2][:11] == (M, N, K, PTR_A, K, 0, b_tmp, 3008, 0, PTR_C, N)
-
-
-def test_rows_off_128_bytes_copies_b_alone(recorded):
-    # fp16 3000x3080x3000: both operands' rows are only 16-byte aligned (6000 and 6160 bytes), the
-    # output has 3000 rows and 3080 columns. B is copied; A is not (with B copied, A's copy cost
-    # more than it saved on every point of results/sweeps/realign-large-* and realign-shapes-*).
-    M, N, K = 3000, 3080, 3000
+@pytest.mark.parametrize(
+    "M, N, K, pitch",
+    [
+        # fp16 3000^3: B's rows (6000 bytes) are only 16-byte aligned, and the output has 3000
+        # rows: B is copied. A's rows are 16-byte aligned too, but 3000 columns are too few for
+        # A's copy.
+        (3000, 3000, 3000, 3008),
+        # fp16 3000x3080x3000: both operands' rows are only 16-byte aligned (6000 and 6160
+        # bytes) on 3080 columns, enough for A's copy alone. B is copied; A is not (with B
+        # copied, A's copy cost more than it saved on every point of
+        # results/sweeps/realign-large-* and realign-shapes-*).
+        (3000, 3080, 3000, 3136),
+    ],
+)
+def test_rows_off_128_bytes_copies_b_alone_from_2048_rows(recorded, M, N, K, pitch):
     sel, log = _row_major_call(recorded, M, N, K)
     assert "B's rows are off 128 bytes, so it is" in sel.reason, sel.reason
-    assert "A's and B's" not in sel.reason, sel.reason
+    assert "A's rows are" not in sel.reason and "A's and B's" not in sel.reason, sel.reason
     assert [op for op, _, _ in log] == ["alloc", "copy", "gemm"]
     b_tmp = log[0][2][0]
-    assert log[0][2] == (b_tmp, K, N, 3136) and log[1][2] == (PTR_B, K, N, N, 1, b_tmp, 3136)
-    assert log[2][2][:11] == (M, N, K, PTR_A, K, 0, b_tmp, 3136, 0, PTR_C, N)
+    assert log[0][2] == (b_tmp, K, N, pitch) and log[1][2] == (PTR_B, K, N, N, 1, b_tmp, pitch)
+    assert log[2][2][:11] == (M, N, K, PTR_A, K, 0, b_tmp, pitch, 0, PTR_C, N)
 
 
 def test_rows_off_128_bytes_column_major_b_keeps_its_layout(recorded):

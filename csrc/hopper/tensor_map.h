@@ -19,7 +19,8 @@ CUtensorMap make_tensor_map_2d(const void* base, TmaElem elem, uint64_t cols, ui
                                uint64_t ld, uint32_t box_cols, uint32_t box_rows,
                                bool swizzle = true);
 
-// Reads FASTGEMM_DEV_L2PROMO again at the next map (the plan cache's clearing calls it).
+// Reads FASTGEMM_DEV_L2PROMO again; later maps take its setting (the plan cache's clearing calls
+// it).
 void reset_dev_promotion();
 
 // An MN-major operand (K `rows` of `cols` 2-byte elements, `ld` apart) whose rows need not be
