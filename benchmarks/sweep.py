@@ -51,6 +51,14 @@ hgemm_v41_split_k_32rows_deep_ring,hgemm_v23_split_k_wide,hgemm_v42_split_k_wide
     python benchmarks/sweep.py --dtype float32 --pad --out results/sweeps
     python benchmarks/sweep.py --dtype float16 --pad --pad-m 1,16,64,128 --pad-shapes 1x4097x4099 \
         --kernels hgemm_v34_split_k_unaligned
+    python benchmarks/sweep.py --dtype float16 --pad --pad-random 72,43,256,4096,512,8192,300 \
+        --rounds 3 --target-ms 2 --tag mid-v43 --kernels hgemm_v20_hoisted_beta,\
+hgemm_v21_narrow_tile,hgemm_v31_split_last_round,hgemm_v32_split_last_round_192,\
+hgemm_v33_split_k_n64,hgemm_v43_cluster_64x128
+      (and --pad-random 90,44,128,3072,256,8192,72 --tag mid-v43-b, --dtype bfloat16
+      --pad-random 40,45,128,3072,256,8192,72 --tag mid-v43-c, both with --kernels
+      hgemm_v21_narrow_tile,hgemm_v24_wgmma_split_k,hgemm_v33_split_k_n64,hgemm_v43_cluster_64x128:
+      results/sweeps/pad-mid-v43-*)
 
 Writes <kind>[-bcol][-<tag>]-<dtype>-<gpu>.csv (kind: narrow, rows, deep, prefill or pad; one row
 per shape and candidate) and prints a table of microseconds per launch with the best candidate per
@@ -61,7 +69,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import os
+import random
 import statistics
 import sys
 import time
@@ -70,6 +80,25 @@ import cupy as cp
 
 import fastgemm
 from fastgemm.bench.timing import Prefill, warmup_gpu
+
+
+def random_shapes(
+    count: int, seed: int, mn_lo: int, mn_hi: int, k_lo: int, k_hi: int, max_tiles: int
+) -> list:
+    """`count` distinct aligned shapes, sorted: M and N log-uniform in [mn_lo, mn_hi], K in
+    [k_lo, k_hi], each rounded down to a multiple of 64 or (as often) of 8, kept where the output
+    has at most max_tiles tiles of 128x128 (the mid-size family of results/sweeps/pad-mid-*)."""
+    rng = random.Random(seed)
+    shapes: set = set()
+    while len(shapes) < count:
+        M, N = (int(math.exp(rng.uniform(math.log(mn_lo), math.log(mn_hi)))) for _ in range(2))
+        K = int(math.exp(rng.uniform(math.log(k_lo), math.log(k_hi))))
+        step = 64 if rng.random() < 0.5 else 8
+        M, N, K = (max(step, x // step * step) for x in (M, N, K))
+        if -(-M // 128) * -(-N // 128) <= max_tiles:
+            shapes.add((M, N, K))
+    return sorted(shapes)
+
 
 UNFLIPPED = {
     "float16": ["hgemm_v20_hoisted_beta", "hgemm_v21_narrow_tile", "hgemm_v24_wgmma_split_k"],
@@ -198,6 +227,12 @@ def main() -> int:
         "4096x4096x4100,512x4096x4100,2048x2049x2048,4096x4097x4096,4096x4096x4093,8192x8193x2049",
     )
     ap.add_argument("--pad-m", default="", help="with --pad: these M for each shape's N, K")
+    ap.add_argument(
+        "--pad-random",
+        default="",
+        help="with --pad, instead of --pad-shapes: COUNT,SEED,MN_LO,MN_HI,K_LO,K_HI,MAX_TILES "
+        "(random_shapes)",
+    )
     ap.add_argument("--deep-max-mn", type=int, default=2048 * 1024, help="largest M * N of --deep")
     ap.add_argument(
         "--tag", default="", help="inserted in the file name: <kind>[-bcol]-<tag>-<dtype>-<gpu>.csv"
@@ -230,6 +265,8 @@ def main() -> int:
         ]
     elif args.pad:
         shapes = [tuple(int(x) for x in shape.split("x")) for shape in args.pad_shapes.split(",")]
+        if args.pad_random:
+            shapes = random_shapes(*(int(x) for x in args.pad_random.split(",")))
         if args.pad_m:
             shapes = [(m, n, k) for _, n, k in shapes for m in ints(args.pad_m)]
     elif args.prefill:

@@ -227,6 +227,15 @@ const std::vector<AutoRule> kHgemmRules = {
      "<= K <= 32768 and rows on 128 bytes, where v24's 128x128 tiles are too few for its split "
      "to fill the SMs",
      0, 128, 64, 128, 90, 768, 0, false, 1, 0, nullptr, 32768, false, 0, 112, 0, 0, 128},
+    // Short of 1536 < K, at most SMs/2 tiles of 128x128 ran faster on v43 than on v33 (the rule
+    // after it): on the 11 such points of results/sweeps/pad-mid-v43-* (fp16 and bf16, H200)
+    // 1.12x in the geometric mean, 1.005-1.25x (576x640x832: 7.1 -> 5.7 us); from K = 1600 to
+    // 2048 level (0.97-1.10x), past it v33's split was faster (0.47-0.83x on 13 of 17 points).
+    {"hgemm_v43_cluster_64x128",
+     "v21 on 64x128 tiles in 2-CTA clusters sharing B: for outputs of at most SMs/2 tiles of "
+     "128x128 with K <= 1536, where 128x64 tiles' short split gains less than the clusters' "
+     "shared B tiles (sm_90a only)",
+     0, 128, 128, 0, 90, 0, 0, false, 2, 0, nullptr, 1536},
     {"hgemm_v33_split_k_n64",
      "v24 on 128x64 tiles: for outputs of at least 97 rows and at most SMs tiles of 128x64 with "
      "768 <= K <= 2048 and rows on 128 bytes, where 128x128 tiles leave SMs idle and a short K "
@@ -312,6 +321,19 @@ const std::vector<AutoRule> kHgemmRules = {
      "tiles of 128x256 (about one 128x128 tile per SM) with K >= 4096, where it runs v21's tiles "
      "faster (sm_90a only)",
      0, 128, 256, 0, 90, 4096},
+    // v43 where v21 would run on at most SMs/2 tiles of 128x128 (one round of its clusters):
+    // results/sweeps/pad-mid-v43-* (`python benchmarks/sweep.py --pad --pad-shapes <random
+    // aligned shapes of at most about 70 such tiles, M and N 128-4096, K 256-8192> --kernels
+    // ...,hgemm_v43_cluster_64x128`, seeds in the files' names; H200): on the 70 points (fp16 and
+    // bf16) where auto ran v21 on at most 66 tiles, v43 was 1.19-1.26x faster in the geometric
+    // mean per sweep, 0.96x at worst (2728x144x272), up to 1.58x (128x160x1792: 12.2 -> 7.7 us).
+    // Past 66 tiles its clusters take a second round (0.76-0.89x), and where the split rungs
+    // above run, a longer K per tile favours them (v43 0.4-0.9x on most such points).
+    {"hgemm_v43_cluster_64x128",
+     "v21 on 64x128 tiles in 2-CTA clusters sharing B: for outputs of at most SMs/2 tiles of "
+     "128x128 that no split rung above takes, where v21 leaves SMs idle and every block's L2 "
+     "traffic sets the pace (sm_90a only)",
+     0, 128, 128, 0, 90, 0, 0, false, 2},
     {"hgemm_v21_narrow_tile",
      "v20 on 128x128 tiles: for outputs with at most half as many 128x256 tiles as the GPU has "
      "SMs, where v20 leaves SMs idle (sm_90a only)",

@@ -461,13 +461,19 @@ def _dependent_chain(torch, kernel, X, W1, W2, capture):
 
 @pytest.mark.parametrize("capture", [False, True], ids=["stream", "graph"])
 @pytest.mark.parametrize(
-    "kernel", ["hgemm_v19_dependent_launch", "hgemm_v20_hoisted_beta", "hgemm_v21_narrow_tile"]
+    "kernel",
+    [
+        "hgemm_v19_dependent_launch",
+        "hgemm_v20_hoisted_beta",
+        "hgemm_v21_narrow_tile",
+        "hgemm_v43_cluster_64x128",
+    ],
 )
 def test_dependent_launch_chain(torch, kernel, capture):
     # Back-to-back GEMMs that read the previous one's output (read after write) and overwrite what
     # the previous one reads (write after read): with programmatic dependent launch (v19, v20) the
     # next grid may start before the previous finishes, so this fails if any access precedes
-    # griddepcontrol.wait (v21 launches as v20 does). 288 output tiles: persistent blocks run two
+    # griddepcontrol.wait (v21 and v43 launch as v20 does). 288 output tiles: persistent blocks run two
     # or three each. The chain mixes beta = 0 and beta = 0.5 (v20's two epilogues).
     _skip_if_not_runnable(kernel, "float16")
     n = 3072
@@ -680,6 +686,7 @@ def test_padded_c_view_edges_untouched(torch, dtype, c_order):
         "hgemm_v30_stream_k_wide",
         "hgemm_v31_split_last_round",
         "hgemm_v32_split_last_round_192",
+        "hgemm_v43_cluster_64x128",
         "auto",
     ],
 )

@@ -13,6 +13,7 @@
 #include "common/gemm_args.h"
 #include "common/launch.cuh"
 #include "common/runtime.h"
+#include "hopper/ring.cuh"
 #include "hopper/scheduler.cuh"
 #include "hopper/tensor_map.h"
 #include "hopper/tile.cuh"
@@ -33,9 +34,10 @@ template <typename Cfg>
 constexpr int smem_bytes() {
   constexpr int stage = tile_bytes<Cfg::BM>() + tile_bytes<Cfg::BN>();
   constexpr int tiles = Cfg::MAINLOOP == Mainloop::one_stage ? stage : Cfg::STAGES * stage;
-  constexpr int c_buffers = Cfg::STORE == Store::tma
-                                ? (Cfg::BORROW ? 1 : 2) * Cfg::C_SLOTS * Cfg::C_PIECE * BOX_BYTES
-                                : 0;
+  int c_buffers = 0;  // a TmaStore's: one per consumer warpgroup, or one and a borrowed stage
+  if constexpr (Cfg::STORE == Store::tma) {
+    c_buffers = (Cfg::BORROW ? 1 : consumers_of<Cfg>()) * Cfg::C_SLOTS * Cfg::C_PIECE * BOX_BYTES;
+  }
   static_assert(!Cfg::BORROW || Cfg::C_SLOTS * Cfg::C_PIECE * BOX_BYTES <= stage,
                 "a borrowed stage holds a C buffer");
   if constexpr (Cfg::STORE == Store::split_k) {

@@ -57,9 +57,9 @@ __device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtenso
 }
 
 // The configuration's ring and scheduler (a persistent rung: Cfg::BM, BN, STAGES, CLUSTER,
-// GROUP_M; two consumer warpgroups).
+// GROUP_M; a consumer warpgroup per 64 rows of BM, after the producer warpgroup).
 template <typename Cfg>
-using RingOf = Ring<Cfg::BM, Cfg::BN, Cfg::STAGES, 2, Cfg::CLUSTER>;
+using RingOf = Ring<Cfg::BM, Cfg::BN, Cfg::STAGES, consumers_of<Cfg>(), Cfg::CLUSTER>;
 template <typename Cfg>
 using PersistentOf = Persistent<Cfg::BM, Cfg::BN, Cfg::GROUP_M, Cfg::CLUSTER>;
 

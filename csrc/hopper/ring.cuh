@@ -71,6 +71,14 @@ struct Ring {
   }
 };
 
+// The consumer warpgroups of a warp-specialised rung's configuration: its threads after the
+// producer warpgroup, one warpgroup per 64 rows of the block tile.
+template <typename Cfg>
+constexpr int consumers_of() {
+  static_assert(Cfg::THREADS == 128 + 128 * (Cfg::BM / 64), "a consumer warpgroup per 64 rows");
+  return Cfg::BM / 64;
+}
+
 // The kernel's ring: its stages at the start of the (1024-byte aligned) dynamic shared memory,
 // its barriers in static shared memory, initialised by thread 0. The caller then synchronises
 // the block (a cluster: the whole cluster) before any thread signals a barrier.

@@ -12,7 +12,9 @@
 // evenly among the SMs; V31 (V20 with the last partial round of tiles split along K) evens out
 // the rounds of V20's tiles, and V32 runs it on 128x192 tiles, whose count fits the SMs better on
 // some widths; V33 runs V24's split on 128x64 tiles, twice as many blocks for the same output;
-// V34 runs V24 on operands whose rows are not 16-byte aligned, without copying the large one.
+// V34 runs V24 on operands whose rows are not 16-byte aligned, without copying the large one;
+// V43 runs V21 on 64x128 tiles in clusters of two that share B, twice V21's blocks for the
+// same output, each reading a third less from L2.
 // The registry's `parent` and `branch` say the same.
 #pragma once
 #include "hopper/launch.cuh"
@@ -81,6 +83,13 @@ struct V24 : V21 {
   static constexpr Store STORE = Store::split_k;
   static constexpr int C_PIECE = 0, C_SLOTS = 0;
   static constexpr int RED_LD = BN + 8, SPLIT_MIN_KTILES = 4;
+};
+// V21 on 64x128 tiles in 2-CTA clusters: the pair stacks along M (a 128x128 cluster tile) and
+// shares its B tile by multicast, as V15 does; one consumer warpgroup per CTA, a 24 KiB stage,
+// eight of them (a branch of V21).
+struct V43 : V21 {
+  static constexpr int BM = 64, THREADS = 256, STAGES = 8, CLUSTER = 2;
+  static constexpr bool BORROW = false;
 };
 // V24 for a B whose rows are not 16-byte aligned: a row-major B staged by ResidueMaps and
 // shifted into the ring by the producer warpgroup (staged.cuh), two staged k-tiles beside a

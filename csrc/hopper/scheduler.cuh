@@ -192,7 +192,8 @@ struct Persistent {
     grouped_tile<BM_TILE, BN, GROUP_M>(index, tiles_m, tiles_n, m0, n0);
   }
 
-  // One block per SM at most (one per output tile when there are fewer), in whole clusters.
+  // One block per SM at most (one per output tile when there are fewer), in whole clusters: at
+  // least one cluster, where reserved SMs leave fewer SMs than a cluster's blocks.
   static dim3 grid(const GemmArgs& a, const char* name) {
     const int device = active_device();
     const int sms = launch_sms(device);  // the device's, less reserved SMs
@@ -200,7 +201,8 @@ struct Persistent {
     if (tiles > 2147483647 / CLUSTER) {
       throw std::runtime_error(std::string(name) + ": too many output tiles");
     }
-    const int64_t clusters = tiles < sms / CLUSTER ? tiles : sms / CLUSTER;
+    const int64_t fit = std::max(1, sms / CLUSTER);
+    const int64_t clusters = tiles < fit ? tiles : fit;
     return dim3(static_cast<unsigned>(clusters * CLUSTER));
   }
 };
