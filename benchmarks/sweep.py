@@ -57,8 +57,11 @@ hgemm_v21_narrow_tile,hgemm_v31_split_last_round,hgemm_v32_split_last_round_192,
 hgemm_v33_split_k_n64,hgemm_v43_cluster_64x128
       (and --pad-random 90,44,128,3072,256,8192,72 --tag mid-v43-b, --dtype bfloat16
       --pad-random 40,45,128,3072,256,8192,72 --tag mid-v43-c, both with --kernels
-      hgemm_v21_narrow_tile,hgemm_v24_wgmma_split_k,hgemm_v33_split_k_n64,hgemm_v43_cluster_64x128:
-      results/sweeps/pad-mid-v43-*)
+      hgemm_v21_narrow_tile,hgemm_v24_wgmma_split_k,hgemm_v33_split_k_n64,hgemm_v43_cluster_64x128;
+      the checks with --tag mid-v43-check: --pad-random 60,46,128,3072,256,8192,72 (kernels
+      v21, v33, v43), --b-layout F --pad-random 50,48,128,3072,256,8192,72 and --dtype bfloat16
+      --pad-random 50,49,128,3072,256,8192,72 (kernels v21, v24, v33, v43):
+      results/sweeps/pad-*mid-v43-*)
 
 Writes <kind>[-bcol][-<tag>]-<dtype>-<gpu>.csv (kind: narrow, rows, deep, prefill or pad; one row
 per shape and candidate) and prints a table of microseconds per launch with the best candidate per

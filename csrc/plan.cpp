@@ -227,15 +227,22 @@ const std::vector<AutoRule> kHgemmRules = {
      "<= K <= 32768 and rows on 128 bytes, where v24's 128x128 tiles are too few for its split "
      "to fill the SMs",
      0, 128, 64, 128, 90, 768, 0, false, 1, 0, nullptr, 32768, false, 0, 112, 0, 0, 128},
-    // Short of 1536 < K, at most SMs/2 tiles of 128x128 ran faster on v43 than on v33 (the rule
-    // after it): on the 11 such points of results/sweeps/pad-mid-v43-* (fp16 and bf16, H200)
-    // 1.12x in the geometric mean, 1.005-1.25x (576x640x832: 7.1 -> 5.7 us); from K = 1600 to
-    // 2048 level (0.97-1.10x), past it v33's split was faster (0.47-0.83x on 13 of 17 points).
+    // Where v33 (the rule after these) would split few tiles over a short K, v43's unsplit
+    // clusters were faster with K <= 1536 on outputs of at least 12 tiles of 128x128, and with
+    // K <= 960 on fewer (results/sweeps/pad-mid-v43-*: the three fitted sweeps and the three
+    // checks, fp16 and bf16, both layouts of B, H200; v43 against v33 by name): 1.00-1.27x on all
+    // 47 such points (576x640x832: 7.1 -> 5.7 us), where on fewer tiles with K of 1024-1504 v33
+    // was faster (v43 0.82-0.95x on 10 points) and from K = 1600 v33 mostly (0.47-1.10x).
+    {"hgemm_v43_cluster_64x128",
+     "v21 on 64x128 tiles in 2-CTA clusters sharing B: for outputs of at least 12 and at most "
+     "SMs/2 tiles of 128x128 with K <= 1536, where 128x64 tiles' short split gains less than "
+     "the clusters' shared B tiles (sm_90a only)",
+     3 << 16, 128, 128, 0, 90, 0, 0, false, 2, 0, nullptr, 1536},
     {"hgemm_v43_cluster_64x128",
      "v21 on 64x128 tiles in 2-CTA clusters sharing B: for outputs of at most SMs/2 tiles of "
-     "128x128 with K <= 1536, where 128x64 tiles' short split gains less than the clusters' "
+     "128x128 with K <= 960, where 128x64 tiles' short split gains less than the clusters' "
      "shared B tiles (sm_90a only)",
-     0, 128, 128, 0, 90, 0, 0, false, 2, 0, nullptr, 1536},
+     0, 128, 128, 0, 90, 0, 0, false, 2, 0, nullptr, 960},
     {"hgemm_v33_split_k_n64",
      "v24 on 128x64 tiles: for outputs of at least 97 rows and at most SMs tiles of 128x64 with "
      "768 <= K <= 2048 and rows on 128 bytes, where 128x128 tiles leave SMs idle and a short K "
