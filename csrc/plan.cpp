@@ -227,22 +227,24 @@ const std::vector<AutoRule> kHgemmRules = {
      "<= K <= 32768 and rows on 128 bytes, where v24's 128x128 tiles are too few for its split "
      "to fill the SMs",
      0, 128, 64, 128, 90, 768, 0, false, 1, 0, nullptr, 32768, false, 0, 112, 0, 0, 128},
-    // Where v33 (the rule after these) would split few tiles over a short K, v43's unsplit
-    // clusters were faster with K <= 1536 on outputs of at least 12 tiles of 128x128, and with
-    // K <= 960 on fewer (results/sweeps/pad-mid-v43-*: the three fitted sweeps and the three
-    // checks, fp16 and bf16, both layouts of B, H200; v43 against v33 by name): 1.00-1.27x on all
-    // 47 such points (576x640x832: 7.1 -> 5.7 us), where on fewer tiles with K of 1024-1504 v33
-    // was faster (v43 0.82-0.95x on 10 points) and from K = 1600 v33 mostly (0.47-1.10x).
+    // Where v33's rule after these would split few tiles over a short K (at least 97 rows,
+    // 768 <= K <= 2048, rows on 128 bytes), v43's unsplit clusters: from K = 768 to 1536 on
+    // outputs of at least 12 x 128 x 128 elements, and to 960 on smaller ones. Fitted to the six
+    // sweeps of results/sweeps/pad-*mid-v43-* (fp16 and bf16, both layouts of B, H200; v43
+    // against v33 by name): 1.10x on the 17 points they take from v33 (1.004-1.25x; 576x640x832:
+    // 7.1 -> 5.7 us); on the 21 that they leave to it, v43 0.77-1.10x (fewer elements with K of
+    // 1088-1472: 0.82-1.01x; K of 1600-2048: 0.77-1.10x).
     {"hgemm_v43_cluster_64x128",
-     "v21 on 64x128 tiles in 2-CTA clusters sharing B: for outputs of at least 12 and at most "
-     "SMs/2 tiles of 128x128 with K <= 1536, where 128x64 tiles' short split gains less than "
-     "the clusters' shared B tiles (sm_90a only)",
-     3 << 16, 128, 128, 0, 90, 0, 0, false, 2, 0, nullptr, 1536},
+     "v21 on 64x128 tiles in 2-CTA clusters sharing B: for outputs of at least 12 x 128 x 128 "
+     "elements, at least 97 rows and at most SMs/2 tiles of 128x128 with 768 <= K <= 1536 and "
+     "rows on 128 bytes, where 128x64 tiles' short split gains less than the clusters' shared B "
+     "tiles (sm_90a only)",
+     12 * 128 * 128, 128, 128, 0, 90, 768, 0, false, 2, 0, nullptr, 1536, false, 0, 97, 0, 0, 128},
     {"hgemm_v43_cluster_64x128",
-     "v21 on 64x128 tiles in 2-CTA clusters sharing B: for outputs of at most SMs/2 tiles of "
-     "128x128 with K <= 960, where 128x64 tiles' short split gains less than the clusters' "
-     "shared B tiles (sm_90a only)",
-     0, 128, 128, 0, 90, 0, 0, false, 2, 0, nullptr, 960},
+     "v21 on 64x128 tiles in 2-CTA clusters sharing B: for outputs of at least 97 rows and at "
+     "most SMs/2 tiles of 128x128 with 768 <= K <= 960 and rows on 128 bytes, where 128x64 "
+     "tiles' short split gains less than the clusters' shared B tiles (sm_90a only)",
+     0, 128, 128, 0, 90, 768, 0, false, 2, 0, nullptr, 960, false, 0, 97, 0, 0, 128},
     {"hgemm_v33_split_k_n64",
      "v24 on 128x64 tiles: for outputs of at least 97 rows and at most SMs tiles of 128x64 with "
      "768 <= K <= 2048 and rows on 128 bytes, where 128x128 tiles leave SMs idle and a short K "
@@ -329,13 +331,13 @@ const std::vector<AutoRule> kHgemmRules = {
      "faster (sm_90a only)",
      0, 128, 256, 0, 90, 4096},
     // v43 where v21 would run on at most SMs/2 tiles of 128x128 (one round of its clusters):
-    // results/sweeps/pad-mid-v43-* (`python benchmarks/sweep.py --pad --pad-shapes <random
-    // aligned shapes of at most about 70 such tiles, M and N 128-4096, K 256-8192> --kernels
-    // ...,hgemm_v43_cluster_64x128`, seeds in the files' names; H200): on the 70 points (fp16 and
-    // bf16) where auto ran v21 on at most 66 tiles, v43 was 1.19-1.26x faster in the geometric
-    // mean per sweep, 0.96x at worst (2728x144x272), up to 1.58x (128x160x1792: 12.2 -> 7.7 us).
-    // Past 66 tiles its clusters take a second round (0.76-0.89x), and where the split rungs
-    // above run, a longer K per tile favours them (v43 0.4-0.9x on most such points).
+    // the three fitted sweeps of results/sweeps/pad-mid-v43-* (`python benchmarks/sweep.py --pad
+    // --pad-random ...`, random aligned shapes, commands in sweep.py's docstring; fp16 and bf16,
+    // H200): on the 70 points where auto ran v21 on at most 66 tiles, v43 was 1.19-1.26x faster
+    // in the geometric mean per sweep, 0.96x at worst (2728x144x272), up to 1.58x (128x160x1792:
+    // 12.2 -> 7.7 us). Past 66 tiles its clusters take a second round (0.82x against auto over
+    // 36 points, 0.63-1.14x), and where the split rungs above run, a longer K per tile favours
+    // them (v43 0.4-0.9x on most such points).
     {"hgemm_v43_cluster_64x128",
      "v21 on 64x128 tiles in 2-CTA clusters sharing B: for outputs of at most SMs/2 tiles of "
      "128x128 that no split rung above takes, where v21 leaves SMs idle and every block's L2 "

@@ -134,7 +134,6 @@ __device__ __forceinline__ void store_tile(float (&acc)[BN / 2], unsigned char* 
 // Each consumer warpgroup stores through its own buffer (BUFFER_BYTES each, after the ring).
 template <typename RingT>
 struct OwnBuffers {
-  static constexpr int BUFFERS = 2;
   __device__ __forceinline__ bool keeps_stage(int) const { return false; }
   __device__ __forceinline__ void give_back(const RingT&) {}
   __device__ __forceinline__ unsigned char* take(const RingT&, int, int) { return nullptr; }
@@ -144,7 +143,6 @@ struct OwnBuffers {
 // one buffer after the ring. One object per consumer thread (only the leader's `held` matters).
 template <typename RingT>
 struct BorrowedStage {
-  static constexpr int BUFFERS = 1;
   int held = -1;  // the stage borrowed for the previous tile's stores
 
   __device__ __forceinline__ bool keeps_stage(int half) const { return half == 1; }

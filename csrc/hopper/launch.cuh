@@ -60,9 +60,12 @@ using SchedulerOf = std::conditional_t<
 // Host: a persistent grid of clusters capped at the clusters the GPU can hold at once (a GPC
 // whose free SMs do not divide by the cluster size leaves some idle; a cluster beyond the cap
 // would wait for a second wave). Cached per device: the answer depends only on the kernel, its
-// shared memory and the GPU. The kernel's compiled cluster size must be the configuration's.
-template <int CLUSTER, typename Kernel>
+// shared memory and the GPU: one cache per configuration (the instantiations of a rung for both
+// operand layouts share its figure; kernels of one signature but other rungs do not). The
+// kernel's compiled cluster size must be the configuration's.
+template <typename Cfg, typename Kernel>
 dim3 resident_clusters(Kernel kernel, dim3 grid, int threads, int smem, const char* name) {
+  constexpr int CLUSTER = Cfg::CLUSTER;
   static std::atomic<int> cached[64] = {};
   const int device = active_device();
   int clusters = device < 64 ? cached[device].load(std::memory_order_relaxed) : 0;
@@ -158,7 +161,7 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   with_kmajor(a, [&](auto ak, auto bk) {
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, smem);
-    if constexpr (CLUSTER > 1) grid = resident_clusters<CLUSTER>(kernel, grid, threads, smem, name);
+    if constexpr (CLUSTER > 1) grid = resident_clusters<Cfg>(kernel, grid, threads, smem, name);
     if constexpr (Cfg::SCHEDULE == Schedule::split_k) {
       static_assert(Cfg::PDL && CLUSTER == 1, "a split launch is dependent, its cluster the split");
       const int device = active_device();

@@ -18,7 +18,8 @@
 namespace fastgemm::hopper {
 
 // Registers per thread after setmaxnreg: the producer warpgroup only issues copies, the consumer
-// warpgroups hold 128 fp32 accumulators each (384 threads: 40 + 2 x 232 <= 504 of the 512).
+// warpgroups hold up to 128 fp32 accumulators each (384 threads: 40 + 2 x 232 <= 504 of the 512;
+// a 256-thread block of one consumer warpgroup keeps the 232 it is launched with).
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 
 // WARPGROUPS warpgroups share a BM x BN tile at (m0, n0), each owning BM / 64 / WARPGROUPS slices

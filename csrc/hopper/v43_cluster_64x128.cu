@@ -7,15 +7,15 @@
 // blocks' consumers have released it. Eight 24 KiB stages; C leaves through one TMA-store buffer
 // of two 64x64 slots. Everything else (persistent grouped schedule over the cluster tiles,
 // balanced grid, programmatic dependent launch, beta == 0 tested once per tile) is v21's.
-// Why it pays: a mid-size problem (64-128 of v21's tiles, K of a few thousand) keeps half of the
-// SMs idle on v21's tiles, and on smaller tiles it is bound by the L2 -> SM traffic: every
-// block streams its A and B tiles over the whole of K. Here twice as many blocks as v21's
-// tiles work, and a block brings in 16 KiB per k-tile instead of the 24 KiB of an unshared
-// 64x128 tile.
-// What limits it: one consumer warpgroup a block, so its epilogue is not hidden behind another
-// warpgroup's mainloop; the two blocks of a cluster advance in lockstep; a cluster tile of 128
-// rows wastes work on a bottom edge that is not a multiple of 128; on problems with many tiles
-// per SM, v20's and v21's larger tiles bring more math per byte.
+// Why it pays: an output of at most SMs/2 tiles of 128x128 keeps at least half of the SMs idle
+// on v21's tiles; on smaller tiles it is bound by the L2 -> SM traffic, every block streaming
+// its A and B tiles over the whole of K. Here twice as many blocks as v21's tiles work, and a
+// block brings in 16 KiB per k-tile instead of the 24 KiB of an unshared 64x128 tile.
+// What limits it: past SMs/2 cluster tiles the clusters take a second round, where v20's and
+// v21's larger tiles (more math per byte, one round) are faster; on few tiles with a long K the
+// split rungs keep more SMs busy; one consumer warpgroup a block, so its epilogue is not hidden
+// behind another warpgroup's mainloop; the two blocks of a cluster advance in lockstep; a
+// cluster tile of 128 rows wastes work on a bottom edge that is not a multiple of 128.
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B. sm_90a.
 #include "hopper/persistent.cuh"
 #include "hopper/rungs.h"
