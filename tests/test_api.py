@@ -889,7 +889,7 @@ def test_select_fp16_128x64_tiles_match_the_sweep():
     # Rows not on 128-byte TMA box rows (pitches of 2000 and 2016 bytes: partial boxes along K and
     # N) cost v33 more L2 traffic: 1000^3 took 15.8 us against 10.3 at 1024^3 (ncu, H100), v21
     # 13.2 and 11.6; back to back 1000^3 13.4 against v21's 9.9, 1008^3 9.0 against 8.1.
-    # (At K <= 1536 v43 now runs them all, aligned or not: test_select_fp16_v43_follows_the_mid_sweeps.)
+    # (With K = size, v43 now runs both: test_select_fp16_v43_follows_the_mid_sweeps.)
     for size in (1000, 1008):
         sel = fastgemm.select(size, size, 2000, "float16", cc=90)
         assert (

@@ -473,8 +473,8 @@ def test_dependent_launch_chain(torch, kernel, capture):
     # Back-to-back GEMMs that read the previous one's output (read after write) and overwrite what
     # the previous one reads (write after read): with programmatic dependent launch (v19, v20) the
     # next grid may start before the previous finishes, so this fails if any access precedes
-    # griddepcontrol.wait (v21 and v43 launch as v20 does). 288 output tiles: persistent blocks run two
-    # or three each. The chain mixes beta = 0 and beta = 0.5 (v20's two epilogues).
+    # griddepcontrol.wait (v21 and v43 launch as v20 does). 288 output tiles of v20 (576 of v21's
+    # and v43's cluster tiles): persistent blocks run two or more each. The chain mixes beta = 0 and beta = 0.5 (v20's two epilogues).
     _skip_if_not_runnable(kernel, "float16")
     n = 3072
     W = _random(torch, n, n, "float16") * 0.05

@@ -5,12 +5,13 @@
 //
 // Roles: warpgroup 0 gives its registers away and one of its threads streams the k-tiles of
 // every tile the scheduler gives the block (cluster) into the ring, running ahead across tile
-// boundaries; consumer warpgroup w (1, or 1 and 2) multiplies rows 64(w-1)..64w-1 of each tile and hands
-// its accumulators to the epilogue, which runs while the producer already fills the ring with
-// the next tile. PROMOTE > 0: the consumers add each group of PROMOTE k-tiles' products into
-// their accumulators in round-to-nearest fp32 (mainloop.cuh: consume). The Lender (OwnBuffers / BorrowedStage) says which consumer keeps a stage for
-// its stores. PDL: the producer lets the next kernel of the stream launch once it has issued its
-// last copy (the kernel waits for the previous one before touching global memory).
+// boundaries; consumer warpgroup w (1, or 1 and 2) multiplies rows 64(w-1)..64w-1 of each tile
+// and hands its accumulators to the epilogue, which runs while the producer already fills the
+// ring with the next tile. PROMOTE > 0: the consumers add each group of PROMOTE k-tiles'
+// products into their accumulators in round-to-nearest fp32 (mainloop.cuh: consume). The Lender
+// (OwnBuffers / BorrowedStage) says which consumer keeps a stage for its stores. PDL: the
+// producer lets the next kernel of the stream launch once it has issued its last copy (the
+// kernel waits for the previous one before touching global memory).
 #pragma once
 #include <type_traits>
 
