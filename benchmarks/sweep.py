@@ -62,6 +62,19 @@ hgemm_v33_split_k_n64,hgemm_v43_cluster_64x128
       v21, v33, v43), --b-layout F --pad-random 50,48,128,3072,256,8192,72 and --dtype bfloat16
       --pad-random 50,49,128,3072,256,8192,72 (kernels v21, v24, v33, v43):
       results/sweeps/pad-*mid-v43-*)
+    python benchmarks/sweep.py --dtype float16 --pad --rounds 3 --target-ms 2 --tag unal-rows-v37 \
+        --kernels hgemm_v34_split_k_unaligned,hgemm_v37_split_k_reduce_unaligned --pad-shapes \
+        $(python -c "
+import math, random
+rng, out = random.Random(61), []
+while len(out) < 20:
+    N = int(math.exp(rng.uniform(math.log(1000), math.log(60000))))
+    N += rng.choice(range(1, 8)) if N % 8 == 0 else 0
+    K = int(math.exp(rng.uniform(math.log(256), math.log(30000))))
+    out.append((N, K // 8 * 8 if rng.random() < 0.5 else K))
+print(','.join(f'{m}x{n}x{k}' for n, k in out for m in (1, 2, 3, 4, 6, 8, 11, 16)))")
+      (decode rows on an under-aligned row-major B; the check: --dtype bfloat16 --tag
+      unal-rows-v37-check, seed 62, 12 pairs, rows 2, 5, 9, 16: results/sweeps/pad-unal-rows-v37-*)
 
 Writes <kind>[-bcol][-<tag>]-<dtype>-<gpu>.csv (kind: narrow, rows, deep, prefill or pad; one row
 per shape and candidate) and prints a table of microseconds per launch with the best candidate per

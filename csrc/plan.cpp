@@ -99,6 +99,23 @@ const std::vector<AutoRule> kHgemmRules = {
      "v38 on the transposed problem: for under-aligned outputs of at least 128 rows and 17-64 "
      "columns, where 128-column tiles would be half empty or more",
      0, 0, 0, 64, 90, 0, 0, true, 2, 0, nullptr, 0, false, 0, 17, 128, 0, 0, "ABC"},
+    // v37 before v34 on decode-sized outputs with an under-aligned row-major B
+    // (results/sweeps/pad-unal-rows-v37-*, H200: 20 random (N, K) with N off a multiple of 8, N
+    // 1137-55453, K 272-29784, crossed with 1-16 rows; a bf16 check of 12 others with 2-16 rows).
+    // Where v34 took 2-16 rows (up to SMs tiles of 128x128), v37 was faster on all points with K
+    // >= 512: 1.01-1.85x (12555x9615: 181 -> 109 us); at K of 272-480 it was 0.90-1.09x, left to
+    // v34. One row: v37 1.02-1.64x over v34 from N = 3716 with K >= 568 (0.99x at 5308x472), and
+    // 2.3-2.8x over the padded path, which copied all of B past SMs tiles (1x38839x6812: 719 ->
+    // 313 us); below N = 3073 the H100 sweep above kept v34 faster on one row.
+    {"hgemm_v37_split_k_reduce_unaligned",
+     "v35 reading under-aligned operands in place by element loads: for outputs of 2-16 rows with "
+     "an under-aligned row-major B and K >= 512, whose 16-row tiles read B once where v34's "
+     "128-row tiles are mostly empty rows",
+     0, 0, 0, 16, 90, 512, 0, false, 2, 0, nullptr, 0, false, 0, 2, 0, 1, 0, "B"},
+    {"hgemm_v37_split_k_reduce_unaligned",
+     "v35 reading under-aligned operands in place by element loads: for one row of at least 3073 "
+     "columns with an under-aligned row-major B and K >= 512",
+     0, 0, 0, 1, 90, 512, 0, false, 2, 0, nullptr, 0, false, 0, 0, 3073, 1, 0, "B"},
     // v34 (results/sweeps/pad-v34-*float16*): a row-major B whose rows are not 16-byte aligned,
     // read in place. Against auto's padded path, 1.3-1.8x faster on one row of at most SMs tiles
     // of 128x128, 1.0-1.5x on any rows at up to SMs/2 tiles; with more rows and SMs/2-SMs tiles
