@@ -349,7 +349,7 @@ PYBIND11_MODULE(_C, m) {
                                     r.row_align > 0 ? py::object(py::int_(r.row_align)) : py::none(),
                                     r.unaligned != nullptr ? py::object(py::str(r.unaligned))
                                                            : py::none(),
-                                    r.half_edge, r.unsplit_last_round));
+                                    r.half_edge, r.unsplit_last_round, r.wave_rounds));
       }
       return rules;
     };
@@ -362,11 +362,15 @@ PYBIND11_MODULE(_C, m) {
     for (DType d : {DType::f32, DType::f16, DType::bf16}) out[dtype_name(d)] = as_list(auto_rules(d));
     return out;
   }, py::arg("precision") = "ieee",
-  "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n, parts) or None: at most SMs / parts such tiles, largest M or None, smallest cc or None, smallest K or None, largest min(M, N) or None, flip: run as C^T = B^T A^T with the limits read on it, split cost or None: K split over the SMs in S = min(16, K / 256, SMs / tiles) >= 2 shares of at least that many k-tiles of 64 per partial tile summed, times S - 1, round split or None: the round model of common/split_model.h (a dict of its fields) splits K, S >= 2, largest K or None, last round: preferred only where (tile_m, tile_n) tiles fill more than one round of SMs and leave a last round of at most SMs / 2, parts then unused, wider tile width or None: preferred only where (tile_m, tile_n) tiles cost less than (tile_m, that width) ones by last_round_cost, smallest M or None, smallest N or None, B's layout or None: preferred only where the kernel's B is row-major ('C') or column-major ('F'; in a flip rule, the transposed problem's B, A^T), row alignment or None: preferred only where every operand's rows are aligned to that many bytes, under-aligned operands or None: preferred only where the rows of an operand named ('B', 'AB', 'ABC') are aligned to fewer than 16 bytes, half edge: preferred only where min(M, N) ends 1-64 past a multiple of 128)], fastest first. precision 'tf32x3' / 'tf32': the float32 rules tried before the ieee ones.");
+  "The auto rules: dtype -> [(kernel, why, smallest M*N, (tile_m, tile_n, parts) or None: at most SMs / parts such tiles, largest M or None, smallest cc or None, smallest K or None, largest min(M, N) or None, flip: run as C^T = B^T A^T with the limits read on it, split cost or None: K split over the SMs in S = min(16, K / 256, SMs / tiles) >= 2 shares of at least that many k-tiles of 64 per partial tile summed, times S - 1, round split or None: the round model of common/split_model.h (a dict of its fields) splits K, S >= 2, largest K or None, last round: preferred only where (tile_m, tile_n) tiles fill more than one round of SMs and leave a last round of at most SMs / 2, parts then unused, wider tile width or None: preferred only where (tile_m, tile_n) tiles cost less than (tile_m, that width) ones by last_round_cost, smallest M or None, smallest N or None, B's layout or None: preferred only where the kernel's B is row-major ('C') or column-major ('F'; in a flip rule, the transposed problem's B, A^T), row alignment or None: preferred only where every operand's rows are aligned to that many bytes, under-aligned operands or None: preferred only where the rows of an operand named ('B', 'AB', 'ABC') are aligned to fewer than 16 bytes, half edge: preferred only where min(M, N) ends 1-64 past a multiple of 128, unsplit last round: preferred only where (tile_m, tile_n) tiles leave no last round of at most SMs / 2 to split, wave rounds: preferred only where (tile_m, tile_n) tiles take at most two rounds of SMs and less time than the others of 128x128, 192x128 and 128x256 by wave_cost)], fastest first. precision 'tf32x3' / 'tf32': the float32 rules tried before the ieee ones.");
   m.def("last_round_cost", &last_round_cost, py::arg("M"), py::arg("N"), py::arg("K"),
         py::arg("tile_m"), py::arg("tile_n"), py::arg("sms"),
         "The last-round model of the auto rules (plan.h): rounds of tiles, a split last round, "
         "times the tile width.");
+  m.def("wave_cost", &wave_cost, py::arg("M"), py::arg("N"), py::arg("tile_m"), py::arg("tile_n"),
+        py::arg("sms"),
+        "The wave model of the auto rules (plan.h): rounds of sms tiles, the last one whole, "
+        "times the tile's area in 128x128 tiles.");
   m.def("cluster_split_choice",
         [](const std::vector<std::vector<std::vector<int>>>& capacity,
            const std::vector<double>& rates, int sms, int64_t tiles, int64_t k_units,

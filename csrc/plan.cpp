@@ -43,6 +43,11 @@ double last_round_cost(int64_t M, int64_t N, int64_t K, int tile_m, int tile_n, 
   return rounds * tile_n * (tile_n < 256 ? 1.05 : 1.0);
 }
 
+double wave_cost(int64_t M, int64_t N, int tile_m, int tile_n, int sms) {
+  const int64_t tiles = ((M + tile_m - 1) / tile_m) * ((N + tile_n - 1) / tile_n);
+  return double((tiles + sms - 1) / sms) * tile_m * tile_n / (128.0 * 128.0);
+}
+
 namespace {
 
 std::string fmt_cc(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
@@ -375,6 +380,27 @@ const std::vector<AutoRule> kHgemmRules = {
      "leave too few groups to balance), where v20's one tile per block leaves SMs idle for a long "
      "K (sm_90a only)",
      0, 128, 256, 1536, 90, 12288, 0, false, 1.15},
+    // v44 where its 192x128 tiles take fewer rounds of the SMs, times their area, than 128x128
+    // and 128x256 ones, within two rounds (wave_cost): one round of at most SMs tiles where
+    // v21's take two and v20's one round of wider tiles, or two rounds where v20's take two. On
+    // the four sweeps of results/sweeps/pad-*mid-v44-* (`python benchmarks/sweep.py --pad
+    // --pad-random ...`, random aligned shapes of up to 300 tiles of 128x128, commands in
+    // sweep.py's docstring; fp16, bf16 and a column-major B; H200) v44 was faster than the v20
+    // auto ran on every such point (1.05-1.33x; 3688x600x1088 1.33x), and than v32 with K < 2048
+    // (1.04-1.14x); against v32 with a longer K, whose split last round keeps every SM busy, it
+    // was mixed (0.74-1.10x), and against v31 slower (0.91x): those keep their rules, the second
+    // v44 rule below v31's taking only what v20 would run. Where the model favours v21's or
+    // v20's tiles v44 was slower on nearly every point (0.68-0.9x).
+    {"hgemm_v44_tile_192x128",
+     "v21 on 192x128 tiles: for outputs whose 192x128 tiles fill at most two rounds of the SMs "
+     "in less time than 128x128 or 128x256 ones (a model of rounds), K < 2048 (sm_90a only)",
+     0, 192, 128, 0, 90, 0, 0, false, 0, 0, nullptr, 2047, false, 0, 0, 0, 0, 0, nullptr, false,
+     false, false, true},
+    {"hgemm_v21_narrow_tile",
+     "v20 on 128x128 tiles: for outputs whose 128x128 tiles fill at most two rounds of the SMs "
+     "in less time than 192x128 or 128x256 ones (a model of rounds), K < 2048 (sm_90a only)",
+     0, 128, 128, 0, 90, 0, 0, false, 0, 0, nullptr, 2047, false, 0, 0, 0, 0, 0, nullptr, false,
+     false, false, true},
     // And with 768 <= K < 2048 where its last round is not split (results/sweeps/
     // pad-v32-short-k-*: `python benchmarks/sweep.py --dtype float16 --pad --pad-shapes <(M, N)
     // of 1024-7168 where the rule below takes K = 2048, at K = 768 and 1536> --kernels
@@ -403,6 +429,18 @@ const std::vector<AutoRule> kHgemmRules = {
      "idle: for outputs of more than one round of tiles whose last round holds at most SMs/2, "
      "K >= 3072 (sm_90a only)",
      0, 128, 256, 0, 90, 3072, 0, false, 0, 0, nullptr, 0, true},
+    {"hgemm_v44_tile_192x128",
+     "v21 on 192x128 tiles: for outputs whose 192x128 tiles fill at most two rounds of the SMs "
+     "in less time than 128x128 or 128x256 ones (a model of rounds), where no split rung above "
+     "takes them (sm_90a only)",
+     0, 192, 128, 0, 90, 0, 0, false, 0, 0, nullptr, 0, false, 0, 0, 0, 0, 0, nullptr, false,
+     false, false, true},
+    {"hgemm_v21_narrow_tile",
+     "v20 on 128x128 tiles: for outputs whose 128x128 tiles fill at most two rounds of the SMs "
+     "in less time than 192x128 or 128x256 ones (a model of rounds), where no split rung above "
+     "takes them (sm_90a only)",
+     0, 128, 128, 0, 90, 0, 0, false, 0, 0, nullptr, 0, false, 0, 0, 0, 0, 0, nullptr, false,
+     false, false, true},
     {"hgemm_v20_hoisted_beta",
      "fastest Hopper rung, for outputs of at most one 128x256 tile per SM: persistent, "
      "warp-specialised wgmma + TMA, 4-stage ring, TMA-store epilogue through a borrowed stage "
@@ -1154,6 +1192,29 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
                           std::to_string(rule.vs_n) + " ones (last-round model: " +
                           std::to_string(static_cast<int>(mine)) + " against " +
                           std::to_string(static_cast<int>(wide)) + ")");
+        continue;
+      }
+    }
+    if (rule.wave_rounds) {
+      // The rule's tile against the other two of 128x128, 192x128 and 128x256; a tie goes to the
+      // taller or wider tile (more math per byte brought in).
+      double other = 1e300;
+      for (const auto& [tm, tn] : {std::pair{128, 128}, std::pair{192, 128}, std::pair{128, 256}}) {
+        if ((tm != rule.few_m || tn != rule.few_n) && t.sm_count > 0) {
+          other = std::min(other, wave_cost(M, N, tm, tn, t.sm_count) +
+                                      (tm * tn > rule.few_m * rule.few_n ? 0.0 : 1e-9));
+        }
+      }
+      const double mine = t.sm_count > 0 ? wave_cost(M, N, rule.few_m, rule.few_n, t.sm_count) : 0;
+      if (t.sm_count <= 0 || tiles > 2 * t.sm_count || !(mine < other)) {
+        char costs[64];
+        std::snprintf(costs, sizeof costs, "%g against %g", mine, std::min(other, 1e9));
+        skipped.push_back(std::string(rule.kernel) + " is for outputs of at most two rounds of " +
+                          std::to_string(t.sm_count) + " tiles of " + std::to_string(rule.few_m) +
+                          "x" + std::to_string(rule.few_n) +
+                          " that take less time than the other tiles of 128x128, 192x128 and "
+                          "128x256 (rounds times the tile's area, in 128x128 tiles: " +
+                          costs + "; " + std::to_string(tiles) + " tiles here)");
         continue;
       }
     }

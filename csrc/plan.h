@@ -108,7 +108,14 @@ struct AutoRule {
   // (they fill whole rounds, or a last round of more than sm_count / 2), so that a short K pays
   // no hand-off of partial tiles (false: no such limit).
   bool unsplit_last_round = false;
+  // Preferred only where the tiles of few_m x few_n take at most two rounds of sm_count and less
+  // time than 128x128 and 128x256 tiles by the wave model (wave_cost) (false: no such limit): a
+  // kernel whose tile shape fits the SMs' rounds where the others' leave a round mostly empty.
+  bool wave_rounds = false;
 };
+// The wave model of a persistent kernel of tile_m x tile_n tiles: its rounds of sm_count tiles
+// (the last one whole, however few it holds) times the tile's area, in 128x128 tiles.
+double wave_cost(int64_t M, int64_t N, int tile_m, int tile_n, int sms);
 // True where min(M, N) ends in the first half of its last 128-wide tile (AutoRule::half_edge).
 inline bool half_edge(int64_t M, int64_t N) {
   const int64_t rest = std::min(M, N) % 128;

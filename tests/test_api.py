@@ -441,6 +441,7 @@ RULE_FIELDS = (
     "unaligned",
     "half_edge",
     "unsplit_last_round",
+    "wave_rounds",
 )
 
 
@@ -451,6 +452,36 @@ def _last_round_cost(m: int, n: int, k_depth: int, tile_m: int, tile_n: int, sms
     split = 1 if rest == 0 else min(sms // rest, 4, max(1, k_tiles // 4))
     rounds = tiles // sms + (0 if rest == 0 else 1 / split + (0.2 if split > 1 else 0))
     return rounds * tile_n * (1.05 if tile_n < 256 else 1.0)
+
+
+def _wave_cost(m: int, n: int, tile_m: int, tile_n: int, sms: int) -> float:
+    """The wave model of csrc/plan.h, written out again from its comment."""
+    tiles = -(-m // tile_m) * -(-n // tile_n)
+    return -(-tiles // sms) * tile_m * tile_n / (128 * 128)
+
+
+def _wave_applies(m: int, n: int, tile_m: int, tile_n: int, sms: int) -> bool:
+    """AutoRule::wave_rounds: at most two rounds, and less than the other two tiles (a tie goes
+    to the larger tile)."""
+    tiles = -(-m // tile_m) * -(-n // tile_n)
+    mine = _wave_cost(m, n, tile_m, tile_n, sms)
+    for tm, tn in ((128, 128), (192, 128), (128, 256)):
+        if (tm, tn) != (tile_m, tile_n):
+            other = _wave_cost(m, n, tm, tn, sms)
+            if mine > other or (mine == other and tm * tn > tile_m * tile_n):
+                return False
+    return tiles <= 2 * sms
+
+
+def test_wave_cost_matches_the_model():
+    shapes = [(1152, 2048, 1664), (2368, 1600, 384), (4096, 4096, 4096), (100, 100, 100), (3160, 520, 1)]
+    for m, n, _ in shapes:
+        for tile_m, tile_n in ((128, 128), (192, 128), (128, 256)):
+            assert fastgemm._C.wave_cost(m, n, tile_m, tile_n, 132) == pytest.approx(
+                _wave_cost(m, n, tile_m, tile_n, 132)
+            )
+    assert _wave_applies(1152, 2048, 192, 128, 132) and not _wave_applies(1152, 2048, 128, 128, 132)
+    assert _wave_applies(2368, 1600, 128, 128, 132) and not _wave_applies(4096, 4096, 192, 128, 132)
 
 
 def test_last_round_cost_matches_the_model():
@@ -502,6 +533,7 @@ def _first_runnable_rule(
             unaligned,
             half_edge,
             unsplit_last_round,
+            wave_rounds,
         ) = rule  # RULE_FIELDS, in order
         k = table.get(name)
         rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
@@ -535,6 +567,8 @@ def _first_runnable_rule(
         ):
             continue
         if unsplit_last_round and tiles % sms != 0 and 2 * (tiles % sms) <= sms:
+            continue
+        if wave_rounds and not _wave_applies(rm, rn, few[0], few[1], sms):
             continue
         if split_cost is not None:
             k_tiles = -(-k_depth // 64)
@@ -1257,8 +1291,12 @@ def test_auto_rules_refer_to_kernels():
             assert min_n is None or (isinstance(min_n, int) and min_n > 0), name
             assert min_k is None or (isinstance(min_k, int) and min_k > 0), name
             assert max_k is None or (isinstance(max_k, int) and max_k > 0 and (min_k or 0) <= max_k), name
-            assert few is None or (len(few) == 3 and min(few[:2]) > 0 and (few[2] > 0 or last or vs_n)), name
+            wave = r["wave_rounds"]
+            assert few is None or (
+                len(few) == 3 and min(few[:2]) > 0 and (few[2] > 0 or last or vs_n or wave)
+            ), name
             assert not last or few is not None, name
+            assert not wave or (few is not None and (few[0], few[1]) in ((128, 128), (192, 128), (128, 256))), name
             assert vs_n is None or (few is not None and vs_n > few[1]), name
             assert split_cost is None or (few is not None and split_cost > 0), name
             assert rounds is None or (

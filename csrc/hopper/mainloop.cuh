@@ -19,8 +19,18 @@ namespace fastgemm::hopper {
 
 // Registers per thread after setmaxnreg: the producer warpgroup only issues copies, the consumer
 // warpgroups hold up to 128 fp32 accumulators each (384 threads: 40 + 2 x 232 <= 504 of the 512;
-// a 256-thread block of one consumer warpgroup keeps the 232 it is launched with).
+// a 256-thread block of one consumer warpgroup keeps the 232 it is launched with). Three consumer
+// warpgroups (512 threads, launched with 128 each) hold at most 64 accumulators (BN <= 128):
+// 32 + 3 x 152 = 488.
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+template <int CONSUMERS>
+constexpr int producer_regs() {
+  return CONSUMERS > 2 ? 32 : PRODUCER_REGS;
+}
+template <int CONSUMERS>
+constexpr int consumer_regs() {
+  return CONSUMERS > 2 ? 152 : CONSUMER_REGS;
+}
 
 // WARPGROUPS warpgroups share a BM x BN tile at (m0, n0), each owning BM / 64 / WARPGROUPS slices
 // of 64 rows; acc[h] is slice wg * SLICES + h.

@@ -5,7 +5,7 @@
 //
 // Roles: warpgroup 0 gives its registers away and one of its threads streams the k-tiles of
 // every tile the scheduler gives the block (cluster) into the ring, running ahead across tile
-// boundaries; consumer warpgroup w (1, or 1 and 2) multiplies rows 64(w-1)..64w-1 of each tile
+// boundaries; consumer warpgroup w (1 .. BM / 64) multiplies rows 64(w-1)..64w-1 of each tile
 // and hands its accumulators to the epilogue, which runs while the producer already fills the
 // ring with the next tile. PROMOTE > 0: the consumers add each group of PROMOTE k-tiles'
 // products into their accumulators in round-to-nearest fp32 (mainloop.cuh: consume). The Lender
@@ -35,13 +35,13 @@ __device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtenso
   const Sched sched(M, N);
   const int row_offset = static_cast<int>(ring.rank) * BM;  // this block's rows of the cluster tile
   if (wg == 0) {
-    ptx::setmaxnreg_dec<PRODUCER_REGS>();
+    ptx::setmaxnreg_dec<producer_regs<RingT::CONSUMER_WARPGROUPS>()>();
     if (threadIdx.x == 0) {
       produce_tiles<A_KMAJOR, B_KMAJOR, BK>(ring, sched, tma_a, tma_b, k_tiles, row_offset, gate);
       if constexpr (PDL) ptx::griddepcontrol_launch_dependents();
     }
   } else {
-    ptx::setmaxnreg_inc<CONSUMER_REGS>();
+    ptx::setmaxnreg_inc<consumer_regs<RingT::CONSUMER_WARPGROUPS>()>();
     const int half = wg - 1;
     int it = 0;  // the running k-tile counter, advanced alike by the producer (produce_tiles)
     for (int tile = sched.first; tile < sched.count(); tile += sched.step) {

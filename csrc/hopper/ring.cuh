@@ -23,6 +23,7 @@ namespace fastgemm::hopper {
 template <int BM, int BN, int STAGES, int CONSUMERS, int CLUSTER_ = 1, int FULL = 1>
 struct Ring {
   static constexpr int TILE_M = BM, TILE_N = BN, CLUSTER = CLUSTER_, DEPTH = STAGES;
+  static constexpr int CONSUMER_WARPGROUPS = CONSUMERS;
   static constexpr int A_BYTES = tile_bytes<BM>(), STAGE_BYTES = A_BYTES + tile_bytes<BN>();
   static_assert(STAGE_BYTES % 1024 == 0, "stages must keep the 1024-byte swizzle alignment");
   static constexpr int BYTES = STAGES * STAGE_BYTES;  // shared memory of the stages

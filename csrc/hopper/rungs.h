@@ -14,7 +14,8 @@
 // some widths; V33 runs V24's split on 128x64 tiles, twice as many blocks for the same output;
 // V34 runs V24 on operands whose rows are not 16-byte aligned, without copying the large one;
 // V43 runs V21 on 64x128 tiles in clusters of two that share B, twice V21's blocks for the
-// same output, each reading a third less from L2.
+// same output, each reading a third less from L2; V44 runs V21 on 192x128 tiles, whose count
+// fits the SMs in one round on some mid-size outputs that V21's take in two.
 // The registry's `parent` and `branch` say the same.
 #pragma once
 #include "hopper/launch.cuh"
@@ -89,6 +90,12 @@ struct V24 : V21 {
 // eight of them (a branch of V21).
 struct V43 : V21 {
   static constexpr int BM = 64, THREADS = 256, STAGES = 8, CLUSTER = 2;
+  static constexpr bool BORROW = false;
+};
+// V21 on 192x128 tiles: three consumer warpgroups (m64n128k16 each) beside the producer, a
+// 40 KiB stage, four of them, and a 16 KiB C buffer per consumer warpgroup (a branch of V21).
+struct V44 : V21 {
+  static constexpr int BM = 192, THREADS = 512, STAGES = 4;
   static constexpr bool BORROW = false;
 };
 // V24 for a B whose rows are not 16-byte aligned: a row-major B staged by ResidueMaps and

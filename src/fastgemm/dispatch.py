@@ -60,7 +60,10 @@ __all__ = [
 # to fewer than 16 bytes (a kernel that reads them in place, or stores them), half edge: preferred
 # only where min(M, N) ends 1-64 past a multiple of 128, so that 64-wide tiles along it leave 64
 # fewer rows or columns as padding than 128-wide ones, unsplit last round: preferred only where
-# (tile_m, tile_n) tiles leave no last round of at most SMs / 2 to split)], fastest first.
+# (tile_m, tile_n) tiles leave no last round of at most SMs / 2 to split, wave rounds: preferred
+# only where (tile_m, tile_n) tiles take at most two rounds of SMs and less time than the others
+# of 128x128, 192x128 and 128x256 by the wave model (_C.wave_cost; a tie goes to the larger
+# tile))], fastest first.
 AUTO_RULES: dict[str, list[Rule]] = {dtype: list(rules) for dtype, rules in _C.auto_rules().items()}
 
 # precision ("tf32x3", "tf32") -> the float32 rules (same tuples) that auto tries for it before
