@@ -75,6 +75,17 @@ while len(out) < 20:
 print(','.join(f'{m}x{n}x{k}' for n, k in out for m in (1, 2, 3, 4, 6, 8, 11, 16)))")
       (decode rows on an under-aligned row-major B; the check: --dtype bfloat16 --tag
       unal-rows-v37-check, seed 62, 12 pairs, rows 2, 5, 9, 16: results/sweeps/pad-unal-rows-v37-*)
+    python benchmarks/sweep.py --dtype float16 --pad --pad-random 72,43,256,4096,512,8192,300 \
+        --rounds 3 --target-ms 2 --tag mid-v44 --kernels hgemm_v20_hoisted_beta,\
+hgemm_v21_narrow_tile,hgemm_v32_split_last_round_192,hgemm_v43_cluster_64x128,hgemm_v44_tile_192x128
+      (the wave rules' sweeps, results/sweeps/pad-*mid-v44-*: also --pad-random
+      80,71,512,4096,256,6144,300 --tag mid-v44-b; --dtype bfloat16 --pad-random
+      50,72,512,4096,256,6144,300 --tag mid-v44-c; --b-layout F --pad-random
+      50,73,512,4096,256,6144,300 --tag mid-v44-d; held out, with v43 left out of --kernels:
+      --pad-random 90,74,512,6144,256,8192,400 --tag mid-v44-check and --dtype bfloat16
+      --b-layout F --pad-random 60,75,512,6144,256,8192,400 --tag mid-v44-check; and the shapes of
+      pad-v32-short-k-* that the wave rules move, --pad-shapes <those> --tag v32-short-k-v44 /
+      v32-short-k-check-v44 with v20, v21, v32 and v44)
 
 Writes <kind>[-bcol][-<tag>]-<dtype>-<gpu>.csv (kind: narrow, rows, deep, prefill or pad; one row
 per shape and candidate) and prints a table of microseconds per launch with the best candidate per

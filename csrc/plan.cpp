@@ -108,10 +108,13 @@ const std::vector<AutoRule> kHgemmRules = {
     // (results/sweeps/pad-unal-rows-v37-*, H200: 20 random (N, K) with N off a multiple of 8, N
     // 1137-55453, K 272-29784, crossed with 1-16 rows; a bf16 check of 12 others with 2-16 rows).
     // Where v34 took 2-16 rows (up to SMs tiles of 128x128), v37 was faster on all points with K
-    // >= 512: 1.01-1.85x (12555x9615: 181 -> 109 us); at K of 272-480 it was 0.90-1.09x, left to
-    // v34. One row: v37 1.02-1.64x over v34 from N = 3716 with K >= 568 (0.99x at 5308x472), and
-    // 2.3-2.8x over the padded path, which copied all of B past SMs tiles (1x38839x6812: 719 ->
-    // 313 us); below N = 3073 the H100 sweep above kept v34 faster on one row.
+    // >= 512 but one: 0.97-1.86x (0.97x at 16x7319x1416; 12555x9615: 181 -> 108 us); at K of
+    // 272-480 it was 0.90-1.09x, left to v34. One row: v37 1.07-1.64x over v34 from N = 3716
+    // with K >= 568 (0.99x at 5308x472), and 2.3-2.8x over the padded path, which copied all of B
+    // past SMs tiles (1x38839x6812: 719 -> 313 us). The one-row edge of 3073 columns is not
+    // fitted: the H100 sweep above kept v34 faster on one row of at most 517 columns, and this
+    // sweep's three one-row points of 1137-2436 columns with K >= 512 ran v37 1.12-1.41x faster;
+    // the band between was left to v34 until the H100 measures it.
     {"hgemm_v37_split_k_reduce_unaligned",
      "v35 reading under-aligned operands in place by element loads: for outputs of 2-16 rows with "
      "an under-aligned row-major B and K >= 512, whose 16-row tiles read B once where v34's "
@@ -389,8 +392,11 @@ const std::vector<AutoRule> kHgemmRules = {
     // auto ran on every such point (1.05-1.33x; 3688x600x1088 1.33x), and than v32 with K < 2048
     // (1.04-1.14x); against v32 with a longer K, whose split last round keeps every SM busy, it
     // was mixed (0.74-1.10x), and against v31 slower (0.91x): those keep their rules, the second
-    // v44 rule below v31's taking only what v20 would run. Where the model favours v21's or
-    // v20's tiles v44 was slower on nearly every point (0.68-0.9x).
+    // v44 rule below v31's taking only what v20 would run. Where the model favours v21's tiles
+    // (at most SMs tiles of 128x128) v44 was slower on 149 of 163 points (0.29-1.27x), and where
+    // it favours v20's (192x128 tiles in two rounds, 128x256 in one) on all 34 (0.58-0.91x). By
+    // the same model v21 takes outputs whose 128x128 tiles cost less than both others: 1.20-1.52x
+    // over the v20 auto ran on the 5 such points (2880x640x1984: 22.8 -> 15.0 us).
     {"hgemm_v44_tile_192x128",
      "v21 on 192x128 tiles: for outputs whose 192x128 tiles fill at most two rounds of the SMs "
      "in less time than 128x128 or 128x256 ones (a model of rounds), K < 2048 (sm_90a only)",
@@ -407,11 +413,14 @@ const std::vector<AutoRule> kHgemmRules = {
     // hgemm_v20_hoisted_beta,hgemm_v21_narrow_tile,hgemm_v32_split_last_round_192 --tag
     // v32-short-k`): one round of 96-132 tiles of 128x192 (against v20's 70-96 wide ones), or
     // rounds whose last holds more than SMs/2 (252-264 and 380 tiles), ran 1.15-1.23x faster than
-    // v20 on 26 of the 28 points the rule moves (1536x2048x1536 18.9 -> 16.0 us), level on the
+    // v20 on 26 of the 28 points the rule moved (1536x2048x1536 18.9 -> 16.0 us), level on the
     // two of 640 tiles; a split last round of 24-60 tiles ran 0.78-0.97x (the hand-off outweighs
     // short shares) but at 1024x4608 and 1280x3584 (1.08-1.27x), so those stay with v20.
     // Checked on other (M, N) at K = 1024 and 1792 in bf16 on an H100
-    // (pad-v32-short-k-check-*): 1.18x over v20 on the 34 points it moves, 1.00x at worst. Both
+    // (pad-v32-short-k-check-*): 1.18x over v20 on the 34 points it moved, 1.00x at worst. The
+    // wave rules above take most of both sweeps' points since (v44, level with or ahead of v32:
+    // pad-v32-short-k-*v44-*); this rule keeps 6 of the 44 fp16 points (4 at 1.15-1.17x over
+    // v20, 2 level) and 18 of the 42 bf16 ones (2560x3584x768 and 1280x7168x768 stay on it). Both
     // sweeps have M and N of 1024-7168: the rule stops below 1024 rows or columns, which the model
     // would also take (tall narrow and short wide outputs) but no sweep has timed at this K.
     {"hgemm_v32_split_last_round_192",

@@ -108,9 +108,10 @@ struct AutoRule {
   // (they fill whole rounds, or a last round of more than sm_count / 2), so that a short K pays
   // no hand-off of partial tiles (false: no such limit).
   bool unsplit_last_round = false;
-  // Preferred only where the tiles of few_m x few_n take at most two rounds of sm_count and less
-  // time than 128x128 and 128x256 tiles by the wave model (wave_cost) (false: no such limit): a
-  // kernel whose tile shape fits the SMs' rounds where the others' leave a round mostly empty.
+  // Preferred only where the tiles of few_m x few_n (one of 128x128, 192x128 and 128x256) take
+  // at most two rounds of sm_count and less time than the other two shapes by the wave model
+  // (wave_cost; a tie goes to the larger tile) (false: no such limit): a kernel whose tile shape
+  // fits the SMs' rounds where the others' leave a round mostly empty.
   bool wave_rounds = false;
 };
 // The wave model of a persistent kernel of tile_m x tile_n tiles: its rounds of sm_count tiles

@@ -419,6 +419,7 @@ def _round_split(r: dict, m: int, n: int, k_depth: int, sms: int) -> int:
 
 
 V44 = "hgemm_v44_tile_192x128"
+WAVE_WHY = "fill at most two rounds of the SMs"  # in the why of the wave rules (v44, v21)
 
 # The fields of one AUTO_RULES tuple (dispatch.py documents them), in order.
 RULE_FIELDS = (
@@ -771,7 +772,8 @@ def test_select_fp16_v32_short_k_follows_the_sweep():
     # K = 2048, at K = 768 and 1536, v20, v21 and v32 by name. With 768 <= K < 2048 auto runs v32
     # where its 128x192 tiles leave no last round to split (1.15-1.23x over v20 there, level at
     # 640 tiles), and v20 where v32 would split a last round of 24-60 tiles (mostly 0.78-0.97x).
-    # v44 takes most of both since, where its wave model wins (pad-v32-short-k-v44-*).
+    # v44 takes most of the points v32 ran since, where its wave model wins, and 4 of the 16 split
+    # ones (1024x4608, 1280x3584: pad-v32-short-k-*v44-*).
     if not any(k.name == "hgemm_v32_split_last_round_192" for k in fastgemm.kernels("float16")):
         pytest.skip("no sm_90 code in this build")
     v20, v32 = "hgemm_v20_hoisted_beta", "hgemm_v32_split_last_round_192"
@@ -791,8 +793,8 @@ def test_select_fp16_v32_short_k_follows_the_sweep():
         assert split or gains[-1] > 0.97, (shape, times)
     assert _faster(gains, 6, 1.08), gains  # what v44 leaves to v32: 4 at 1.15-1.17x, 2 of 640 tiles level
     # 1024x4608 and 1280x3584 (last rounds of 60 and 58 tiles) ran 1.08-1.27x on v32 too; the
-    # other split points 0.78-0.97x (v44 takes the first two and half of the others since)
-    assert len(lost) >= 6 and math.prod(lost) ** (1 / len(lost)) < 0.95, lost
+    # other 12 split points 0.78-0.97x (v44 takes the first two since)
+    assert len(lost) >= 12 and math.prod(lost) ** (1 / len(lost)) < 0.95, lost
     # Checked on other (M, N) at K = 1024 and 1792, bf16, on an H100 (pad-v32-short-k-check-*):
     # every point the rule moves at least level with v20.
     check = _csv_sweep_points("pad-v32-short-k-check-bfloat16-*.csv")
@@ -801,7 +803,7 @@ def test_select_fp16_v32_short_k_follows_the_sweep():
         if fastgemm.select(*shape, "bfloat16", cc=90).kernel.name == v32:
             moved.append(times[v20] / times[v32])
             assert moved[-1] > 0.97, (shape, times)
-    assert _faster(moved, 12, 1.12), moved
+    assert _faster(moved, 16, 1.12), moved  # 18 of the 34 it moved: v44 takes the others since
 
 
 def test_select_fp16_realign_follows_the_sweeps():
@@ -885,7 +887,7 @@ def test_select_fp16_v43_follows_the_mid_sweeps():
                 assert gains[-1] > 0.95, (path.name, shape, times)
             elif not check and sel.kernel.name != ran[shape]:  # moved since by the wave rules
                 assert sel.kernel.name in (V44, "hgemm_v21_narrow_tile"), (path.name, shape, sel)
-                assert "two rounds" in sel.reason, (path.name, shape, sel)
+                assert WAVE_WHY in sel.reason.split(";")[0], (path.name, shape, sel)
         assert len(gains) >= 12, (path.name, len(gains))
         geo = math.exp(sum(math.log(x) for x in gains) / len(gains))
         assert geo >= (1.1 if check else 1.15), (path.name, geo)
@@ -907,7 +909,7 @@ def test_select_half_v44_follows_the_wave_sweeps():
     # results/sweeps/pad-*mid-v44-{,b,c,d}* (H200; random aligned shapes of up to 300 tiles of
     # 128x128, fp16, bf16 and a column-major B; v20, v21, v32, v43 and v44 by name beside auto as
     # it then was): where auto now runs v44, or v21 by the wave rules, in place of what it ran,
-    # every point is faster (1.04-1.42x) and the geometric mean at least 1.15x. On v32's short-K
+    # every point is faster (1.04-1.52x) and the geometric mean at least 1.15x. On v32's short-K
     # family (pad-v32-short-k-v44-*, the shapes of pad-v32-short-k-* that v44 now takes), v44
     # is level with the faster of v20 and v32 (at least 1.03x in the geometric mean, no point
     # below 0.97x); on the held-out check sweeps (pad-*mid-v44-check-*, other seeds, up to 400
@@ -964,9 +966,9 @@ def test_select_half_v44_follows_the_wave_sweeps():
                 held.append(min(t[v20], t[v32]) / t[V44])
                 assert held[-1] > 0.94, (path.name, shape, t)
         assert _faster(held, 15, 1.05), (path.name, held)
-    # Suite-sized problems keep their kernels: one round of 128x256 tiles, or many rounds.
+    # Suite-sized problems keep v20: one round of 128x256 tiles, or many rounds.
     for shape in ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (2048, 6144, 4096)):
-        assert fastgemm.select(*shape, "float16", cc=90).kernel.name not in (V44,), shape
+        assert fastgemm.select(*shape, "float16", cc=90).kernel.name == v20, shape
     assert fastgemm.select(1152, 2048, 1664, "float16", cc=90).kernel.name == V44
     assert fastgemm.select(2368, 1600, 384, "float16", cc=90).kernel.name == v21
 
@@ -2445,7 +2447,7 @@ def test_select_fp16_unaligned_short_k_follows_the_v39_sweeps(kind, least, gain)
             # few of their tiles (its later rules: pad-mid-v43-*), or v44 / v21 by the wave rules
             # (pad-*mid-v44-*)
             short_v32 = "leave no last round to split" in sel.reason
-            wave = sel.kernel.name in (V44, "hgemm_v21_narrow_tile") and "two rounds" in sel.reason
+            wave = sel.kernel.name in (V44, "hgemm_v21_narrow_tile") and WAVE_WHY in sel.reason.split(";")[0]
             moved = short_v32 or wave or sel.kernel.name == "hgemm_v43_cluster_64x128"
             assert sel.kernel.name == r["auto_kernel"] or sel.flip or moved, (r, sel)
     assert _faster(gains, least, gain) and len(later) >= 3

@@ -706,8 +706,9 @@ def test_turing_mma(kernel):
 def test_no_spills(cubin, kernel):
     # One exception, counted: v44's producer warpgroup runs on 32 registers (setmaxnreg; its three
     # consumer warpgroups take the rest of a 512-thread block's), and ptxas keeps one or two
-    # words of its tile loop in local memory: a store before the loop and a load once per output
-    # tile, none in the k-loop. Any more local memory there fails as everywhere else.
+    # words of its tile loop in local memory (in the SASS of this change: a store before the loop
+    # and a load once per output tile, none in the k-loop). The test counts the local-memory
+    # instructions of each instantiation against SPILLS_ALLOWED; more fail as everywhere else.
     allowed = SPILLS_ALLOWED.get(kernel.name, 0)
     spills = {
         _short(fn, kernel.name): _spills(ops)

@@ -2,7 +2,7 @@
 //
 // What changed since v21: a block computes a 192x128 tile with three consumer warpgroups
 // (m64n128k16 each, rows 64(w-1)..64w-1) beside its producer warpgroup, so 512 threads whose
-// registers setmaxnreg splits 24 (producer) / 160 (consumers: 64 accumulators each). A stage
+// registers setmaxnreg splits 32 (producer) / 152 (consumers: 64 accumulators each). A stage
 // holds a 192x64 A tile and a 128x64 B tile, 40 KiB; four stages, and each consumer warpgroup
 // stores C through its own 16 KiB buffer of two 64x64 slots (no borrowed stage). Everything else
 // (persistent grouped schedule, balanced grid, programmatic dependent launch, beta == 0 tested
@@ -15,7 +15,7 @@
 // What limits it: a tile of 192 rows is mostly padding on outputs of few rows, and its count
 // leaves a partial last round on many shapes where v20's or v21's fit better (the choice is
 // auto's round model); four stages (40 KiB each) are a shallower ring than v21's six; the
-// producer warpgroup's 24 registers.
+// producer warpgroup's 32 registers (ptxas keeps a word of its tile loop in local memory).
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B. sm_90a.
 #include "hopper/persistent.cuh"
 #include "hopper/rungs.h"

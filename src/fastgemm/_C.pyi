@@ -48,6 +48,7 @@ Rule: TypeAlias = tuple[
     str | None,
     bool,
     bool,
+    bool,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...
