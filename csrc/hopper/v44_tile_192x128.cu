@@ -14,7 +14,7 @@
 // v21's 128 x 128: 1.2x the math per byte.
 // What limits it: a tile of 192 rows is mostly padding on outputs of few rows, and its count
 // leaves a partial last round on many shapes where v20's or v21's fit better (the choice is
-// auto's round model); four stages (40 KiB each) are a shallower ring than v21's six; the
+// auto's wave model); four stages (40 KiB each) are a shallower ring than v21's six; the
 // producer warpgroup's 32 registers (ptxas keeps a word of its tile loop in local memory).
 // Shapes: any M, N, K >= 1; 16-byte aligned operands; both layouts of A and B. sm_90a.
 #include "hopper/persistent.cuh"
