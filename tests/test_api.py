@@ -647,6 +647,21 @@ def _csv_sweep_points(pattern: str) -> dict[tuple[int, int, int], dict[str, floa
     return points
 
 
+def _csv_sweep_file(
+    path: Path,
+) -> tuple[dict[tuple[int, int, int], dict[str, float]], dict[tuple[int, int, int], str]]:
+    """One CSV sweep of sweep.py: microseconds per (M, N, K) and candidate (auto and the peers
+    included), and what auto ran on each shape when the sweep was taken ("+pad": on padded
+    copies)."""
+    times: dict[tuple[int, int, int], dict[str, float]] = {}
+    ran: dict[tuple[int, int, int], str] = {}
+    for row in csv.DictReader(path.read_text().splitlines()):
+        shape = (int(row["M"]), int(row["N"]), int(row["K"]))
+        times.setdefault(shape, {})[row["candidate"]] = float(row["us"])
+        ran[shape] = row["auto_kernel"] + ("+pad" if row["auto_pad"] == "True" else "")
+    return times, ran
+
+
 def test_select_fp16_deep_split_follows_the_sweep():
     # Deep K on a few tiles (results/sweeps/deep-late-dependents-float16-*: M 128-1024 x N
     # 256-1024 x K 8192-65536, the split rungs v24, v27, v28 and v33 by name, H100, operands out
@@ -868,12 +883,7 @@ def test_select_fp16_v43_follows_the_mid_sweeps():
     for path in sweeps:
         dtype = "bfloat16" if "bfloat16" in path.name else "float16"
         check = "-check-" in path.name
-        points: dict[tuple[int, int, int], dict[str, float]] = {}
-        ran: dict[tuple[int, int, int], str] = {}
-        for row in csv.DictReader(path.read_text().splitlines()):
-            shape = (int(row["M"]), int(row["N"]), int(row["K"]))
-            points.setdefault(shape, {})[row["candidate"]] = float(row["us"])
-            ran[shape] = row["auto_kernel"]
+        points, ran = _csv_sweep_file(path)
         gains = []
         for shape, times in points.items():
             sel = fastgemm.select(*shape, dtype, cc=90, order="CF" if "-bcol-" in path.name else "CC")
@@ -920,15 +930,6 @@ def test_select_half_v44_follows_the_wave_sweeps():
     v21, v20, v32 = "hgemm_v21_narrow_tile", "hgemm_v20_hoisted_beta", "hgemm_v32_split_last_round_192"
     sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
 
-    def points(path: Path) -> tuple[dict, dict]:
-        times: dict[tuple[int, int, int], dict[str, float]] = {}
-        ran: dict[tuple[int, int, int], str] = {}
-        for row in csv.DictReader(path.read_text().splitlines()):
-            shape = (int(row["M"]), int(row["N"]), int(row["K"]))
-            times.setdefault(shape, {})[row["candidate"]] = float(row["us"])
-            ran[shape] = row["auto_kernel"]
-        return times, ran
-
     def select(path: Path, shape: tuple[int, int, int]) -> str:
         dtype = "bfloat16" if "bfloat16" in path.name else "float16"
         return fastgemm.select(
@@ -939,7 +940,7 @@ def test_select_half_v44_follows_the_wave_sweeps():
     assert len(fitted) == 4
     gains: list[float] = []
     for path in fitted:
-        times, ran = points(path)
+        times, ran = _csv_sweep_file(path)
         for shape, t in times.items():
             name = select(path, shape)
             if name != ran[shape]:
@@ -951,14 +952,14 @@ def test_select_half_v44_follows_the_wave_sweeps():
     assert _faster(gains, 40, 1.15), gains
     level: list[float] = []
     for path in sorted(sweeps.glob("pad-v32-short-k-*v44-*.csv")):
-        times, _ = points(path)
+        times, _ = _csv_sweep_file(path)
         for shape, t in times.items():
             if select(path, shape) == V44:
                 level.append(min(t[v20], t[v32]) / t[V44])
                 assert level[-1] > 0.97, (path.name, shape, t)
     assert _faster(level, 40, 1.03), level
     for path in sorted(sweeps.glob("pad-*mid-v44-check-*.csv")):
-        times, ran = points(path)
+        times, ran = _csv_sweep_file(path)
         held: list[float] = []
         for shape, t in times.items():
             assert select(path, shape) == ran[shape], (path.name, shape)
@@ -2350,12 +2351,7 @@ def test_select_half_v37_decode_rows_follow_the_sweep():
         (sweeps / "pad-unal-rows-v37-float16-nvidia-h200.csv", "float16"),
         (sweeps / "pad-unal-rows-v37-check-bfloat16-nvidia-h200.csv", "bfloat16"),
     ):
-        points: dict[tuple[int, int, int], dict[str, float]] = {}
-        before: dict[tuple[int, int, int], str] = {}
-        for row in csv.DictReader(path.read_text().splitlines()):
-            shape = (int(row["M"]), int(row["N"]), int(row["K"]))
-            points.setdefault(shape, {})[row["candidate"]] = float(row["us"])
-            before[shape] = row["auto_kernel"] + ("+pad" if row["auto_pad"] == "True" else "")
+        points, before = _csv_sweep_file(path)
         assert len(points) >= 48
         for shape, times in points.items():
             sel = fastgemm.select(*shape, dtype, cc=90)
