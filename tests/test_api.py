@@ -2270,6 +2270,31 @@ def test_select_fp32_deep_few_tiles_runs_v20_where_the_sweep_says():
     assert checked >= 30 and few >= 20 and checked + on_v21 >= 45
 
 
+def test_select_fp32_six_tiles_deep_k_run_v20():
+    # results/sweeps/pad-*half-edge-deep-float32-nvidia-h200 (H200): the rule for at most SMs/22
+    # tiles of 128x128 with at least 129 rows and columns and K >= 4096 moves exactly the five
+    # such points, from v18 to v20, each at least 1.3x faster; every other point keeps what auto
+    # ran when the sweep was taken.
+    if not any(k.name == "sgemm_v20_split_k_reduce" for k in fastgemm.kernels("float32")):
+        pytest.skip("no sm_90 code in this build")
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    paths = sorted(sweeps.glob("pad-*half-edge-deep-float32-*.csv"))
+    assert len(paths) == 2
+    gains: list[float] = []
+    for path in paths:
+        times, ran = _csv_sweep_file(path)
+        order = "CF" if "-bcol-" in path.name else "CC"
+        for (m, n, k), t in times.items():
+            name = fastgemm.select(m, n, k, "float32", cc=90, order=order).kernel.name
+            if name == ran[(m, n, k)]:
+                continue
+            assert name == "sgemm_v20_split_k_reduce" and ran[(m, n, k)] == V18_ROWS, (m, n, k)
+            assert min(m, n) >= 129 and -(-m // 128) * -(-n // 128) <= 6 and k >= 4096, (m, n, k)
+            gains.append(t[V18_ROWS] / t[name])
+            assert gains[-1] > 1.3, ((m, n, k), t)
+    assert len(gains) == 5
+
+
 def _sweep_rows(pattern: str) -> list[dict]:
     """The rows of the JSON sweeps under results/sweeps/ named by `pattern`."""
     sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
