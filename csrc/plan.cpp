@@ -638,7 +638,9 @@ const std::vector<AutoRule> kSgemmRules = {
     // 1.33-1.62x faster than the v18 that auto ran on all five such points (157-184 rows by
     // 260-349 columns, K 5407-23872; 172x285x23872: 203 -> 126 us). v18 splits the nine 64x128
     // tiles of such an output over clusters of at most 8 blocks, 72 blocks for 132 SMs; v20
-    // gives each SM a share. From 8 tiles on, v18 and v21 were as fast or faster there.
+    // gives each SM a share. From 8 tiles on, v18 and v21 were as fast or faster there. Held
+    // out (pad-*six-tiles-check-*, 32 random outputs of 5-6 tiles, K 2048-32768): the 10 it
+    // moves (v18, once v16) ran 1.43-1.66x faster.
     {"sgemm_v20_split_k_reduce",
      "v16's split with no owner, a share per SM summed by a second kernel: for outputs of at "
      "least 129 rows and columns over at most SMs/22 tiles of 128x128 with K >= 4096, where "

@@ -2293,6 +2293,22 @@ def test_select_fp32_six_tiles_deep_k_run_v20():
             gains.append(t[V18_ROWS] / t[name])
             assert gains[-1] > 1.3, ((m, n, k), t)
     assert len(gains) == 5
+    # Held out (pad-*six-tiles-check-*: 32 random outputs of 5-6 such tiles, K 2048-32768, taken
+    # with the rule): wherever auto runs v20 there it is at least 1.3x faster than v18, the
+    # kernel the rules after it would run on the wide ones.
+    checks = sorted(sweeps.glob("pad-*six-tiles-check-float32-*.csv"))
+    assert len(checks) == 2
+    held: list[float] = []
+    for path in checks:
+        times, ran = _csv_sweep_file(path)
+        order = "CF" if "-bcol-" in path.name else "CC"
+        for (m, n, k), t in times.items():
+            name = fastgemm.select(m, n, k, "float32", cc=90, order=order).kernel.name
+            assert name == ran[(m, n, k)], (path.name, (m, n, k))
+            if name == "sgemm_v20_split_k_reduce":
+                held.append(t[V18_ROWS] / t[name])
+                assert held[-1] > 1.3, ((m, n, k), t)
+    assert _faster(held, 20, 1.4), held
 
 
 def _sweep_rows(pattern: str) -> list[dict]:
