@@ -14,7 +14,7 @@ Families:
                     split-K and stream-K wgmma rungs by name (fp32: v09 and the split-K tile
                     rungs).
   --pad             shapes from --pad-shapes (odd sizes, ragged K): auto as its rule decides
-                    beside the --kernels by name; fp32 adds auto with its padded path off and on
+                    beside the --kernels by name, and auto with its padded path off and on
                     (FASTGEMM_DEV_PAD=0 / 1, switched between candidates with the plan cache
                     cleared). --pad-m crosses the (N, K) of --pad-shapes with those rows.
 
@@ -330,7 +330,7 @@ def main() -> int:
         cands = {"auto": lambda s: fn(s[0], s[1], s[2])}
         # Called before a candidate's calls (the first one and each round's).
         prepare = {"auto": lambda: set_dev_pad(None)}
-        if args.pad and dt == "float32":
+        if args.pad:
             for name, mode in (("auto (no pad)", "0"), ("auto (pad)", "1")):
                 cands[name] = lambda s: fn(s[0], s[1], s[2])
                 prepare[name] = lambda mode=mode: set_dev_pad(mode)

@@ -632,20 +632,25 @@ const std::vector<AutoRule> kSgemmRules = {
      "v16's split with no owner, a share per SM summed by a second kernel: for outputs of at "
      "least 33 rows and columns over at most SMs/33 tiles of 128x128 with K >= 1024",
      0, 128, 128, 0, 90, 1024, 0, false, 33, 0, nullptr, 0, false, 0, 33, 33},
-    // Five or six tiles of 128x128 (2x3, 3x2) with at least 129 rows and columns and K >= 4096
-    // (results/sweeps/pad-*half-edge-deep-float32-nvidia-h200: random outputs whose shorter
-    // side ends 1-64 past a multiple of 128, K 1024-32768, both layouts of B; H200): v20 was
-    // 1.33-1.62x faster than the v18 that auto ran on all five such points (157-184 rows by
-    // 260-349 columns, K 5407-23872; 172x285x23872: 203 -> 126 us). v18 splits the nine 64x128
-    // tiles of such an output over clusters of at most 8 blocks, 72 blocks for 132 SMs; v20
-    // gives each SM a share. From 8 tiles on, v18 and v21 were as fast or faster there. Held
-    // out (pad-*six-tiles-check-*, 32 random outputs of 5-6 tiles, K 2048-32768): the 10 it
-    // moves (v18, once v16) ran 1.43-1.66x faster.
+    // Five or six tiles of 128x128 (2x3, 3x2) with at least 129 rows and columns and K >= 2048
+    // (H200: results/sweeps/pad-*half-edge-deep-float32-*, random outputs whose shorter side
+    // ends 1-64 past a multiple of 128 with K 1024-32768, and pad-six-tiles-short-k-*, 5-6 tiles
+    // with K 1080-3728). v18 splits the nine 64x128 tiles of such an output over clusters of at
+    // most 8 blocks (72 blocks for 132 SMs) and v12 likewise; v20 gives each SM a share. v20 was
+    // 1.33-1.62x faster than auto's v18 on all five points with K >= 4096 (172x285x23872: 203 ->
+    // 126 us) and 1.27-1.53x faster than auto's v12 on all 11 with 2048 <= K < 4096; with K of
+    // 1280-2024 1.10-1.40x (1.10-1.18x up to 1352), and on the H100's tiles-float32-* 0.87x at
+    // 192x384x1536, where v18 was faster: the bound is 2048. On the H100's committed sweeps that
+    // the rule moves (tiles-edge-*, deep-s16-*, deep-s17-*), 1.26-1.52x on all 7 points. Held
+    // out (pad-*six-tiles-check-*, 32 random outputs of 5-6 tiles, K 2048-32768, taken with the
+    // bound at 4096): the 10 points it moved then ran 1.43-1.66x faster, and the 5 with K < 4096
+    // ran 1.25-1.43x faster on v20 than on auto's v12. From 8 tiles on, v18 and v21 were as fast
+    // or faster.
     {"sgemm_v20_split_k_reduce",
      "v16's split with no owner, a share per SM summed by a second kernel: for outputs of at "
-     "least 129 rows and columns over at most SMs/22 tiles of 128x128 with K >= 4096, where "
-     "v18's cluster splits of at most 8 blocks leave SMs idle",
-     0, 128, 128, 0, 90, 4096, 0, false, 22, 0, nullptr, 0, false, 0, 129, 129},
+     "least 129 rows and columns over at most SMs/22 tiles of 128x128 with K >= 2048, where "
+     "v18's cluster splits of at most 8 blocks (or v12's) leave SMs idle",
+     0, 128, 128, 0, 90, 2048, 0, false, 22, 0, nullptr, 0, false, 0, 129, 129},
     {"sgemm_v20_split_k_reduce",
      "v16's split with no owner, a share per SM summed by a second kernel: for outputs of "
      "65-128 rows and at least 65 columns over at most SMs/16.5 tiles of 128x128 with K >= "
