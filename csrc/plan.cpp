@@ -632,6 +632,19 @@ const std::vector<AutoRule> kSgemmRules = {
      "v16's split with no owner, a share per SM summed by a second kernel: for outputs of at "
      "least 33 rows and columns over at most SMs/33 tiles of 128x128 with K >= 1024",
      0, 128, 128, 0, 90, 1024, 0, false, 33, 0, nullptr, 0, false, 0, 33, 33},
+    // Six tiles of 128x128 on 193-384 rows by 129-192 columns with K >= 6144 (H200:
+    // results/sweeps/pad-six-tiles-tall-float32-*, 14 random such outputs): v21's 128x64 tiles
+    // (three cover the columns where 128-wide ones pad them to 256, each SM a share) were
+    // 1.14-1.27x faster than the v20 that the rules below run on all 12 points with K >= 6144
+    // (272x130x18914: 106.0 -> 83.7 us), level at K = 4315-5424 (0.98-1.05x); and 1.13-1.27x on
+    // all 8 such points of the six-tile check sweeps (pad-*six-tiles-check-*, both layouts of B).
+    // From 193 columns (354x193x13512) v20 was faster; on the mirror, 129-192 rows by more
+    // columns, v21's 64x128 tiles were 1.1-1.4x slower than v20.
+    {"sgemm_v21_split_k_reduce_multistage",
+     "v20's split with no owner on v17's three-stage loop and 128x64 tiles: for outputs of "
+     "193-384 rows and 129-192 columns over at most SMs/22 tiles of 128x128 with K >= 6144, "
+     "where three 64-wide tiles cover the columns that 128-wide ones pad to 256",
+     0, 128, 128, 0, 90, 6144, 192, false, 22, 0, nullptr, 0, false, 0, 193, 129},
     // Five or six tiles of 128x128 (2x3, 3x2) with at least 129 rows and columns and K >= 2048
     // (H200: results/sweeps/pad-*half-edge-deep-float32-*, random outputs whose shorter side
     // ends 1-64 past a multiple of 128 with K 1024-32768, and pad-six-tiles-short-k-*, 5-6 tiles
