@@ -2275,10 +2275,11 @@ def test_select_fp32_six_tiles_follow_the_sweeps():
     # deep-float32-*, pad-*six-tiles-*): v20 for at least 129 rows and columns with K >= 2048
     # (fitted to half-edge-deep, K >= 4096, v18 before, and six-tiles-short-k, K 1080-3728, v12
     # before; checked on six-tiles-check-* and -check-b-*), and before it v21 for 193-384 rows by
-    # 129-192 columns with K >= 6144 (fitted to six-tiles-tall). Every point they move is of
+    # 129-192 columns with K >= 6144 (fitted to six-tiles-tall; on six-tiles-tall-check-*, taken
+    # with the rule, at least 1.1x faster than v20 wherever it runs). Every point they move is of
     # their family and at least 1.1x faster on the kernel it now runs (1.2x for v20); every other
-    # point keeps what auto ran when the sweep was taken; on the check sweeps v20 is at least
-    # 1.1x faster than v18 wherever it runs (1.35x in the geometric mean).
+    # point keeps what auto ran when the sweep was taken; on the other check sweeps v20 is at
+    # least 1.1x faster than v18 wherever it runs (1.35x in the geometric mean).
     if not any(k.name == "sgemm_v20_split_k_reduce" for k in fastgemm.kernels("float32")):
         pytest.skip("no sm_90 code in this build")
     v20 = "sgemm_v20_split_k_reduce"
@@ -2286,9 +2287,10 @@ def test_select_fp32_six_tiles_follow_the_sweeps():
     paths = sorted(sweeps.glob("pad-*half-edge-deep-float32-*.csv")) + sorted(
         sweeps.glob("pad-*six-tiles-*float32-*.csv")
     )
-    assert len(paths) == 8
+    assert len(paths) == 10
     gains: dict[str, list[float]] = {v20: [], V21: []}
     held: list[float] = []
+    tall: list[float] = []
     for path in paths:
         times, ran = _csv_sweep_file(path)
         order = "CF" if "-bcol-" in path.name else "CC"
@@ -2304,12 +2306,18 @@ def test_select_fp32_six_tiles_follow_the_sweeps():
                     assert k >= 2048, (m, n, k)
                 gains[name].append(t[was] / t[name])
                 assert gains[name][-1] > (1.1 if name == V21 else 1.2), (path.name, (m, n, k), t)
-            if "-check-" in path.name and name == v20:
+            if "-tall-check-" in path.name:
+                sel = fastgemm.select(m, n, k, "float32", cc=90, order=order)
+                if "129-192 columns over at most SMs/22 tiles" in sel.reason:
+                    tall.append(t[v20] / t[V21])
+                    assert tall[-1] > 1.1, ((m, n, k), t)
+            elif "-check-" in path.name and name == v20:
                 held.append(t[V18_ROWS] / t[name])
                 assert held[-1] > 1.1, ((m, n, k), t)
     assert _faster(gains[v20], 20, 1.35), gains
     assert _faster(gains[V21], 15, 1.15), gains
     assert _faster(held, 40, 1.35), held
+    assert _faster(tall, 10, 1.15), tall
 
 
 def _sweep_rows(pattern: str) -> list[dict]:
