@@ -637,9 +637,11 @@ const std::vector<AutoRule> kSgemmRules = {
     // (three cover the columns where 128-wide ones pad them to 256, each SM a share) were
     // 1.14-1.27x faster than the v20 that the rules below run on all 12 points with K >= 6144
     // (272x130x18914: 106.0 -> 83.7 us), level at K = 4315-5424 (0.98-1.05x); and 1.13-1.27x on
-    // all 8 such points of the six-tile check sweeps (pad-*six-tiles-check-*, both layouts of B).
-    // From 193 columns (354x193x13512) v20 was faster; on the mirror, 129-192 rows by more
-    // columns, v21's 64x128 tiles were 1.1-1.4x slower than v20.
+    // all 8 such points of the earlier sweeps (pad-*six-tiles-check-*, pad-*half-edge-deep-*,
+    // both layouts of B). Held out (pad-*six-tiles-tall-check-*, 20 points, taken with the
+    // rule): 1.13-1.26x over v20 on all 10 it takes. From 193 columns (354x193x13512) v20 was
+    // faster; on the mirror, 129-192 rows by more columns, v21's 64x128 tiles were 1.1-1.4x
+    // slower than v20.
     {"sgemm_v21_split_k_reduce_multistage",
      "v20's split with no owner on v17's three-stage loop and 128x64 tiles: for outputs of "
      "193-384 rows and 129-192 columns over at most SMs/22 tiles of 128x128 with K >= 6144, "
