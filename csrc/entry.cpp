@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <tuple>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -620,10 +620,11 @@ py::object gemm_call(int fn_id, py::handle A, py::handle B, py::handle C, py::ha
     if (!m.size()) continue;
     devices[i] = m.device >= 0 ? m.device : pointer_device(m.ptr);
     if (devices[i] < 0) {
-      std::ostringstream msg;
-      msg << py::str(py::type::handle_of(ops[i].second).attr("__name__")).cast<std::string>()
-          << " operand is not in CUDA device memory (address 0x" << std::hex << m.ptr << ")";
-      throw std::runtime_error(msg.str());
+      char address[24];
+      std::snprintf(address, sizeof address, "%llx", static_cast<unsigned long long>(m.ptr));
+      throw std::runtime_error(
+          py::str(py::type::handle_of(ops[i].second).attr("__name__")).cast<std::string>() +
+          " operand is not in CUDA device memory (address 0x" + address + ")");
     }
   }
   const int device = devices[2];

@@ -1239,17 +1239,20 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
       }
     }
     if (rule.wave_rounds) {
-      // The rule's tile against the other two of 128x128, 192x128 and 128x256; a tie goes to the
-      // taller or wider tile (more math per byte brought in).
+      // The rule's tile against the other two of 128x128, 192x128 and 128x256: beaten by one
+      // that costs less, or as much with a larger area (a tie goes to the taller or wider tile:
+      // more math per byte brought in).
+      const double mine = t.sm_count > 0 ? wave_cost(M, N, rule.few_m, rule.few_n, t.sm_count) : 0;
       double other = 1e300;
+      bool beaten = false;
       for (const auto& [tm, tn] : {std::pair{128, 128}, std::pair{192, 128}, std::pair{128, 256}}) {
         if ((tm != rule.few_m || tn != rule.few_n) && t.sm_count > 0) {
-          other = std::min(other, wave_cost(M, N, tm, tn, t.sm_count) +
-                                      (tm * tn > rule.few_m * rule.few_n ? 0.0 : 1e-9));
+          const double cost = wave_cost(M, N, tm, tn, t.sm_count);
+          other = std::min(other, cost);
+          beaten = beaten || cost < mine || (cost == mine && tm * tn > rule.few_m * rule.few_n);
         }
       }
-      const double mine = t.sm_count > 0 ? wave_cost(M, N, rule.few_m, rule.few_n, t.sm_count) : 0;
-      if (t.sm_count <= 0 || tiles > 2 * t.sm_count || !(mine < other)) {
+      if (t.sm_count <= 0 || tiles > 2 * t.sm_count || beaten) {
         char costs[64];
         std::snprintf(costs, sizeof costs, "%g against %g", mine, std::min(other, 1e9));
         skipped.push_back(std::string(rule.kernel) + " is for outputs of at most two rounds of " +

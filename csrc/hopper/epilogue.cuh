@@ -143,6 +143,8 @@ struct OwnBuffers {
 // one buffer after the ring. One object per consumer thread (only the leader's `held` matters).
 template <typename RingT>
 struct BorrowedStage {
+  static_assert(RingT::CONSUMER_WARPGROUPS == 2,
+                "take() meets both consumer warpgroups at named barrier 3 (256 threads)");
   int held = -1;  // the stage borrowed for the previous tile's stores
 
   __device__ __forceinline__ bool keeps_stage(int half) const { return half == 1; }

@@ -31,6 +31,14 @@ template <int CONSUMERS>
 constexpr int consumer_regs() {
   return CONSUMERS > 2 ? 152 : CONSUMER_REGS;
 }
+// The split fits the SM's 64K registers, and three consumer warpgroups' 152 hold their
+// accumulators only for tiles of at most 128 columns (64 a thread).
+template <int CONSUMERS, int TILE_N>
+constexpr bool regs_fit() {
+  return CONSUMERS >= 1 && CONSUMERS <= 3 &&
+         128 * (producer_regs<CONSUMERS>() + CONSUMERS * consumer_regs<CONSUMERS>()) <= 65536 &&
+         (CONSUMERS <= 2 || TILE_N <= 128);
+}
 
 // WARPGROUPS warpgroups share a BM x BN tile at (m0, n0), each owning BM / 64 / WARPGROUPS slices
 // of 64 rows; acc[h] is slice wg * SLICES + h.

@@ -34,6 +34,8 @@ __device__ __forceinline__ void persistent_gemm(const RingT& ring, const CUtenso
   const int k_tiles = static_cast<int>((K + BK - 1) / BK);
   const Sched sched(M, N);
   const int row_offset = static_cast<int>(ring.rank) * BM;  // this block's rows of the cluster tile
+  static_assert(regs_fit<RingT::CONSUMER_WARPGROUPS, RingT::TILE_N>(),
+                "setmaxnreg's split must fit the SM and the consumers' accumulators");
   if (wg == 0) {
     ptx::setmaxnreg_dec<producer_regs<RingT::CONSUMER_WARPGROUPS>()>();
     if (threadIdx.x == 0) {
