@@ -640,7 +640,7 @@ const std::vector<AutoRule> kSgemmRules = {
     // all 8 such points of the earlier sweeps (pad-*six-tiles-check-*, pad-*half-edge-deep-*,
     // both layouts of B). Held out (pad-*six-tiles-tall-check-*, 20 points, taken with the
     // rule): 1.13-1.26x over v20 on all 10 it takes. From 193 columns (354x193x13512) v20 was
-    // faster; on the mirror, 129-192 rows by more columns, v21's 64x128 tiles were 1.1-1.4x
+    // faster; on the mirror, 129-192 rows by more columns, v21's 64x128 tiles were 1.07-1.40x
     // slower than v20.
     {"sgemm_v21_split_k_reduce_multistage",
      "v20's split with no owner on v17's three-stage loop and 128x64 tiles: for outputs of "
@@ -654,12 +654,12 @@ const std::vector<AutoRule> kSgemmRules = {
     // most 8 blocks (72 blocks for 132 SMs) and v12 likewise; v20 gives each SM a share. v20 was
     // 1.33-1.62x faster than auto's v18 on all five points with K >= 4096 (172x285x23872: 203 ->
     // 126 us) and 1.27-1.53x faster than auto's v12 on all 11 with 2048 <= K < 4096; with K of
-    // 1280-2024 1.10-1.40x (1.10-1.18x up to 1352), and on the H100's tiles-float32-* 0.87x at
-    // 192x384x1536, where v18 was faster: the bound is 2048. On the H100's committed sweeps that
+    // 1280-2024 1.09-1.40x (1.09-1.18x up to 1352), and on the H100's tiles-float32-* v20 ran
+    // 192x384x1536 at 0.83x of v18's speed, 0.87x of v12's: the bound is 2048. On the H100's committed sweeps that
     // the rule moves (tiles-edge-*, deep-s16-*, deep-s17-*), 1.26-1.52x on all 7 points. Held
     // out (pad-*six-tiles-check-*, 32 random outputs of 5-6 tiles, K 2048-32768, taken with the
-    // bound at 4096): the 10 points it moved then ran 1.43-1.66x faster, and the 5 with K < 4096
-    // ran 1.25-1.43x faster on v20 than on auto's v12. From 8 tiles on, v18 and v21 were as fast
+    // bound at 4096): the 9 points it moved then ran 1.43-1.66x faster, and the 5 with K < 4096
+    // ran 1.34-1.43x faster on v20 than on auto's v12. From 8 tiles on, v18 and v21 were as fast
     // or faster.
     {"sgemm_v20_split_k_reduce",
      "v16's split with no owner, a share per SM summed by a second kernel: for outputs of at "
