@@ -86,6 +86,20 @@ hgemm_v21_narrow_tile,hgemm_v32_split_last_round_192,hgemm_v43_cluster_64x128,hg
       --b-layout F --pad-random 60,75,512,6144,256,8192,400 --tag mid-v44-check; and the shapes of
       pad-v32-short-k-* that the wave rules move, --pad-shapes <those> --tag v32-short-k-v44 /
       v32-short-k-check-v44 with v20, v21, v32 and v44)
+    python benchmarks/sweep.py --dtype float16 --pad --pad-shapes <the shapes of
+        results/sweeps/pad-small-r41-float16-*: random outputs of 97-700 rows and columns and at
+        most 16 tiles of 128x128, K 640-4096> --rounds 3 --target-ms 2 --tag small-r41 --kernels
+        hgemm_v21_narrow_tile,hgemm_v24_wgmma_split_k,hgemm_v28_split_k_global_narrow,\
+hgemm_v33_split_k_n64,hgemm_v43_cluster_64x128
+      (the small-output v33 rule's sweeps: held out, --dtype bfloat16 --b-layout F with the
+      shapes of pad-bcol-small-r41-check-* and --tag small-r41-check; the band v28 rule's, random
+      outputs of 60-112 tiles of 128x128 with K 512-4096: --tag band-r41 and, bf16 with a
+      column-major B, band-r41-check, each with --kernels hgemm_v20_hoisted_beta,
+      hgemm_v21_narrow_tile,hgemm_v24_wgmma_split_k,hgemm_v28_split_k_global_narrow,
+      hgemm_v32_split_last_round_192,hgemm_v43_cluster_64x128,hgemm_v44_tile_192x128; and
+      pad-worst-r41-* / pad-mid-r41-*, the points of the mid-size sweeps where auto was furthest
+      behind the peers and --pad-random 60,81,128,4096,256,8192,300, with those kernels and v29,
+      v30, v31)
 
 Writes <kind>[-bcol][-<tag>]-<dtype>-<gpu>.csv (kind: narrow, rows, deep, prefill or pad; one row
 per shape and candidate) and prints a table of microseconds per launch with the best candidate per

@@ -291,6 +291,24 @@ const std::vector<AutoRule> kHgemmRules = {
      "v24 on 128x64 tiles: for outputs of at most SMs/16 tiles of 128x64 with K >= 8192 and rows "
      "on 128 bytes, where its split of up to 8 shares fills twice the SMs that v24's fills",
      0, 128, 64, 0, 90, 8192, 0, false, 16, 0, nullptr, 0, false, 0, 0, 0, 0, 128},
+    // v33 on outputs of at most SMs/8 tiles of 128x128 with 1024 <= K <= 4096 whatever the
+    // operands' row alignment (the rules above take rows on 128 bytes; below, v43 and v24 took
+    // the rest). Fitted to results/sweeps/pad-small-r41-* (`python benchmarks/sweep.py --dtype
+    // float16 --pad --pad-shapes <that file's shapes: 80 random outputs of 97-700 rows and
+    // columns and at most 16 tiles of 128x128, K 640-4096> --kernels hgemm_v21_narrow_tile,
+    // hgemm_v24_wgmma_split_k,hgemm_v28_split_k_global_narrow,hgemm_v33_split_k_n64,
+    // hgemm_v43_cluster_64x128 --tag small-r41`, H200): of its 66 points with K >= 1024, v33 was
+    // the fastest kernel by name on 56, v24 on 8 (8-16 tiles, K >= 2336, 1-9% ahead), v43 on 2
+    // (15-16 tiles, K 1048-1368, 5-10%); below K = 1024 v43 on 12 of 14. On the 65 points the
+    // rule moved: 1.13x over what auto ran (geometric mean), 0.91-1.44x (128x400x1720: v43 1.30x
+    // v33's time). Held out, pad-bcol-small-r41-check-* (bf16, B column-major, 60 other random
+    // points): v33 fastest on 47 of 51 with K >= 1024 (v24 on the other 4), v43 on all 9 below;
+    // the 49 moved points 1.125x, 0.89-1.41x.
+    {"hgemm_v33_split_k_n64",
+     "v24 on 128x64 tiles: for outputs of at least 97 rows and at most SMs/8 tiles of 128x128 "
+     "with 1024 <= K <= 4096, where v43's unsplit clusters and v24's 128x128 split leave SMs "
+     "idle, whatever the rows' alignment past 16 bytes (sm_90a only)",
+     0, 128, 128, 0, 90, 1024, 0, false, 8, 0, nullptr, 4096, false, 0, 97},
     {"hgemm_v27_split_k_global",
      "v20's 128x256 wgmma tile with K split over the SMs, the partial tiles summed in global "
      "memory: for outputs of at most SMs/4 wide tiles whose K shares are long, where it fills "
@@ -368,6 +386,21 @@ const std::vector<AutoRule> kHgemmRules = {
      "128x128 that no split rung above takes, where v21 leaves SMs idle and every block's L2 "
      "traffic sets the pace (sm_90a only)",
      0, 128, 128, 0, 90, 0, 0, false, 2},
+    // v28 (unsplit here: one block per tile, C stored from registers) where v21 would run more
+    // than SMs/2 and at most SMs/1.15 tiles of 128x128 with 2304 <= K < 4096. Fitted to
+    // results/sweeps/pad-band-r41-* (`python benchmarks/sweep.py --dtype float16 --pad
+    // --pad-shapes <that file's shapes: 70 random outputs of 60-112 tiles of 128x128, K 512-4096>
+    // --kernels hgemm_v20_hoisted_beta,hgemm_v21_narrow_tile,hgemm_v24_wgmma_split_k,
+    // hgemm_v28_split_k_global_narrow,hgemm_v32_split_last_round_192,hgemm_v43_cluster_64x128,
+    // hgemm_v44_tile_192x128 --tag band-r41`, H200): on the 29 points it moved from v21, 1.06x
+    // (geometric mean), 0.97-1.21x (584x2072x3632: 29.0 -> 24.0 us); below K = 1000 v21 was
+    // ahead (v28 0.87-0.96x), between 1000 and 2300 mixed. Held out, pad-bcol-band-r41-check-*
+    // (bf16, B column-major, 50 other random points): the 20 moved 1.03x, 0.97-1.10x.
+    {"hgemm_v28_split_k_global_narrow",
+     "v24's tile, one block per tile, C stored from registers: for outputs of more than SMs/2 "
+     "and at most SMs/1.15 tiles of 128x128 with 2304 <= K < 4096, where it runs v21's tiles "
+     "faster (sm_90a only)",
+     0, 128, 128, 0, 90, 2304, 0, false, 1.15, 0, nullptr, 4095},
     {"hgemm_v21_narrow_tile",
      "v20 on 128x128 tiles: for outputs with at most half as many 128x256 tiles as the GPU has "
      "SMs, where v20 leaves SMs idle (sm_90a only)",
@@ -632,7 +665,7 @@ const std::vector<AutoRule> kSgemmRules = {
      "v16's split with no owner, a share per SM summed by a second kernel: for outputs of at "
      "least 33 rows and columns over at most SMs/33 tiles of 128x128 with K >= 1024",
      0, 128, 128, 0, 90, 1024, 0, false, 33, 0, nullptr, 0, false, 0, 33, 33},
-    // Six tiles of 128x128 on 193-384 rows by 129-192 columns with K >= 6144 (H200:
+    // Six tiles of 128x128 on 257-384 rows by 129-192 columns with K >= 6144 (H200:
     // results/sweeps/pad-six-tiles-tall-float32-*, 14 random such outputs): v21's 128x64 tiles
     // (three cover the columns where 128-wide ones pad them to 256, each SM a share) were
     // 1.14-1.27x faster than the v20 that the rules below run on all 12 points with K >= 6144
@@ -641,12 +674,14 @@ const std::vector<AutoRule> kSgemmRules = {
     // both layouts of B). Held out (pad-*six-tiles-tall-check-*, 20 points, taken with the
     // rule): 1.13-1.26x over v20 on all 10 it takes. From 193 columns (354x193x13512) v20 was
     // faster; on the mirror, 129-192 rows by more columns, v21's 64x128 tiles were 1.07-1.40x
-    // slower than v20.
+    // slower than v20. Every fitted point has at least 257 rows (three rows of tiles): the rule
+    // states that band itself, so that on a GPU of fewer SMs, where SMs/33 leaves the 2x2
+    // outputs of 193-256 rows to it, v20 keeps them (236x138x7904: v21 at 0.87x of v20's speed).
     {"sgemm_v21_split_k_reduce_multistage",
      "v20's split with no owner on v17's three-stage loop and 128x64 tiles: for outputs of "
-     "193-384 rows and 129-192 columns over at most SMs/22 tiles of 128x128 with K >= 6144, "
+     "257-384 rows and 129-192 columns over at most SMs/22 tiles of 128x128 with K >= 6144, "
      "where three 64-wide tiles cover the columns that 128-wide ones pad to 256",
-     0, 128, 128, 0, 90, 6144, 192, false, 22, 0, nullptr, 0, false, 0, 193, 129},
+     0, 128, 128, 384, 90, 6144, 192, false, 22, 0, nullptr, 0, false, 0, 257, 129},
     // Five or six tiles of 128x128 (2x3, 3x2) with at least 129 rows and columns and K >= 2048
     // (H200: results/sweeps/pad-*half-edge-deep-float32-*, random outputs whose shorter side
     // ends 1-64 past a multiple of 128 with K 1024-32768, and pad-six-tiles-short-k-*, 5-6 tiles
