@@ -99,7 +99,8 @@ hgemm_v33_split_k_n64,hgemm_v43_cluster_64x128
       hgemm_v32_split_last_round_192,hgemm_v43_cluster_64x128,hgemm_v44_tile_192x128; and
       pad-worst-r41-* / pad-mid-r41-*, the points of the mid-size sweeps where auto was furthest
       behind the peers and --pad-random 60,81,128,4096,256,8192,300, with those kernels and v29,
-      v30, v31)
+      v30, v31; and pad-mid-tiles-r41-*, the v43 rule's sweep: random outputs of 17-66 tiles
+      of 128x128 with K 1024-4096, the small-output kernels above)
 
 Writes <kind>[-bcol][-<tag>]-<dtype>-<gpu>.csv (kind: narrow, rows, deep, prefill or pad; one row
 per shape and candidate) and prints a table of microseconds per launch with the best candidate per

@@ -338,6 +338,28 @@ const std::vector<AutoRule> kHgemmRules = {
      "v27 split two or three ways: for outputs of at most SMs/2 wide tiles (too many 128x128 "
      "tiles for v28 to split) with K >= 32768 (sm_90a only)",
      0, 128, 256, 0, 90, 32768},
+    // With 2048 <= K <= 3584 the rule below keeps v24 only up to SMs/5 tiles of 128x128, and v43
+    // takes more than SMs/5 and at most SMs/2 (27-66 on 132 SMs), where a split of 2-4 shares
+    // over few k-tiles gains less than v43's clusters sharing B. Fitted to
+    // results/sweeps/pad-mid-tiles-r41-* (`python benchmarks/sweep.py --dtype float16 --pad
+    // --pad-shapes <that file's shapes: 70 random outputs of 17-66 tiles of 128x128, K
+    // 1024-4096> --kernels hgemm_v21_narrow_tile,hgemm_v24_wgmma_split_k,
+    // hgemm_v28_split_k_global_narrow,hgemm_v33_split_k_n64,hgemm_v43_cluster_64x128 --tag
+    // mid-tiles-r41`, H200): over 27-66 tiles with K 2048-3584 v43 ran 1.09x faster than v24 (28
+    // points, 0.97-1.23x; 448x2048x2472 18.0 -> 14.7 us); at 17-26 tiles v24 was ahead on 5 of 6,
+    // and from K = 3728 v43 lost on 3 of 6 (0.87-0.96x). On the same family in the earlier
+    // sweeps (pad-*mid-v43-*, pad-*-r41-*: 13 points the rules move, with both timed) v43 was
+    // 1.07-1.16x faster (geometric mean per sweep; 1.01x at worst).
+    {"hgemm_v24_wgmma_split_k",
+     "v21's 128x128 wgmma tile with K split across a cluster of up to 8 blocks: for outputs of "
+     "at most SMs/5 tiles of 128x128 with 2048 <= K <= 3584, where whole-K tiles leave SMs idle "
+     "(sm_90a only)",
+     0, 128, 128, 0, 90, 2048, 0, false, 5, 0, nullptr, 3584},
+    {"hgemm_v43_cluster_64x128",
+     "v21 on 64x128 tiles in 2-CTA clusters sharing B: for outputs of more than SMs/5 and at "
+     "most SMs/2 tiles of 128x128 with 2048 <= K <= 3584, where v24's short split gains less "
+     "than the clusters' shared B tiles (sm_90a only)",
+     0, 128, 128, 0, 90, 2048, 0, false, 2, 0, nullptr, 3584},
     {"hgemm_v24_wgmma_split_k",
      "v21's 128x128 wgmma tile with K split across a cluster of up to 8 blocks: for outputs of "
      "at most SMs/2 tiles of 128x128 with K >= 2048, where whole-K tiles leave SMs idle "
@@ -378,9 +400,10 @@ const std::vector<AutoRule> kHgemmRules = {
     // --pad-random ...`, random aligned shapes, commands in sweep.py's docstring; fp16 and bf16,
     // H200): on the 70 points where auto ran v21 on at most 66 tiles, v43 was 1.19-1.26x faster
     // in the geometric mean per sweep, 0.96x at worst (2728x144x272), up to 1.58x (128x160x1792:
-    // 12.2 -> 7.7 us). Past 66 tiles its clusters take a second round (0.82x against auto over
-    // 36 points, 0.63-1.14x), and where the split rungs above run, a longer K per tile favours
-    // them (v43 0.4-0.9x on most such points).
+    // 12.2 -> 7.7 us; v33's since, by the small-output rule above: 6.1 us). Past 66 tiles its
+    // clusters take a second round (0.82x against auto over 36 points, 0.63-1.14x), and where
+    // the split rungs above run, a longer K per tile favours them (v43 0.4-0.9x on most such
+    // points).
     {"hgemm_v43_cluster_64x128",
      "v21 on 64x128 tiles in 2-CTA clusters sharing B: for outputs of at most SMs/2 tiles of "
      "128x128 that no split rung above takes, where v21 leaves SMs idle and every block's L2 "
