@@ -972,6 +972,49 @@ def test_select_half_r41_rules_follow_their_sweeps(sweep, why, kernel, least, ga
     assert _faster(gains, least, gain), (len(gains), gains)
 
 
+@pytest.mark.parametrize(
+    "sweep, why, kernel, others, least, gain, worst",
+    [
+        ("pad-small-r41-final-float16", SMALL_WHY, "hgemm_v33_split_k_n64", ("v43", "v24"), 30, 1.06, 0.85),
+        ("pad-band-r41-final-float16", BAND_WHY, "hgemm_v28_split_k_global_narrow", ("v21",), 15, 1.04, 0.97),
+        (
+            "pad-bcol-mid-tiles-r41-check-bfloat16",
+            MID_WHY,
+            "hgemm_v43_cluster_64x128",
+            ("v24",),
+            28,
+            1.06,
+            0.95,
+        ),
+    ],
+)
+def test_select_half_r41_rules_hold_where_they_ran(sweep, why, kernel, others, least, gain, worst):
+    # Sweeps taken with the r41 rules in auto (H200; fresh random points of each rule's family,
+    # the last one bf16 with a column-major B): where the rule runs its kernel, that kernel is
+    # faster than the one the rule displaced (the faster of `others`) by `gain` in the geometric
+    # mean, and no point falls below `worst`.
+    if not any(k.name == kernel for k in fastgemm.kernels("float16")):
+        pytest.skip("no sm_90 code in this build")
+    (path,) = (Path(__file__).resolve().parents[1] / "results" / "sweeps").glob(f"{sweep}-*.csv")
+    times, ran = _csv_sweep_file(path)
+    dtype = "bfloat16" if "bfloat16" in path.name else "float16"
+    names = {
+        "v21": "hgemm_v21_narrow_tile",
+        "v24": "hgemm_v24_wgmma_split_k",
+        "v43": "hgemm_v43_cluster_64x128",
+    }
+    gains = []
+    for shape, t in times.items():
+        sel = fastgemm.select(*shape, dtype, cc=90, order="CF" if "-bcol-" in path.name else "CC")
+        if sel.kernel.name != ran[shape]:  # taken before the v43 rule: moved since by it
+            assert MID_WHY in sel.reason.split(";")[0] and "final" in path.name, (shape, sel)
+            continue
+        if sel.kernel.name == kernel and why in sel.reason.split(";")[0]:
+            gains.append(min(t[names[o]] for o in others) / t[kernel])
+            assert gains[-1] > worst, (path.name, shape, t)
+    assert _faster(gains, least, gain), (len(gains), gains)
+
+
 def test_select_half_v44_follows_the_wave_sweeps():
     # results/sweeps/pad-*mid-v44-{,b,c,d}* (H200; random aligned shapes of up to 300 tiles of
     # 128x128, fp16, bf16 and a column-major B; v20, v21, v32, v43 and v44 by name beside auto as
