@@ -424,6 +424,16 @@ const std::vector<AutoRule> kHgemmRules = {
      "and at most SMs/1.15 tiles of 128x128 with 2304 <= K < 4096, where it runs v21's tiles "
      "faster (sm_90a only)",
      0, 128, 128, 0, 90, 2304, 0, false, 1.15, 0, nullptr, 4095},
+    // And with 1200 <= K < 2304 over at most SMs/1.57 tiles (84 on 132 SMs), where the same
+    // sweeps had v28 ahead of v21 too: pad-band-r41-* 1.07x on its 6 such points (0.98-1.18x),
+    // pad-band-r41-final-* 1.05x on 4, and all of them timed again beside other kernels
+    // (pad-v45-*: 12 points, 1.06x, 0.97-1.16x); from 90 tiles v21 was as fast or faster
+    // (1080x1184x1536, 1184x1088x1712: 0.96x), below K = 1000 faster (0.86-0.96x).
+    {"hgemm_v28_split_k_global_narrow",
+     "v24's tile, one block per tile, C stored from registers: for outputs of more than SMs/2 "
+     "and at most SMs/1.57 tiles of 128x128 with 1200 <= K < 2304, where it runs v21's tiles "
+     "faster (sm_90a only)",
+     0, 128, 128, 0, 90, 1200, 0, false, 1.57, 0, nullptr, 2303},
     {"hgemm_v21_narrow_tile",
      "v20 on 128x128 tiles: for outputs with at most half as many 128x256 tiles as the GPU has "
      "SMs, where v20 leaves SMs idle (sm_90a only)",

@@ -424,13 +424,14 @@ WAVE_WHY = "fill at most two rounds of the SMs"  # in the why of the wave rules 
 SMALL_WHY = "at most SMs/8 tiles of 128x128 with 1024 <= K <= 4096"
 BAND_WHY = "at most SMs/1.15 tiles of 128x128 with 2304 <= K < 4096"
 MID_WHY = "more than SMs/5 and at most SMs/2 tiles of 128x128 with 2048 <= K <= 3584"  # (v43)
+BAND_LOW_WHY = "at most SMs/1.57 tiles of 128x128 with 1200 <= K < 2304"  # (v28)
 
 
 def _r41_rule(sel: fastgemm.Selection) -> bool:
     """Whether a selection is one of the three rules fitted to the r41 sweeps."""
     why, name = sel.reason.split(";")[0], sel.kernel.name
     small = SMALL_WHY in why and name == "hgemm_v33_split_k_n64"
-    band = BAND_WHY in why and name == "hgemm_v28_split_k_global_narrow"
+    band = (BAND_WHY in why or BAND_LOW_WHY in why) and name == "hgemm_v28_split_k_global_narrow"
     mid = MID_WHY in why and name == "hgemm_v43_cluster_64x128"
     return small or band or mid
 
@@ -943,6 +944,8 @@ def test_select_fp16_v43_follows_the_mid_sweeps():
         ("pad-band-r41-float16", BAND_WHY, "hgemm_v28_split_k_global_narrow", 25, 1.04, 0.96),
         ("pad-bcol-band-r41-check-bfloat16", BAND_WHY, "hgemm_v28_split_k_global_narrow", 18, 1.02, 0.96),
         ("pad-mid-tiles-r41-float16", MID_WHY, "hgemm_v43_cluster_64x128", 25, 1.06, 0.95),
+        ("pad-band-r41-float16", BAND_LOW_WHY, "hgemm_v28_split_k_global_narrow", 6, 1.04, 0.95),
+        ("pad-v45-float16", BAND_LOW_WHY, "hgemm_v28_split_k_global_narrow", 12, 1.04, 0.95),
     ],
 )
 def test_select_half_r41_rules_follow_their_sweeps(sweep, why, kernel, least, gain, worst):
@@ -1006,8 +1009,8 @@ def test_select_half_r41_rules_hold_where_they_ran(sweep, why, kernel, others, l
     gains = []
     for shape, t in times.items():
         sel = fastgemm.select(*shape, dtype, cc=90, order="CF" if "-bcol-" in path.name else "CC")
-        if sel.kernel.name != ran[shape]:  # taken before the v43 rule: moved since by it
-            assert MID_WHY in sel.reason.split(";")[0] and "final" in path.name, (shape, sel)
+        if sel.kernel.name != ran[shape]:  # taken before the later r41 rules: moved since by one
+            assert _r41_rule(sel) and "final" in path.name, (shape, sel)
             continue
         if sel.kernel.name == kernel and why in sel.reason.split(";")[0]:
             gains.append(min(t[names[o]] for o in others) / t[kernel])
