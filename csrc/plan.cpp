@@ -428,7 +428,9 @@ const std::vector<AutoRule> kHgemmRules = {
     // sweeps had v28 ahead of v21 too: pad-band-r41-* 1.07x on its 6 such points (0.98-1.18x),
     // pad-band-r41-final-* 1.05x on 4, and all of them timed again beside other kernels
     // (pad-v45-*: 12 points, 1.06x, 0.97-1.16x); from 90 tiles v21 was as fast or faster
-    // (1080x1184x1536, 1184x1088x1712: 0.96x), below K = 1000 faster (0.86-0.96x).
+    // (1080x1184x1536, 1184x1088x1712: 0.96x), below K = 1000 faster (0.86-0.96x). Held out,
+    // taken with the rule: pad-bcol-band-low-r41-check-* (bf16, B column-major, 36 random points
+    // of 67-90 tiles, K 1100-2303): 1.05x over v21 on the 22 it takes, 0.95-1.17x.
     {"hgemm_v28_split_k_global_narrow",
      "v24's tile, one block per tile, C stored from registers: for outputs of more than SMs/2 "
      "and at most SMs/1.57 tiles of 128x128 with 1200 <= K < 2304, where it runs v21's tiles "

@@ -989,11 +989,20 @@ def test_select_half_r41_rules_follow_their_sweeps(sweep, why, kernel, least, ga
             1.06,
             0.95,
         ),
+        (
+            "pad-bcol-band-low-r41-check-bfloat16",
+            BAND_LOW_WHY,
+            "hgemm_v28_split_k_global_narrow",
+            ("v21",),
+            18,
+            1.03,
+            0.93,
+        ),
     ],
 )
 def test_select_half_r41_rules_hold_where_they_ran(sweep, why, kernel, others, least, gain, worst):
     # Sweeps taken with the r41 rules in auto (H200; fresh random points of each rule's family,
-    # the last one bf16 with a column-major B): where the rule runs its kernel, that kernel is
+    # the last two bf16 with a column-major B): where the rule runs its kernel, that kernel is
     # faster than the one the rule displaced (the faster of `others`) by `gain` in the geometric
     # mean, and no point falls below `worst`.
     if not any(k.name == kernel for k in fastgemm.kernels("float16")):
