@@ -87,7 +87,7 @@ hgemm_v21_narrow_tile,hgemm_v32_split_last_round_192,hgemm_v43_cluster_64x128,hg
       pad-v32-short-k-* that the wave rules move, --pad-shapes <those> --tag v32-short-k-v44 /
       v32-short-k-check-v44 with v20, v21, v32 and v44)
     python benchmarks/sweep.py --dtype float16 --pad --pad-shapes <the shapes of
-        results/sweeps/pad-small-r41-float16-*: random outputs of 97-700 rows and columns and at
+        results/sweeps/pad-small-r41-float16-*: random outputs of 96-700 rows and columns and at
         most 16 tiles of 128x128, K 640-4096> --rounds 3 --target-ms 2 --tag small-r41 --kernels
         hgemm_v21_narrow_tile,hgemm_v24_wgmma_split_k,hgemm_v28_split_k_global_narrow,\
 hgemm_v33_split_k_n64,hgemm_v43_cluster_64x128

@@ -294,11 +294,11 @@ const std::vector<AutoRule> kHgemmRules = {
     // v33 on outputs of at most SMs/8 tiles of 128x128 with 1024 <= K <= 4096 whatever the
     // operands' row alignment (the rules above take rows on 128 bytes; below, v43 and v24 took
     // the rest). Fitted to results/sweeps/pad-small-r41-* (`python benchmarks/sweep.py --dtype
-    // float16 --pad --pad-shapes <that file's shapes: 80 random outputs of 97-700 rows and
+    // float16 --pad --pad-shapes <that file's shapes: 80 random outputs of 96-700 rows and
     // columns and at most 16 tiles of 128x128, K 640-4096> --kernels hgemm_v21_narrow_tile,
     // hgemm_v24_wgmma_split_k,hgemm_v28_split_k_global_narrow,hgemm_v33_split_k_n64,
     // hgemm_v43_cluster_64x128 --tag small-r41`, H200): of its 66 points with K >= 1024, v33 was
-    // the fastest kernel by name on 56, v24 on 8 (8-16 tiles, K >= 2336, 1-9% ahead), v43 on 2
+    // the fastest kernel by name on 56, v24 on 8 (8-16 tiles, K >= 2336, 0-9% ahead), v43 on 2
     // (15-16 tiles, K 1048-1368, 5-10%); below K = 1024 v43 on 12 of 14. On the 65 points the
     // rule moved: 1.13x over what auto ran (geometric mean), 0.91-1.44x (128x400x1720: v43 1.30x
     // v33's time). Held out, pad-bcol-small-r41-check-* (bf16, B column-major, 60 other random
@@ -346,10 +346,11 @@ const std::vector<AutoRule> kHgemmRules = {
     // 1024-4096> --kernels hgemm_v21_narrow_tile,hgemm_v24_wgmma_split_k,
     // hgemm_v28_split_k_global_narrow,hgemm_v33_split_k_n64,hgemm_v43_cluster_64x128 --tag
     // mid-tiles-r41`, H200): over 27-66 tiles with K 2048-3584 v43 ran 1.09x faster than v24 (28
-    // points, 0.97-1.23x; 448x2048x2472 18.0 -> 14.7 us); at 17-26 tiles v24 was ahead on 5 of 6,
-    // and from K = 3728 v43 lost on 3 of 6 (0.87-0.96x). On the same family in the earlier
-    // sweeps (pad-*mid-v43-*, pad-*-r41-*: 13 points the rules move, with both timed) v43 was
-    // 1.07-1.16x faster (geometric mean per sweep; 1.01x at worst).
+    // points, 0.97-1.23x; 448x2048x2472 18.0 -> 14.7 us); at 17-26 tiles within the K band v24
+    // was ahead on 4 of 5, and from K = 3728 v43 lost on 4 of 6 (0.87-1.00x). On the same family
+    // in the earlier sweeps (pad-*mid-v43-*, pad-*-r41-*: 13 points the rules move, with both
+    // timed) v43 was 1.07-1.16x faster (geometric mean per sweep; 1.01x at worst), and on the 7
+    // of pad-band-r41-final-* 1.11x (0.95x at worst).
     {"hgemm_v24_wgmma_split_k",
      "v21's 128x128 wgmma tile with K split across a cluster of up to 8 blocks: for outputs of "
      "at most SMs/5 tiles of 128x128 with 2048 <= K <= 3584, where whole-K tiles leave SMs idle "
@@ -417,7 +418,8 @@ const std::vector<AutoRule> kHgemmRules = {
     // hgemm_v28_split_k_global_narrow,hgemm_v32_split_last_round_192,hgemm_v43_cluster_64x128,
     // hgemm_v44_tile_192x128 --tag band-r41`, H200): on the 29 points it moved from v21, 1.06x
     // (geometric mean), 0.97-1.21x (584x2072x3632: 29.0 -> 24.0 us); below K = 1000 v21 was
-    // ahead (v28 0.87-0.96x), between 1000 and 2300 mixed. Held out, pad-bcol-band-r41-check-*
+    // mostly ahead (v28 0.87-0.96x; 1.01x at 2232x504x768), between 1000 and 2300 mixed (the
+    // next rule). Held out, pad-bcol-band-r41-check-*
     // (bf16, B column-major, 50 other random points): the 20 moved 1.03x, 0.97-1.10x.
     {"hgemm_v28_split_k_global_narrow",
      "v24's tile, one block per tile, C stored from registers: for outputs of more than SMs/2 "
@@ -425,10 +427,10 @@ const std::vector<AutoRule> kHgemmRules = {
      "faster (sm_90a only)",
      0, 128, 128, 0, 90, 2304, 0, false, 1.15, 0, nullptr, 4095},
     // And with 1200 <= K < 2304 over at most SMs/1.57 tiles (84 on 132 SMs), where the same
-    // sweeps had v28 ahead of v21 too: pad-band-r41-* 1.07x on its 6 such points (0.98-1.18x),
-    // pad-band-r41-final-* 1.05x on 4, and all of them timed again beside other kernels
-    // (pad-v45-*: 12 points, 1.06x, 0.97-1.16x); from 90 tiles v21 was as fast or faster
-    // (1080x1184x1536, 1184x1088x1712: 0.96x), below K = 1000 faster (0.86-0.96x). Held out,
+    // sweeps had v28 ahead of v21 too: 15 such shapes, 27 timings over pad-*-r41-* and pad-v45-*
+    // (which timed the others again), 1.06x, 0.945-1.18x (v28 behind on 4 timings, 1984x640x1472
+    // the worst); from 90 tiles level (pad-v45-*: 1.00x over 18 points, 0.96-1.13x), and no
+    // fitted point lies at 85-89 tiles, so the bound is not fitted there. Held out,
     // taken with the rule: pad-bcol-band-low-r41-check-* (bf16, B column-major, 36 random points
     // of 67-90 tiles, K 1100-2303): 1.05x over v21 on the 22 it takes, 0.95-1.17x.
     {"hgemm_v28_split_k_global_narrow",

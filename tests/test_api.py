@@ -2440,8 +2440,9 @@ def test_select_fp32_six_tiles_follow_the_sweeps():
     assert _faster(gains[V21], 15, 1.15), gains
     assert _faster(held, 40, 1.35), held
     assert _faster(tall, 10, 1.15), tall
-    # The v21 rule's rows are three rows of tiles whatever the SM count: on 114 SMs (SMs/33 = 3
-    # tiles) the 2x2 outputs of 193-256 rows stay v20's (236x138x7904: v21 at 0.87x on the H200).
+    # The v21 rule states its rows, three rows of tiles (read from the table: select() takes no
+    # SM count), so that on 114 SMs (SMs/33 = 3 tiles) the 2x2 outputs of 193-256 rows stay v20's
+    # (236x138x7904: v21 at 0.87x on the H200).
     (rule,) = [r for r in dispatch.AUTO_RULES["float32"] if "129-192 columns over at most SMs/22" in r[1]]
     assert (rule[RULE_FIELDS.index("min_m")], rule[RULE_FIELDS.index("max_m")]) == (257, 384), rule
 
