@@ -420,7 +420,8 @@ def _round_split(r: dict, m: int, n: int, k_depth: int, sms: int) -> int:
 
 V44 = "hgemm_v44_tile_192x128"
 WAVE_WHY = "fill at most two rounds of the SMs"  # in the why of the wave rules (v44, v21)
-# In the why of the rules fitted to results/sweeps/pad-*small-r41-* (v33) and pad-*band-r41-* (v28).
+# In the why of the rules fitted to results/sweeps/pad-*small-r41-* (v33), pad-*band-r41-* (v28, two
+# bands of K) and pad-mid-tiles-r41-* (v43).
 SMALL_WHY = "at most SMs/8 tiles of 128x128 with 1024 <= K <= 4096"
 BAND_WHY = "at most SMs/1.15 tiles of 128x128 with 2304 <= K < 4096"
 MID_WHY = "more than SMs/5 and at most SMs/2 tiles of 128x128 with 2048 <= K <= 3584"  # (v43)
@@ -428,7 +429,7 @@ BAND_LOW_WHY = "at most SMs/1.57 tiles of 128x128 with 1200 <= K < 2304"  # (v28
 
 
 def _r41_rule(sel: fastgemm.Selection) -> bool:
-    """Whether a selection is one of the three rules fitted to the r41 sweeps."""
+    """Whether a selection is one of the four rules fitted to the r41 sweeps."""
     why, name = sel.reason.split(";")[0], sel.kernel.name
     small = SMALL_WHY in why and name == "hgemm_v33_split_k_n64"
     band = (BAND_WHY in why or BAND_LOW_WHY in why) and name == "hgemm_v28_split_k_global_narrow"
@@ -954,6 +955,8 @@ def test_select_half_r41_rules_follow_their_sweeps(sweep, why, kernel, least, ga
     # and pad-mid-tiles-r41-* (fp16, 17-66 tiles): where auto now runs v33 (at most SMs/8 tiles,
     # 1024 <= K <= 4096), v28 (more than SMs/2 and at most SMs/1.15 tiles, 2304 <= K < 4096) or
     # v43 (more than SMs/5 and at most SMs/2 tiles, 2048 <= K <= 3584) in place of what it ran,
+    # and v28 again over at most SMs/1.57 tiles with 1200 <= K < 2304 (pad-band-r41-* and
+    # pad-v45-*, which timed shapes of the other sweeps again beside more kernels),
     # the geometric mean over the points the sweep's rule moved is at least `gain` and no point
     # falls below `worst`; a point another of these rules moved is no more than 5% slower;
     # every other point keeps the kernel it ran.
