@@ -1050,10 +1050,7 @@ def test_select_half_v44_follows_the_wave_sweeps():
         return fastgemm.select(*shape, dtype, cc=90, order="CF" if "-bcol-" in path.name else "CC")
 
     def select(path: Path, shape: tuple[int, int, int]) -> str:
-        dtype = "bfloat16" if "bfloat16" in path.name else "float16"
-        return fastgemm.select(
-            *shape, dtype, cc=90, order="CF" if "-bcol-" in path.name else "CC"
-        ).kernel.name
+        return selection(path, shape).kernel.name
 
     fitted = [p for p in sorted(sweeps.glob("pad-*mid-v44-*.csv")) if "-check-" not in p.name]
     assert len(fitted) == 4
