@@ -240,51 +240,65 @@ __device__ __forceinline__ void consume_shared(const RingT& ring,
                                                int k_tiles, int& it, bool keep_last,
                                                OnFirst on_first) {
   const bool leader = threadIdx.x % 128 == 0;
+  // The descriptors are built once, for the slice in stage 0, and moved by whole stages and
+  // k-steps (desc_plus): the loop adds constants instead of rebuilding eight descriptors from
+  // the stage's address each k-tile. The slice goes through a shuffle from lane 0 so that the
+  // compiler sees it warp-uniform and keeps the descriptors in uniform registers.
+  const uint32_t stage0 = ptx::smem_addr(ring.stage(0));
+  const int uniform_slice = __shfl_sync(0xffffffffu, slice, 0);
+  const uint64_t a0 = slice_desc<A_KMAJOR>(stage0, uniform_slice * BOX_BYTES, 0);
+  const uint64_t b0 = slice_desc<B_KMAJOR>(stage0 + RingT::A_BYTES, 0, 0);
+  StageCursor<RingT::DEPTH> at(it);
+  // The k-tile's four k-steps from the stage at.stage into d (the first ignoring d's contents).
+  auto multiply = [&](float (&d)[RingT::TILE_N / 2], bool accumulate) {
+    const uint32_t off = static_cast<uint32_t>(at.stage) * RingT::STAGE_BYTES;
+    const uint64_t a = desc_plus(a0, off), b = desc_plus(b0, off);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_K / 16; ++kk) {  // four 32-byte k-steps per k-tile
+      ptx::wgmma_m64k16<RingT::TILE_N, T>(d, desc_plus(a, kk * k_step_bytes<A_KMAJOR>()),
+                                          desc_plus(b, kk * k_step_bytes<B_KMAJOR>()), !A_KMAJOR,
+                                          !B_KMAJOR, accumulate || kk > 0);
+    }
+    ptx::wgmma_commit();
+  };
   if constexpr (PROMOTE > 0) {
     constexpr int R = RingT::TILE_N / 2;
     float part[R];
-    for (int t = 0; t < k_tiles; ++t, ++it) {
-      const int s = ring.wait_full(it), g = t % PROMOTE;
-      const uint32_t a_s = ptx::smem_addr(ring.stage(s)), b_s = a_s + RingT::A_BYTES;
-      ptx::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
-        ptx::wgmma_m64k16<RingT::TILE_N, T>(part, slice_desc<A_KMAJOR>(a_s, slice * BOX_BYTES, kk),
-                                            slice_desc<B_KMAJOR>(b_s, 0, kk), !A_KMAJOR,
-                                            !B_KMAJOR, g > 0 || kk > 0);
-      }
-      ptx::wgmma_commit();
+    for (int t = 0; t < k_tiles; ++t, ++it, at.advance()) {
+      const int g = t % PROMOTE;
+      ring.wait_full(at.stage, at.parity);
+      multiply(part, g > 0);
       if (g < PROMOTE - 1 && t < k_tiles - 1) {  // inside a group: one k-tile in flight
         ptx::wgmma_wait<1>();
-        if (g > 0 && leader) ring.release((it - 1) % RingT::DEPTH);
+        if (g > 0 && leader) ring.release(at.previous());
       } else {  // the group's last k-tile: its partial tile into acc
         ptx::wgmma_wait<0>();
         ptx::fence_registers(part);
-        if (leader && g > 0) ring.release((it - 1) % RingT::DEPTH);
-        if (leader && !(keep_last && t == k_tiles - 1)) ring.release(s);
+        if (leader && g > 0) ring.release(at.previous());
+        if (leader && !(keep_last && t == k_tiles - 1)) ring.release(at.stage);
 #pragma unroll
         for (int i = 0; i < R; ++i) acc[i] = t < PROMOTE ? part[i] : acc[i] + part[i];
       }
       if (t == 0 && leader) on_first();
     }
   } else {
-    for (int t = 0; t < k_tiles; ++t, ++it) {
-      const int s = ring.wait_full(it);
-      const uint32_t a_s = ptx::smem_addr(ring.stage(s)), b_s = a_s + RingT::A_BYTES;
-      ptx::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < BLOCK_K / 16; ++kk) {  // four 32-byte k-steps per k-tile
-        ptx::wgmma_m64k16<RingT::TILE_N, T>(acc, slice_desc<A_KMAJOR>(a_s, slice * BOX_BYTES, kk),
-                                            slice_desc<B_KMAJOR>(b_s, 0, kk), !A_KMAJOR,
-                                            !B_KMAJOR, t > 0 || kk > 0);
-      }
-      ptx::wgmma_commit();
+    // The first k-tile outside the loop: the loop then holds no test of t.
+    if (k_tiles > 0) {
+      ring.wait_full(at.stage, at.parity);
+      multiply(acc, false);
       ptx::wgmma_wait<1>();
-      if (t > 0 && leader) ring.release((it - 1) % RingT::DEPTH);
-      if (t == 0 && leader) on_first();
+      if (leader) on_first();
+      ++it, at.advance();
+    }
+    for (int t = 1; t < k_tiles; ++t, ++it, at.advance()) {
+      ring.wait_full(at.stage, at.parity);
+      multiply(acc, true);
+      ptx::wgmma_wait<1>();
+      if (leader) ring.release(at.previous());
     }
     ptx::wgmma_wait<0>();
-    if (leader && !keep_last) ring.release((it - 1) % RingT::DEPTH);
+    if (leader && !keep_last) ring.release(at.previous());
     ptx::fence_registers(acc);
   }
 }

@@ -59,6 +59,10 @@ struct Ring {
     ptx::mbarrier_wait(&full[s], (it / STAGES) & 1);
     return s;
   }
+  // The same for a consumer that walks the stages itself (a StageCursor's stage and parity).
+  __device__ __forceinline__ void wait_full(int s, uint32_t parity) const {
+    ptx::mbarrier_wait(&full[s], parity);
+  }
 
   // A consumer's leader: the consumer has finished reading stage s (in every CTA of the cluster,
   // whose producers all write into it).
@@ -69,6 +73,20 @@ struct Ring {
 #pragma unroll
       for (int c = 0; c < CLUSTER; ++c) ptx::mbarrier_arrive_cluster(&empty[s], c);
     }
+  }
+};
+
+// A consumer's walk over a ring of STAGES stages: the stage of k-tile `it` and its phase parity,
+// kept as a wrapping counter instead of a division per k-tile.
+template <int STAGES>
+struct StageCursor {
+  int stage;
+  uint32_t parity;
+  __device__ __forceinline__ explicit StageCursor(int it)
+      : stage(it % STAGES), parity(static_cast<uint32_t>(it / STAGES) & 1u) {}
+  __device__ __forceinline__ int previous() const { return stage == 0 ? STAGES - 1 : stage - 1; }
+  __device__ __forceinline__ void advance() {
+    if (++stage == STAGES) stage = 0, parity ^= 1u;
   }
 };
 

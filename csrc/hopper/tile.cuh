@@ -41,6 +41,21 @@ __device__ __forceinline__ uint64_t slice_desc(uint32_t tile, int offset, int kk
   return ptx::wgmma_desc_sw128(tile + offset + 16 * SW_ROW * kk, BOX_BYTES, SW_GROUP);
 }
 
+// Bytes a wgmma k-step moves a slice descriptor (slice_desc's kk): 32 along a K-major row, 16
+// swizzled rows of an MN-major box.
+template <bool K_MAJOR>
+constexpr uint32_t k_step_bytes() {
+  return K_MAJOR ? 32u : 16u * SW_ROW;
+}
+
+// A descriptor moved `bytes` further into shared memory. The start-address field (address >> 4,
+// bits 0-13) takes the offset without carrying out of it while the address stays below 256 KiB,
+// which a shared-memory address always does, so only the low word changes: a loop can build its
+// descriptors once and step them by constants.
+__device__ __forceinline__ uint64_t desc_plus(uint64_t desc, uint32_t bytes) {
+  return (desc & 0xFFFFFFFF00000000ull) | uint32_t(uint32_t(desc) + (bytes >> 4));
+}
+
 // One thread issues the TMA copies of part `part` (of PARTS) of a BMN x BK tile (k0, x0): rows
 // x0 + part * BMN / PARTS on, written where they sit in the whole tile. With a `cta_mask` the
 // part is multicast to the same offset of every CTA in the mask (a cluster splits the shared
