@@ -191,28 +191,23 @@ __device__ __forceinline__ void consume_tf32_regs(const RingT& ring,
   const bool leader = threadIdx.x % 128 == 0;
   const Tf32Fragment fragment(slice);
   uint32_t f0[16], f1[16];
-  // B's descriptor built once and stepped by constants, as in consume_shared.
-  const uint32_t stage0 = ptx::smem_addr(ring.stage(0));
-  const uint64_t b0 = slice_desc<true>(stage0 + RingT::A_BYTES, 0, 0);
-  StageCursor<RingT::DEPTH> at(it);
   auto k_tile = [&](int t, uint32_t(&f)[16], uint32_t(&prev)[16]) {
-    ring.wait_full(at.stage, at.parity);
-    const uint32_t off = static_cast<uint32_t>(at.stage) * RingT::STAGE_BYTES;
-    const uint64_t b = desc_plus(b0, off);
-    fragment.load(stage0 + off, f);
+    const int s = ring.wait_full(it);
+    const uint32_t a_s = ptx::smem_addr(ring.stage(s)), b_s = a_s + RingT::A_BYTES;
+    fragment.load(a_s, f);
     ptx::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       ptx::wgmma_m64k8_tf32_rs<RingT::TILE_N>(
-          acc, *reinterpret_cast<const uint32_t(*)[4]>(&f[4 * kk]),
-          desc_plus(b, kk * k_step_bytes<true>()), t > 0 || kk > 0);
+          acc, *reinterpret_cast<const uint32_t(*)[4]>(&f[4 * kk]), slice_desc<true>(b_s, 0, kk),
+          t > 0 || kk > 0);
     }
     ptx::wgmma_commit();
     ptx::wgmma_wait<1>();  // k-tile t - 1 retired: its stage and its fragment set are free
     fence_fragment(prev);
-    if (t > 0 && leader) ring.release(at.previous());
+    if (t > 0 && leader) ring.release((it - 1) % RingT::DEPTH);
     if (t == 0 && leader) on_first();
-    ++it, at.advance();
+    ++it;
   };
   int t = 0;
   for (; t + 1 < k_tiles; t += 2) {
@@ -221,7 +216,7 @@ __device__ __forceinline__ void consume_tf32_regs(const RingT& ring,
   }
   if (t < k_tiles) k_tile(t, f0, f1);
   ptx::wgmma_wait<0>();
-  if (leader && !keep_last) ring.release(at.previous());
+  if (leader && !keep_last) ring.release((it - 1) % RingT::DEPTH);
   ptx::fence_registers(acc);
 }
 

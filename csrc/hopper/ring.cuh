@@ -6,9 +6,9 @@
 // x CLUSTER arrivals, one per consumer (a warpgroup's leader, or a warp's lane 0) of every CTA of
 // the cluster, each after its last read of the stage; the producer refills stage s only after
 // that. Producer and consumers walk the same running k-tile counter `it`: stage it % STAGES, and
-// round it / STAGES gives the phase parity to wait for (the consumers keep both in a StageCursor,
-// a wrapping counter, so that their loops divide once per tile). The ring never touches global
-// memory.
+// round it / STAGES gives the phase parity to wait for (consume_shared keeps both in a
+// StageCursor, a wrapping counter, so that its loop divides once per tile). The ring never
+// touches global memory.
 //
 // CLUSTER > 1: the CTAs of a cluster share the B tile — each CTA's producer loads its own A tile
 // and 1/CLUSTER of the B tile, multicast into every CTA — so a stage of one CTA is written by all
