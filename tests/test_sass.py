@@ -492,6 +492,69 @@ def test_v34_instantiations():
     )
 
 
+_SASS_AT = re.compile(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);")
+_BRANCH_TO = re.compile(r"\bBRA(?:\.[A-Z.]+)?\s+0x([0-9a-f]+)")
+
+
+def _shortest_hgmma_loop(body: str) -> tuple[int, int] | None:
+    """(instructions, HGMMAs) of the shortest loop of one function's SASS (a backward branch and
+    the instructions from its target to it) that holds an HGMMA; None if no loop holds one."""
+    code = [(int(a, 16), text) for a, text in _SASS_AT.findall(body)]
+    best = None
+    for at, text in code:
+        m = _BRANCH_TO.search(text)
+        if m is None or int(m.group(1), 16) >= at:
+            continue
+        loop = [t for a, t in code if int(m.group(1), 16) <= a <= at]
+        hgmma = sum(t.split()[0 if not t.startswith("@") else 1].startswith("HGMMA") for t in loop)
+        if hgmma and (best is None or len(loop) < best[0]):
+            best = (len(loop), hgmma)
+    return best
+
+
+# The warp-specialised wgmma rungs (v12 on): their consumers run mainloop.cuh's consume_shared.
+WGMMA_CONSUMERS = sorted({k.name for k in HOPPER if _is_wgmma(k) and _is_half(k) and k.version >= 12})
+
+
+@functools.cache
+def _consumer_loops() -> dict[str, tuple[int, int] | None]:
+    """{function: _shortest_hgmma_loop} of every fp16 instantiation with HGMMA of the
+    WGMMA_CONSUMERS, from one ``cuobjdump -sass -fun`` of them all."""
+    functions = _sass(HOPPER_CUBIN)
+    fns = sorted(
+        fn
+        for name in WGMMA_CONSUMERS
+        for fn, ops in _kernel_functions(functions, name).items()
+        if _element_dtype(fn, name) == "float16" and _has(ops, "HGMMA")
+    )
+    parts = _FUNCTION.split(_cuobjdump("-sass", "-arch", HOPPER_CUBIN, "-fun", ",".join(fns)))
+    loops = {fn: _shortest_hgmma_loop(body) for fn, body in zip(parts[1::2], parts[2::2])}
+    assert sorted(loops) == fns, f"cuobjdump -fun dumped {sorted(loops)}, not {fns}"
+    return loops
+
+
+@pytest.mark.parametrize("name", WGMMA_CONSUMERS)
+def test_wgmma_consumer_k_loop(name):
+    # consume_shared builds its wgmma descriptors once and steps them by constants, walks the ring
+    # with a wrapping stage counter and runs the first k-tile before its loop: at most 16 SASS
+    # instructions per HGMMA in the loop around the HGMMAs, in every fp16 instantiation. Rebuilding
+    # every descriptor from the stage's address each k-tile took 25-45 (v21: 112 a k-tile for four
+    # HGMMAs), and v21 ran 5-16% slower for it (benchmarks/NOTES.md, forty-second session).
+    loops = {
+        fn: loop
+        for fn, loop in _consumer_loops().items()
+        if fn in _kernel_functions(_sass(HOPPER_CUBIN), name)
+    }
+    assert loops, f"{HOPPER_CUBIN}: no fp16 instantiation of {name} with HGMMA"
+    long = {
+        _short(fn, name): f"{n} instructions for {h} HGMMA" if loop else "no loop holds its HGMMAs"
+        for fn, loop in loops.items()
+        for n, h in [loop or (0, 0)]
+        if not loop or n > 16 * h
+    }
+    assert not long, f"{HOPPER_CUBIN}: {name}'s consumer k-loop: {long}"
+
+
 @pytest.mark.parametrize("name", sorted({k.name for k in HOPPER if k.dtype == "float32"}))
 def test_tf32_instantiations(name):
     # fp32 on the tensor cores: tf32 wgmma reads shared-memory operands K-major only (the
