@@ -134,8 +134,8 @@ def sgemm(
     ----------
     A, B, C
         float32 CUDA matrices, M x K, K x N and M x N, on one device. A and B may be C- or
-        F-contiguous (or padded/strided views, which are copied); C must be C- or F-ordered with
-        unit stride, writable, and must not overlap A or B.
+        F-contiguous, or padded views of either (read in place); other strided views are copied
+        first. C must be C- or F-ordered with unit stride, writable, and must not overlap A or B.
     alpha, beta
         Scalars. ``beta == 0`` never reads C; ``alpha == 0`` or ``K == 0`` gives ``beta * C``
         without reading A or B.
