@@ -45,7 +45,10 @@ hgemm_v31_split_last_round,hgemm_v32_split_last_round_192
         for k in (2048, 4096, 8192, 14336)))") --rounds 3 --target-ms 3 --tag ring --kernels \
 hgemm_v22_split_k,hgemm_v40_split_k_deep_ring,hgemm_v26_split_k_32rows,\
 hgemm_v41_split_k_32rows_deep_ring,hgemm_v23_split_k_wide,hgemm_v42_split_k_wide_deep_ring
-      (the same with --b-layout F; and transposed, the narrow family: --ns 1,8,16,24,32,48,64
+      (the same with --b-layout F; and v22's two shares on 66-111 tiles, results/sweeps/rows-b2-*:
+      --ns 1,16 --mk <N 4224-7104 in steps of 320 x K 2048,4096,8192,14336> --kernels
+      hgemm_v22_split_k,hgemm_v40_split_k_deep_ring --tag b2-s0, then with FASTGEMM_DEV_SPLIT_K=2
+      (s2) and 3 (s3) and --kernels hgemm_v22_split_k; and transposed, the narrow family: --ns 1,8,16,24,32,48,64
       --mk 2048x4096,4096x4096,8192x4096,4096x14336,14336x4096,5120x5120 --kernels
       hgemm_v24_wgmma_split_k --flip-kernels <the six above>: results/sweeps/*-ring-float16-*)
     python benchmarks/sweep.py --dtype float32 --pad --out results/sweeps

@@ -201,6 +201,24 @@ const std::vector<AutoRule> kHgemmRules = {
     // (0.92-0.98x, 0.88x at worst) and were level on the H100 (0.99-1.06x). v23 held one block per
     // SM already: v42 was 1.3-4.0% faster on the H200, -2.3% to +2.1% on the H100 (64 rows with a
     // row-major B: 0.97x, 0.90x at worst).
+    //
+    // Between SMs/2 and SMs tiles v40 cannot split (two shares a tile would not fit one block per
+    // SM) and leaves SMs idle, where v22 takes two shares a tile at two blocks per SM
+    // (split_fill, common/split_k.cuh). Swept on the H200 over 66-111 tiles (N 4224-7104) at
+    // 1 and 16 rows, K 2048-14336, both layouts of B (results/sweeps/rows-b2-*, rows-bcol-b2-*;
+    // v22 with two shares forced by FASTGEMM_DEV_SPLIT_K=2): up to SMs/1.7 tiles (71-76 of 16x64)
+    // with K >= 4096 v22 was 1.05-1.19x faster than v40 with one row and 0.98-1.07x with 16; from
+    // 81 tiles on, and with K = 2048, v40 was level or faster (0.92-1.02x).
+    {"hgemm_v40_split_k_deep_ring",
+     "v22 with a 6-stage ring: for outputs of at most 16 rows over at most SMs/2 tiles of 16x64, "
+     "where its grid, split along K, has one block per SM and the bytes in flight set the "
+     "bandwidth",
+     0, 16, 64, 16, 90},
+    {"hgemm_v22_split_k",
+     "16-row tiles with K split across a cluster: for outputs of at most 16 rows over SMs/2 to "
+     "SMs/1.7 tiles of 16x64 with K >= 4096, where v40 cannot split and leaves SMs idle and v22 "
+     "takes two shares a tile at two blocks per SM",
+     0, 16, 64, 16, 90, 4096, 0, false, 1.7},
     {"hgemm_v40_split_k_deep_ring",
      "v22 with a 6-stage ring: for outputs of at most 16 rows over at most SMs tiles of 16x64, "
      "where its grid has one block per SM and the bytes in flight set the bandwidth",

@@ -2488,6 +2488,38 @@ def test_select_fp16_deep_small_outputs_follow_the_v35_v36_sweep():
     assert fastgemm.select(512, 512, 32768, "float16", cc=90).kernel.name == "hgemm_v28_split_k_global_narrow"
 
 
+def test_select_fp16_decode_band_follows_the_split_fill_sweep():
+    # results/sweeps/rows-b2-*, rows-bcol-b2-* (H200, 132 SMs): decode outputs of 66-111 tiles of
+    # 16x64, v40 (s0) against v22 with two shares forced (s2, what split_fill gives it there).
+    # Where auto now sends them to v22 it runs 1.05x faster than v40 (geometric mean), never more
+    # than 3% slower; v40 keeps the rest of the band, where v22 was not faster overall.
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+
+    def times(name: str, kernel: str) -> dict:
+        with open(sweeps / name, newline="") as f:
+            return {
+                (int(r["M"]), int(r["N"]), int(r["K"])): float(r["us"])
+                for r in csv.DictReader(f)
+                if r["candidate"] == kernel
+            }
+
+    gains, kept = [], []
+    for family, order in (("rows", "CC"), ("rows-bcol", "CF")):
+        v40 = times(f"{family}-b2-s0-float16-nvidia-h200.csv", "hgemm_v40_split_k_deep_ring")
+        two = times(f"{family}-b2-s2-float16-nvidia-h200.csv", "hgemm_v22_split_k")
+        assert len(v40) >= 12 and v40.keys() == two.keys()
+        for (M, N, K), t in v40.items():
+            name = fastgemm.select(M, N, K, "float16", cc=90, order=order).kernel.name
+            assert name in ("hgemm_v22_split_k", "hgemm_v40_split_k_deep_ring"), (M, N, K, name)
+            if name == "hgemm_v22_split_k":
+                gains.append(t / two[(M, N, K)])
+                assert gains[-1] > 0.97, (M, N, K)
+            else:
+                kept.append(t / two[(M, N, K)])
+    assert _faster(gains, 15, 1.05)
+    assert math.prod(kept) ** (1 / len(kept)) < 1.0
+
+
 def test_select_fp16_unaligned_small_outputs_follow_the_v37_v38_sweep():
     # results/sweeps/unaligned-small-v37-v38-*: on the under-aligned points that auto sends to v37
     # or v38 (read in place), the kernel it runs is 1.3x faster than what auto ran before (v34 or

@@ -528,7 +528,14 @@ STREAM_K_SHAPES = [
 # tile (v27: up to 16 blocks, not a cluster); rows past M, columns past N and K not a multiple of the tile are all covered.
 SPLIT_SHAPES = {
     **{
-        name: [(1, 4096, 8192), (7, 1000, 4104), (16, 2056, 14336), (17, 520, 3000), (3, 64, 64)]
+        name: [
+            (1, 4096, 8192),
+            (7, 1000, 4104),
+            (16, 2056, 14336),
+            (17, 520, 3000),
+            (3, 64, 64),
+            (5, 4544, 4104),  # 71 tiles: v22 takes two shares at two blocks per SM (split_fill)
+        ]
         for name in ("hgemm_v22_split_k", "hgemm_v40_split_k_deep_ring")
     },
     **{
@@ -641,6 +648,9 @@ def test_split_k_shapes(torch, name, dtype, layout):
         check(torch, A, B, C, -1.0, 0.25, C0)
     if name == "hgemm_v40_split_k_deep_ring":  # auto's choice for decode over at most SMs tiles
         assert fastgemm.select(1, 4096, 8192, dtype).kernel.name == name
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    if name == "hgemm_v22_split_k" and sms < 142 and 1.7 * 71 <= sms:  # 71 tiles: the band
+        assert fastgemm.select(1, 4544, 4096, dtype).kernel.name == name
 
 
 # A padded view of C whose rows end inside a 16-byte unit (100 fp16 columns of a wider array, or

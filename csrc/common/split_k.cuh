@@ -288,6 +288,20 @@ inline int split_count(const void* kernel, int threads, int smem, int64_t tiles,
   return 1;
 }
 
+// split_count's S = 1 where the tiles leave SMs idle (more than SMs / 2, fewer than SMs: a second
+// share per tile would not fit one block per SM) raised to 2 where every cluster of two is
+// resident at once: a rung whose blocks fit two per SM then busies every SM, a few with two
+// blocks of half the K work, instead of leaving up to half of them idle. A rung of one block per
+// SM keeps S = 1 (its clusters of two do not all fit), as does a fixed FASTGEMM_DEV_SPLIT_K.
+inline int split_fill(const void* kernel, int threads, int smem, int64_t tiles, int64_t k_units,
+                      int64_t min_units, int split, int sm_count) {
+  if (split != 1 || dev_split_override() > 0 || tiles >= sm_count || 2 * tiles <= sm_count ||
+      k_units < 2 * min_units) {
+    return split;
+  }
+  return tiles <= resident_split_clusters(kernel, 2, threads, smem) ? 2 : 1;
+}
+
 // The cluster split of a kernel (at most 8 shares of at least `min_units` units of K each) from
 // the device's cluster capacity and the kernel's `rates` (cluster_split_choice,
 // common/split_model.h): at most as many blocks per SM as its occupancy allows, and, where SMs

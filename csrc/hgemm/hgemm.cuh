@@ -95,6 +95,7 @@ struct Tile {
                             : SMEM == Smem::tma_boxes && COLS > 64 ? 64  // one box's rows
                                                                     : COLS;
   static constexpr int ELEMS = ROWS * LD;
+  static constexpr int DEPTH = BK;  // the tile's extent along K
   static constexpr bool K_MAJOR_TILE = K_MAJOR;
   static constexpr Smem SMEM_LAYOUT = SMEM;
   static_assert(COLS % 8 == 0, "tile rows are whole 16-byte chunks");
@@ -208,8 +209,33 @@ struct Copier {
     for (int i = 0; i < PER_THREAD; ++i) *reinterpret_cast<uint4*>(s + dst(i)) = regs[i];
   }
 
+  // Where the tile crosses the operand's MN edge (the padding rows of a decode tile of fewer than
+  // 16 rows, the last columns of B) the chunks past MN are the same at every k0: the ring holds
+  // them as zeros from the start (zero_past_mn) and copy_async never issues them. mn_left: the
+  // valid rows from this thread's first (K-major tile: chunk i is inside while i * PASS <
+  // mn_left) or the valid elements from its column (MN-major: every chunk reads min(mn_left, 8)).
+  __device__ __forceinline__ int mn_left(const Operand<T>& v, int64_t x0) const {
+    const int64_t left = v.MN - x0 - (TileT::K_MAJOR_TILE ? row : col);
+    return left < 0 ? 0 : left > TileT::ROWS ? TileT::ROWS : static_cast<int>(left);
+  }
+  __device__ __forceinline__ static bool past_mn(int left, int i) {
+    return TileT::K_MAJOR_TILE ? i * PASS >= left : left <= 0;
+  }
+  __device__ __forceinline__ void zero_past_mn(const Operand<T>& v, int64_t x0, T* s) const {
+    const int left = mn_left(v, x0);
+#pragma unroll
+    for (int i = 0; i < PER_THREAD; ++i) {
+      if (past_mn(left, i)) *reinterpret_cast<uint4*>(s + dst(i)) = make_uint4(0, 0, 0, 0);
+    }
+  }
+
   // cp.async: global -> shared with no register round trip; the copy zero-fills the bytes it does
-  // not read, so edge tiles need no branches on the shared-memory side.
+  // not read, so edge tiles need no branches on the shared-memory side. Three cases, the first
+  // two with no per-chunk bounds arithmetic: the tile inside the operand; the tile inside along
+  // K but crossing MN (each chunk issued or not by one compare against mn_left: a decode tile of
+  // fewer than 16 rows takes this path at every k-tile, and with one warp per scheduler its
+  // k-loop is bound by the instructions between a tile's arrival and the next copy); and the
+  // last, ragged k-tile, element-exact.
   __device__ __forceinline__ void copy_async(const Operand<T>& v, int64_t k0, int64_t x0,
                                              T* s) const {
     if (inside(v, k0, x0)) {
@@ -217,8 +243,18 @@ struct Copier {
       for (int i = 0; i < PER_THREAD; ++i) ptx::cp_async_16(s + dst(i), src(v, k0, i), 16);
       return;
     }
+    const int left = mn_left(v, x0);
+    if (v.K - k0 >= TileT::DEPTH) {
+      const int bytes = TileT::K_MAJOR_TILE ? 16 : 2 * (left < 8 ? left : 8);
+#pragma unroll
+      for (int i = 0; i < PER_THREAD; ++i) {
+        if (!past_mn(left, i)) ptx::cp_async_16(s + dst(i), src(v, k0, i), bytes);
+      }
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < PER_THREAD; ++i) {
+      if (past_mn(left, i)) continue;
       const int n = valid(v, k0, x0, i);
       ptx::cp_async_16(s + dst(i), n ? src(v, k0, i) : v.p, 2 * n);
     }
@@ -311,6 +347,14 @@ struct Kernel {
   }
 
   static constexpr int KSTEPS = BK / 16;
+
+  template <int I, int J>
+  __device__ __forceinline__ static void zero_acc(float (&acc)[I][J][4]) {
+#pragma unroll
+    for (int i = 0; i < I; ++i)
+#pragma unroll
+      for (int j = 0; j < J; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
+  }
 
   __device__ __forceinline__ static void mma_step(const uint32_t (&a)[MI][4],
                                                   const uint32_t (&b)[NI][2],
@@ -421,10 +465,7 @@ struct Kernel {
     const CopyA copy_a(A, m0);
     const CopyB copy_b(B, n0);
 
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int j = 0; j < NI; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
+    zero_acc(acc);
 
     if constexpr (Cfg::COPY == Copy::scalar || Cfg::COPY == Copy::vec16) {
       // One buffer: copy, barrier, multiply, barrier (the next copy overwrites the tile).
@@ -474,6 +515,13 @@ struct Kernel {
       // tile t goes to the buffer of tile t-1, which every warp finished reading before the
       // barrier of tile t-1's last k-step. That barrier sits between the last ldmatrix of a tile
       // and its last mma, so the tensor cores stay busy while the warps meet.
+      // Chunks past M or N stay zero in every stage (copy_async skips them); the barrier after
+      // the first tile's wait orders these stores before any fragment load.
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        copy_a.zero_past_mn(A, m0, tile_a(smem, s));
+        copy_b.zero_past_mn(B, n0, tile_b(smem, s));
+      }
 #pragma unroll
       for (int s = 0; s < STAGES - 1; ++s) {
         if (s < tiles) {
@@ -700,10 +748,14 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
           static_cast<const float*>(scratch.data), grid.x, split, static_cast<T*>(a.C), a.ldc,
           a.M, a.N, a.alpha, a.beta, a.c_col_major, a.stream, props.cc, name);
     } else if constexpr (Cfg::SPLIT_K) {
-      const int split = split_count(reinterpret_cast<const void*>(kernel), K::THREADS,
-                                    K::SMEM_BYTES, grid.x, ceil_div(a.K, Cfg::BLOCK_K),
-                                    Cfg::SPLIT_MIN_TILES, Cfg::SPLIT_BLOCKS_PER_SM,
-                                    launch_sms(device));
+      const int sms = launch_sms(device);
+      const int64_t k_tiles = ceil_div(a.K, Cfg::BLOCK_K);
+      const void* k = reinterpret_cast<const void*>(kernel);
+      const int split = split_fill(
+          k, K::THREADS, K::SMEM_BYTES, grid.x, k_tiles, Cfg::SPLIT_MIN_TILES,
+          split_count(k, K::THREADS, K::SMEM_BYTES, grid.x, k_tiles, Cfg::SPLIT_MIN_TILES,
+                      Cfg::SPLIT_BLOCKS_PER_SM, sms),
+          sms);
       launch_split(kernel, grid, K::THREADS, K::SMEM_BYTES, a.stream, split, props.cc, name,
                    operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C), split_ldc(a), a.alpha,
                    a.beta);

@@ -7,7 +7,8 @@
 // tiles, and their fp32 partial tiles are summed through distributed shared memory in rank order
 // before C is written (hgemm.cuh, split_epilogue). The split count is chosen at launch: as many
 // blocks as keep the grid within one per SM, at most 8, at least two K tiles per block, and all
-// clusters resident at once (common/split_k.cuh).
+// clusters resident at once; and where that leaves one share per tile over more than SMs/2 tiles,
+// two shares at two blocks per SM, so that no SM idles (common/split_k.cuh, split_fill).
 // Why it pays: a problem with few output rows (M <= 16: decode, small batches) has few output
 // tiles of any usual size, so a grid of them leaves most SMs idle and reads the large operand at a
 // fraction of HBM bandwidth. Splitting K multiplies the blocks without more traffic to global

@@ -74,12 +74,7 @@ FASTGEMM_HOPPER_KERNEL(hgemm_v17_mma_sync_tma, V17) {
     int m0, n0;
     sched.tile(tile, m0, n0);
     float acc[Kern::MI][Kern::NI][4];
-#pragma unroll
-    for (int i = 0; i < Kern::MI; ++i)
-#pragma unroll
-      for (int j = 0; j < Kern::NI; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+    Kern::zero_acc(acc);
     if (k_tiles > 0) {
       frags(ring.wait_full(it)).load(0, a[0], b[0]);
     }
