@@ -48,7 +48,10 @@ hgemm_v41_split_k_32rows_deep_ring,hgemm_v23_split_k_wide,hgemm_v42_split_k_wide
       (the same with --b-layout F; and v22's two shares on 66-111 tiles, results/sweeps/rows-b2-*:
       --ns 1,16 --mk <N 4224-7104 in steps of 320 x K 2048,4096,8192,14336> --kernels
       hgemm_v22_split_k,hgemm_v40_split_k_deep_ring --tag b2-s0, then with FASTGEMM_DEV_SPLIT_K=2
-      (s2) and 3 (s3) and --kernels hgemm_v22_split_k; and transposed, the narrow family: --ns 1,8,16,24,32,48,64
+      (s2) and 3 (s3) and --kernels hgemm_v22_split_k; the check, --tag b2-check: --ns 1,8,16
+      --mk <N 4288,4416,4672,4928,5056,5248 x K 2560,3072,3584,5120,11008>, bf16 --b-layout F on
+      N 4416,4928 x K 3072,5120,11008, and the narrow family --ns 1,16 with --flip-kernels; and
+      transposed, the narrow family: --ns 1,8,16,24,32,48,64
       --mk 2048x4096,4096x4096,8192x4096,4096x14336,14336x4096,5120x5120 --kernels
       hgemm_v24_wgmma_split_k --flip-kernels <the six above>: results/sweeps/*-ring-float16-*)
     python benchmarks/sweep.py --dtype float32 --pad --out results/sweeps

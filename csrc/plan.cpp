@@ -208,7 +208,13 @@ const std::vector<AutoRule> kHgemmRules = {
     // 1 and 16 rows, K 2048-14336, both layouts of B (results/sweeps/rows-b2-*, rows-bcol-b2-*;
     // v22 with two shares forced by FASTGEMM_DEV_SPLIT_K=2): up to SMs/1.7 tiles (71-76 of 16x64)
     // with K >= 4096 v22 was 1.05-1.19x faster than v40 with one row and 0.98-1.07x with 16; from
-    // 81 tiles on, and with K = 2048, v40 was level or faster (0.92-1.02x).
+    // 81 tiles on, and with K = 2048, v40 was level or faster (0.92-1.02x). Checked on other
+    // shapes (results/sweeps/rows-b2-check-*, fp16, and rows-bcol-b2-check-*, bf16 with a
+    // column-major B; 67-82 tiles, K 2560-11008, 1, 8 and 16 rows): 1.10x and 1.03x over v40 on
+    // the 24 and 8 points of the rule (0.98-1.20x). There, with at most 8 rows, v40 was slower
+    // further out, at 79-82 tiles (to SMs/1.6) and with K of 3584-4095: the second rule, 1.04x
+    // over v40 on its 20 points of the check (0.98-1.10x; 0.98x with 8 rows on 82 tiles) and
+    // 0.99-1.08x on its 5 of the first sweep.
     {"hgemm_v40_split_k_deep_ring",
      "v22 with a 6-stage ring: for outputs of at most 16 rows over at most SMs/2 tiles of 16x64, "
      "where its grid, split along K, has one block per SM and the bytes in flight set the "
@@ -219,6 +225,11 @@ const std::vector<AutoRule> kHgemmRules = {
      "SMs/1.7 tiles of 16x64 with K >= 4096, where v40 cannot split and leaves SMs idle and v22 "
      "takes two shares a tile at two blocks per SM",
      0, 16, 64, 16, 90, 4096, 0, false, 1.7},
+    {"hgemm_v22_split_k",
+     "16-row tiles with K split across a cluster: for outputs of at most 8 rows over SMs/2 to "
+     "SMs/1.6 tiles of 16x64 with K >= 3584, where v40 cannot split and leaves SMs idle and v22 "
+     "takes two shares a tile at two blocks per SM",
+     0, 16, 64, 8, 90, 3584, 0, false, 1.6},
     {"hgemm_v40_split_k_deep_ring",
      "v22 with a 6-stage ring: for outputs of at most 16 rows over at most SMs tiles of 16x64, "
      "where its grid has one block per SM and the bytes in flight set the bandwidth",
