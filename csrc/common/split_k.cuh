@@ -23,7 +23,8 @@
 // previous kernel of the stream (griddepcontrol.wait): stream order holds as for any launch. S = 1
 // (no split, or a GPU without clusters: before sm_90 every block is a cluster of one) runs the
 // same code over the block's own tile. Code compiled for an architecture without clusters traps
-// if launched split. Host: split_grid, split_count (S), launch_split.
+// if launched split. Host: split_grid, split_count (S), split_fill (S = 2 where S = 1 leaves SMs
+// idle), launch_split.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
