@@ -108,6 +108,33 @@ hgemm_v33_split_k_n64,hgemm_v43_cluster_64x128
       v30, v31; and pad-mid-tiles-r41-*, the v43 rule's sweep: random outputs of 17-66 tiles
       of 128x128 with K 1024-4096, the small-output kernels above)
 
+    python benchmarks/sweep.py --dtype float16 --pad --rounds 3 --target-ms 2 --tag bunal-v45 \
+        --kernels hgemm_v20_hoisted_beta,hgemm_v21_narrow_tile,hgemm_v24_wgmma_split_k,\
+hgemm_v28_split_k_global_narrow,hgemm_v32_split_last_round_192,hgemm_v43_cluster_64x128,\
+hgemm_v44_tile_192x128,hgemm_v45_cluster_128x128 --pad-shapes $(python -c "
+import math, random
+rng, out, bcol = random.Random(93), set(), False
+while len(out) < 120:
+    M, N, K = (int(math.exp(rng.uniform(math.log(a), math.log(b))))
+               for a, b in ((384, 6144), (256, 5120), (1024, 8192)))
+    step = 64 if rng.random() < 0.5 else 8
+    M = max(8, M // step * step)
+    if bcol:
+        N, K = max(64, N // step * step), K // 8 * 8
+        K += 8 * rng.randint(1, 7) if K % 64 == 0 else 0
+    else:
+        K, N = max(64, K // step * step), N // 8 * 8
+        N += 8 * rng.randint(1, 7) if N % 64 == 0 else 0
+    if 30 <= -(-M // 128) * -(-N // 128) <= 420:
+        out.add((M, N, K))
+print(','.join(f'{m}x{n}x{k}' for m, n, k in sorted(out)))")
+      (v45's rule, B's rows off 128 bytes: also --dtype bfloat16 --b-layout F with seed 94,
+      90 shapes and bcol = True; held out, --tag bunal-v45-check: seed 95, 60 shapes, and
+      --b-layout F with seed 96, 60 shapes and bcol = True, both fp16:
+      results/sweeps/pad-*bunal-v45-*; v45 against v20, v21, v43 and v44 on the random_shapes
+      family, --pad-random 80,91,256,6144,256,8192,400 --tag mid-v45 and --dtype bfloat16
+      --b-layout F --pad-random 60,92,256,6144,256,8192,400 --tag mid-v45-b)
+
 Writes <kind>[-bcol][-<tag>]-<dtype>-<gpu>.csv (kind: narrow, rows, deep, prefill or pad; one row
 per shape and candidate) and prints a table of microseconds per launch with the best candidate per
 shape marked.

@@ -349,7 +349,12 @@ PYBIND11_MODULE(_C, m) {
                                     r.row_align > 0 ? py::object(py::int_(r.row_align)) : py::none(),
                                     r.unaligned != nullptr ? py::object(py::str(r.unaligned))
                                                            : py::none(),
-                                    r.half_edge, r.unsplit_last_round, r.wave_rounds));
+                                    r.half_edge, r.unsplit_last_round, r.wave_rounds,
+                                    r.b_off_line,
+                                    r.over_parts > 0 ? py::object(py::float_(r.over_parts))
+                                                     : py::none(),
+                                    r.max_pad > 0 ? py::object(py::float_(r.max_pad))
+                                                  : py::none()));
       }
       return rules;
     };

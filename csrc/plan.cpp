@@ -270,6 +270,26 @@ const std::vector<AutoRule> kHgemmRules = {
      "v42 on the transposed problem: for outputs of at most 64 columns and at most SMs/2 tiles "
      "of 128x64, where 128-wide tiles are half padding and leave SMs idle",
      0, 64, 128, 64, 90, 0, 0, true},
+    // v45 where B's rows are 16- but not 128-byte aligned (each 128-byte box row of B straddles
+    // two L2 lines; the cluster's multicast halves B's requests), on one round of its 256x128
+    // cluster tiles that fills more than 60% of the SMs (40-66 on 132), with K >= 1088 and rows
+    // padded at most 6% further than by 128-row tiles. B is read in place (no copy to 128-byte
+    // rows: v45 in place beat the copy and the kernel after it on every such point swept).
+    // Fitted to results/sweeps/pad-bunal-v45-* and pad-bcol-bunal-v45-* (`python
+    // benchmarks/sweep.py --pad --pad-shapes <random outputs of 30-420 tiles of 128x128, K
+    // 1024-8192, B's rows off 128 bytes> --kernels <v20, v21, v24, v28, v32, v43, v44, v45>`,
+    // fp16 with B row-major and bf16 with B column-major, H200): 1.12x and 1.16x over what auto
+    // ran on the 21 and 14 points it takes (0.95-1.51x; 3328x592x2176 44.0 -> 29.1 us). Held out
+    // (pad-*bunal-v45-check-*, other seeds, fp16 both layouts): 1.13x and 1.16x on 12 and 11
+    // points (0.92-1.36x). Where B's rows are on 128 bytes v45 was no faster than v21 (pad-*mid-v45-*);
+    // past one round of its clusters, or with fewer of them, other tiles won.
+    {"hgemm_v45_cluster_128x128",
+     "v21's 128x128 tiles in 2-CTA clusters sharing B: for a B whose rows are 16- but not "
+     "128-byte aligned (read in place), at least 384 rows and 256 columns, more than SMs x 0.3 "
+     "and at most SMs/2 cluster tiles of 256x128 (one round), rows padded at most 6% past "
+     "128-row tiles, K >= 1088 (sm_90a only)",
+     0, 256, 128, 0, 90, 1088, 0, false, 2, 0, nullptr, 0, false, 0, 384, 256, 0, 0, nullptr,
+     false, false, false, false, true, 10.0 / 3.0, 1.06},
     // v33 (results/sweeps/*-v33*): its 128x64 tiles double the blocks of v24's 128x128 ones,
     // where the tiles number at most the SMs. Faster than every other kernel swept with 112-128
     // rows (one row of tiles) and 1024 <= K <= 28672; with more rows only where K <= 2048 (past
@@ -1280,6 +1300,24 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
                         std::to_string(rule.max_k));
       continue;
     }
+    if (rule.b_off_line) {
+      const int b = rule.flip ? align_a : align_b;
+      if (b < 16 || b >= 128) {
+        skipped.push_back(std::string(rule.kernel) + " is for a B whose rows are 16- but not " +
+                          "128-byte aligned (these are " + std::to_string(b) + "-byte aligned)");
+        continue;
+      }
+    }
+    if (rule.max_pad > 0 && rule.few_m > 0 &&
+        double((M + rule.few_m - 1) / rule.few_m * rule.few_m) >
+            rule.max_pad * double((M + 127) / 128 * 128)) {
+      char pad[32];
+      std::snprintf(pad, sizeof pad, "%g", rule.max_pad);
+      skipped.push_back(std::string(rule.kernel) + " is for outputs whose rows its " +
+                        std::to_string(rule.few_m) + "-row tiles pad at most " + pad +
+                        "x as far as 128-row tiles do");
+      continue;
+    }
     if (rule.half_edge && !half_edge(M, N)) {
       skipped.push_back(std::string(rule.kernel) + " is for outputs whose shorter side ends 1-64 "
                         "past a multiple of 128 (its 64-wide tiles pad less there)");
@@ -1311,6 +1349,14 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
                           (rule.flip ? " transposed" : "") + " (" +
                           std::to_string(t.sm_count) + " SMs); this one has " +
                           std::to_string(tiles));
+        continue;
+      }
+      if (rule.over_parts > 0 && rule.over_parts * tiles <= t.sm_count) {
+        skipped.push_back(std::string(rule.kernel) + " is for outputs of more than " +
+                          std::to_string(static_cast<int64_t>(t.sm_count / rule.over_parts)) +
+                          " tiles of " + std::to_string(rule.few_m) + "x" +
+                          std::to_string(rule.few_n) + " (" + std::to_string(t.sm_count) +
+                          " SMs); this one has " + std::to_string(tiles));
         continue;
       }
       if (rule.split_cost > 0) {
@@ -1402,7 +1448,7 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
     }
     if (problem.empty()) {
       const std::string note = skipped.empty() ? "" : " (" + joined() + ")";
-      return Plan{k, false, rule.flip,
+      Plan plan{k, false, rule.flip,
                   std::make_shared<const std::string>(
                       std::string(rule.why) +
                       (rule.flip ? "; runs the transposed problem C^T = B^T A^T (" +
@@ -1411,6 +1457,8 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
                                  : std::string()) +
                       "; runs on cc " + fmt_cc(t.cc) + " with " + std::to_string(alignment) +
                       "-byte alignment" + note)};
+      plan.in_place = rule.b_off_line;
+      return plan;
     }
     // Operands too little aligned: a flip rule gives way (the padded path runs untransposed).
     if (!rule.flip && fastest_for_cc && runnable_problem(*k, t, k->alignment).empty()) {
@@ -1489,8 +1537,8 @@ Plan decide(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K, int a
             int align_b, int align_c, Precision precision, bool a_col, bool b_col) {
   Plan plan = decide_rules(t, dtype, M, N, K, align_a, align_b, align_c, precision, a_col, b_col);
   const int mode = dev_realign_mode();
-  if (dtype == DType::f32 || t.cc < 90 || plan.pad || plan.flip || !reads_by_tma(*plan.kernel) ||
-      mode == 0) {
+  if (dtype == DType::f32 || t.cc < 90 || plan.pad || plan.flip || plan.in_place ||
+      !reads_by_tma(*plan.kernel) || mode == 0) {
     return plan;
   }
   const bool off_a = align_a >= 16 && align_a < 128, off_b = align_b >= 16 && align_b < 128;

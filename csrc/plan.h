@@ -113,6 +113,18 @@ struct AutoRule {
   // (wave_cost; a tie goes to the larger tile) (false: no such limit): a kernel whose tile shape
   // fits the SMs' rounds where the others' leave a round mostly empty.
   bool wave_rounds = false;
+  // Preferred only where the kernel's B has rows (base address and pitch) 16- but not 128-byte
+  // aligned, read in place: decide() then copies no operand to 128-byte rows (false: no such
+  // limit). For a kernel that shares B's tiles between the CTAs of a cluster: each 128-byte box
+  // row of such a B straddles two L2 lines, and multicast halves the requests that cost.
+  bool b_off_line = false;
+  // With few_m: preferred only for more than sm_count / over_parts tiles of few_m x few_n (0: no
+  // such limit), i.e. where fewer tiles would leave more of the SMs idle than a smaller tile does.
+  double over_parts = 0;
+  // With few_m: preferred only where the rows of few_m-row tiles exceed the rows of 128-row tiles
+  // by at most this factor (0: no such limit): a tall (cluster) tile whose padding past M costs
+  // work that 128-row tiles would not do.
+  double max_pad = 0;
 };
 // The wave model of a persistent kernel of tile_m x tile_n tiles: its rounds of sm_count tiles
 // (the last one whole, however few it holds) times the tile's area, in 128x128 tiles.
@@ -192,6 +204,8 @@ struct Plan {
   // rows are only 16-byte aligned, copied first into temporaries with 128-byte rows, in their
   // own layouts (1: A, 2: B, as the kernel reads them; 0: none).
   int realign = 0;
+  // The rule asked for B's rows as given (AutoRule::b_off_line): decide() copies none.
+  bool in_place = false;
 };
 
 // The auto rules walked for C[M,N] = A[M,K] @ B[K,N] with per-operand alignments (bytes).

@@ -15,7 +15,8 @@
 // V34 runs V24 on operands whose rows are not 16-byte aligned, without copying the large one;
 // V43 runs V21 on 64x128 tiles in clusters of two that share B, twice V21's blocks for the
 // same output, each reading a third less from L2; V44 runs V21 on 192x128 tiles, whose count
-// fits the SMs in one round on some mid-size outputs that V21's take in two.
+// fits the SMs in one round on some mid-size outputs that V21's take in two; V45 runs V21's
+// 128x128 tiles in clusters of two that share B, a quarter less L2 traffic per block.
 // The registry's `parent` and `branch` say the same.
 #pragma once
 #include "hopper/launch.cuh"
@@ -91,6 +92,12 @@ struct V24 : V21 {
 struct V43 : V21 {
   static constexpr int BM = 64, THREADS = 256, STAGES = 8, CLUSTER = 2;
   static constexpr bool BORROW = false;
+};
+// V21 in 2-CTA clusters: the pair stacks along M (a 256x128 cluster tile) and shares its B tile
+// by multicast, as V15 does for V14; groups of 8 cluster tiles keep V21's 2048-row bands (a
+// branch of V21).
+struct V45 : V21 {
+  static constexpr int CLUSTER = 2, GROUP_M = 8;
 };
 // V21 on 192x128 tiles: three consumer warpgroups (m64n128k16 each) beside the producer, a
 // 40 KiB stage, four of them, and a 16 KiB C buffer per consumer warpgroup (a branch of V21).

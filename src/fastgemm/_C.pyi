@@ -49,6 +49,9 @@ Rule: TypeAlias = tuple[
     bool,
     bool,
     bool,
+    bool,
+    float | None,
+    float | None,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...
