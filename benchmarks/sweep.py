@@ -133,7 +133,12 @@ print(','.join(f'{m}x{n}x{k}' for m, n, k in sorted(out)))")
       --b-layout F with seed 96, 60 shapes and bcol = True, both fp16:
       results/sweeps/pad-*bunal-v45-*; v45 against v20, v21, v43 and v44 on the random_shapes
       family, --pad-random 80,91,256,6144,256,8192,400 --tag mid-v45 and --dtype bfloat16
-      --b-layout F --pad-random 60,92,256,6144,256,8192,400 --tag mid-v45-b)
+      --b-layout F --pad-random 60,92,256,6144,256,8192,400 --tag mid-v45-b; v46's rule, the
+      same generator with M and N in 768-12288, at most 2^36 multiply-adds and 66-800 tiles of
+      128x256, --target-ms 4, --kernels v20, v21, v31, v32, v44, v45, v46 and v15: --tag
+      bunal-wide-v46 with seed 111 (80 shapes) and --dtype bfloat16 --b-layout F with seed 112
+      (50, bcol = True), held out --tag bunal-wide-v46-check with seed 113 (50):
+      results/sweeps/pad-*bunal-wide-v46-*)
 
 Writes <kind>[-bcol][-<tag>]-<dtype>-<gpu>.csv (kind: narrow, rows, deep, prefill or pad; one row
 per shape and candidate) and prints a table of microseconds per launch with the best candidate per

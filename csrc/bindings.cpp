@@ -350,11 +350,13 @@ PYBIND11_MODULE(_C, m) {
                                     r.unaligned != nullptr ? py::object(py::str(r.unaligned))
                                                            : py::none(),
                                     r.half_edge, r.unsplit_last_round, r.wave_rounds,
-                                    r.b_off_line,
+                                    r.b_off_line > 0 ? py::object(py::int_(r.b_off_line))
+                                                     : py::none(),
                                     r.over_parts > 0 ? py::object(py::float_(r.over_parts))
                                                      : py::none(),
                                     r.max_pad > 0 ? py::object(py::float_(r.max_pad))
-                                                  : py::none()));
+                                                  : py::none(),
+                                    r.in_place));
       }
       return rules;
     };

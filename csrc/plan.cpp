@@ -289,7 +289,7 @@ const std::vector<AutoRule> kHgemmRules = {
      "and at most SMs/2 cluster tiles of 256x128 (one round), rows padded at most 6% past "
      "128-row tiles, K >= 1088 (sm_90a only)",
      0, 256, 128, 0, 90, 1088, 0, false, 2, 0, nullptr, 0, false, 0, 384, 256, 0, 0, nullptr,
-     false, false, false, false, true, 10.0 / 3.0, 1.06},
+     false, false, false, false, 128, 10.0 / 3.0, 1.06, true},
     // v33 (results/sweeps/*-v33*): its 128x64 tiles double the blocks of v24's 128x128 ones,
     // where the tiles number at most the SMs. Faster than every other kernel swept with 112-128
     // rows (one row of tiles) and 1024 <= K <= 28672; with more rows only where K <= 2048 (past
@@ -569,6 +569,24 @@ const std::vector<AutoRule> kHgemmRules = {
      "takes them (sm_90a only)",
      0, 128, 128, 0, 90, 0, 0, false, 0, 0, nullptr, 0, false, 0, 0, 0, 0, 0, nullptr, false,
      false, false, true},
+    // v46 where v20 would run and B's rows are only 16-byte aligned (five 32-byte sectors per
+    // 128-byte box row; at 32 or 64 bytes v46 was level with v20 or behind), with rows padded
+    // at most 6% further by its 256-row cluster tiles than by 128-row ones. Where decide() copies
+    // such a B to 128-byte rows (2^33 multiply-adds, 2048 rows) the copy stays, and v20 runs on
+    // it: v46 in place was mixed against it (0.88-1.14x on the 12 such points swept).
+    // Fitted to results/sweeps/pad-bunal-wide-v46-* and pad-bcol-bunal-wide-v46-* (`python
+    // benchmarks/sweep.py --pad --pad-shapes <random outputs of 66-800 tiles of 128x256, K
+    // 1024-8192, B's rows off 128 bytes> --kernels <v20, v21, v31, v32, v44, v45, v46, v15>`,
+    // fp16 with B row-major and bf16 with B column-major, H200) and held out on
+    // pad-bunal-wide-v46-check-* (fp16, another seed): where no copy is made it takes 3 points of
+    // each, 1.00-1.26x over what auto ran (1472x5504x1160 1.26x, 2224x1656x1616 1.18x). Over
+    // all such points v46 ran 1.11-1.23x v20 by name where B's rows were only 16-byte aligned
+    // and the row tiles even, 0.89-1.01x where they were 32- or 64-byte aligned.
+    {"hgemm_v46_cluster_128x256",
+     "v20's 128x256 tiles in 2-CTA clusters sharing B: for a B whose rows are only 16-byte "
+     "aligned, rows padded at most 6% past 128-row tiles, where v20 would run (sm_90a only)",
+     0, 256, 256, 0, 90, 0, 0, false, 0, 0, nullptr, 0, false, 0, 0, 0, 0, 0, nullptr, false,
+     false, false, false, 32, 0, 1.06},
     {"hgemm_v20_hoisted_beta",
      "fastest Hopper rung, for outputs of at most one 128x256 tile per SM: persistent, "
      "warp-specialised wgmma + TMA, 4-stage ring, TMA-store epilogue through a borrowed stage "
@@ -1300,11 +1318,12 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
                         std::to_string(rule.max_k));
       continue;
     }
-    if (rule.b_off_line) {
+    if (rule.b_off_line > 0) {
       const int b = rule.flip ? align_a : align_b;
-      if (b < 16 || b >= 128) {
+      if (b < 16 || b >= rule.b_off_line) {
         skipped.push_back(std::string(rule.kernel) + " is for a B whose rows are 16- but not " +
-                          "128-byte aligned (these are " + std::to_string(b) + "-byte aligned)");
+                          std::to_string(rule.b_off_line) + "-byte aligned (these are " +
+                          std::to_string(b) + "-byte aligned)");
         continue;
       }
     }
@@ -1457,7 +1476,7 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
                                  : std::string()) +
                       "; runs on cc " + fmt_cc(t.cc) + " with " + std::to_string(alignment) +
                       "-byte alignment" + note)};
-      plan.in_place = rule.b_off_line;
+      plan.in_place = rule.in_place;
       return plan;
     }
     // Operands too little aligned: a flip rule gives way (the padded path runs untransposed).

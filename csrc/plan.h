@@ -113,11 +113,13 @@ struct AutoRule {
   // (wave_cost; a tie goes to the larger tile) (false: no such limit): a kernel whose tile shape
   // fits the SMs' rounds where the others' leave a round mostly empty.
   bool wave_rounds = false;
-  // Preferred only where the kernel's B has rows (base address and pitch) 16- but not 128-byte
-  // aligned, read in place: decide() then copies no operand to 128-byte rows (false: no such
-  // limit). For a kernel that shares B's tiles between the CTAs of a cluster: each 128-byte box
-  // row of such a B straddles two L2 lines, and multicast halves the requests that cost.
-  bool b_off_line = false;
+  // Preferred only where the kernel's B has rows (base address and pitch) aligned to at least 16
+  // and fewer than this many bytes (0: no such limit; 128: off whole L2 lines, 32: only 16-byte
+  // aligned). For a kernel that
+  // shares B's tiles between the CTAs of a cluster: each 128-byte box row of such a B straddles
+  // two L2 lines (five 32-byte sectors where the rows are only 16-byte aligned), and multicast
+  // halves the requests that cost.
+  int b_off_line = 0;
   // With few_m: preferred only for more than sm_count / over_parts tiles of few_m x few_n (0: no
   // such limit), i.e. where fewer tiles would leave more of the SMs idle than a smaller tile does.
   double over_parts = 0;
@@ -125,6 +127,9 @@ struct AutoRule {
   // by at most this factor (0: no such limit): a tall (cluster) tile whose padding past M costs
   // work that 128-row tiles would not do.
   double max_pad = 0;
+  // The operands are read as given: decide() copies none to 128-byte rows where this rule runs
+  // (false: decide() may, and then walks the rules again for the copies).
+  bool in_place = false;
 };
 // The wave model of a persistent kernel of tile_m x tile_n tiles: its rounds of sm_count tiles
 // (the last one whole, however few it holds) times the tile's area, in 128x128 tiles.
@@ -204,7 +209,7 @@ struct Plan {
   // rows are only 16-byte aligned, copied first into temporaries with 128-byte rows, in their
   // own layouts (1: A, 2: B, as the kernel reads them; 0: none).
   int realign = 0;
-  // The rule asked for B's rows as given (AutoRule::b_off_line): decide() copies none.
+  // The rule asked for the operands' rows as given (AutoRule::in_place): decide() copies none.
   bool in_place = false;
 };
 

@@ -428,14 +428,17 @@ MID_WHY = "more than SMs/5 and at most SMs/2 tiles of 128x128 with 2048 <= K <= 
 BAND_LOW_WHY = "at most SMs/1.57 tiles of 128x128 with 1200 <= K < 2304"  # (v28)
 
 
-# In the why of the rule fitted to results/sweeps/pad-*bunal-v45-* (v45: B's rows off 128 bytes).
-V45_WHY = "for a B whose rows are 16- but not 128-byte aligned"
+# In the why of the rules fitted to results/sweeps/pad-*bunal-v45-* (v45) and
+# pad-*bunal-wide-v46-* (v46): B's rows off 128 bytes, shared by the CTAs of a cluster.
+SHARES_B_WHY = "2-CTA clusters sharing B: for a B whose rows are"
+V45, V46 = "hgemm_v45_cluster_128x128", "hgemm_v46_cluster_128x256"
 
 
 def _v45_rule(sel: fastgemm.Selection) -> bool:
-    """Whether a selection is v45's rule: the older sweeps did not time v45, so their tests skip
-    the points it takes (its own sweeps check it: test_select_half_v45_follows_its_sweeps)."""
-    return sel.kernel.name == "hgemm_v45_cluster_128x128" and V45_WHY in sel.reason.split(";")[0]
+    """Whether a selection is v45's or v46's rule: the older sweeps did not time them, so their
+    tests skip the points they take (their own sweeps check them:
+    test_select_half_v45_follows_its_sweeps, test_select_half_v46_follows_its_sweeps)."""
+    return sel.kernel.name in (V45, V46) and SHARES_B_WHY in sel.reason.split(";")[0]
 
 
 def _r41_rule(sel: fastgemm.Selection) -> bool:
@@ -474,6 +477,7 @@ RULE_FIELDS = (
     "b_off_line",
     "over_parts",
     "max_pad",
+    "in_place",
 )
 
 
@@ -569,6 +573,7 @@ def _first_runnable_rule(
             b_off_line,
             over_parts,
             max_pad,
+            _in_place,
         ) = rule  # RULE_FIELDS, in order
         k = table.get(name)
         rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
@@ -590,7 +595,7 @@ def _first_runnable_rule(
             continue
         if half_edge and not 0 < min(rm, rn) % 128 <= 64:
             continue
-        if b_off_line and not 16 <= alignment < 128:  # one alignment stands for A, B and C
+        if b_off_line is not None and not 16 <= alignment < b_off_line:  # one alignment for A, B, C
             continue
         if max_pad is not None and -(-rm // few[0]) * few[0] > max_pad * (-(-rm // 128) * 128):
             continue
@@ -1087,6 +1092,8 @@ def test_select_half_v45_follows_its_sweeps():
                 assert _v45_rule(sel) and "copied first" not in sel.reason, (shape, sel)
                 gains.append(t["auto"] / t[v45])
                 assert gains[-1] > 0.9, (path.name, shape, t)
+            elif sel.kernel.name == V46:  # v46's later rule (not timed here)
+                assert _v45_rule(sel), (shape, sel)
             else:
                 assert sel.kernel.name == ran[shape], (path.name, shape, sel)
         assert _faster(gains, 11, 1.1), (path.name, len(gains), gains)
@@ -1112,6 +1119,48 @@ def test_select_half_v45_follows_its_sweeps():
     # in place: pad-bcol-bunal-v45-* timed it 1.09-1.29x over the copy and v24 on such points.
     sel = fastgemm.select(3880, 464, 5336, "bfloat16", cc=90, order="CF")
     assert sel.kernel.name == v45 and "copied first" not in sel.reason, sel
+
+
+def test_select_half_v46_follows_its_sweeps():
+    # results/sweeps/pad-*bunal-wide-v46-* (H200; random outputs of 66-800 tiles of 128x256, K of
+    # 1024-8192, B's rows off 128 bytes; v20, v21, v31, v32, v44, v45, v46 and v15 by name beside
+    # auto as it was before v46's rule): where auto now runs v46 (only where v20 ran, on a B only
+    # 16-byte aligned that is not copied to 128-byte rows), no point below 0.99x of what auto
+    # ran and at least 1.08x in the geometric mean per sweep; where such a B is copied, v20 runs
+    # on the copy as before; every other point keeps its kernel. And v46 by name against v20:
+    # at least 1.1x over the points whose B rows are only 16-byte aligned on an even count of
+    # 128-row tiles, and no faster where the rows are 32- or 64-byte aligned.
+    if not any(k.name == V46 for k in fastgemm.kernels("float16")):
+        pytest.skip("no sm_90 code in this build")
+    v20 = "hgemm_v20_hoisted_beta"
+    paths = sorted(
+        (Path(__file__).resolve().parents[1] / "results" / "sweeps").glob("pad-*bunal-wide-v46-*.csv")
+    )
+    assert len(paths) == 3
+    by_align: dict[bool, list[float]] = {True: [], False: []}
+    for path in paths:
+        dtype = "bfloat16" if "bfloat16" in path.name else "float16"
+        bcol = "-bcol-" in path.name
+        times, ran = _csv_sweep_file(path)
+        gains = []
+        for (m, n, k), t in times.items():
+            sel = fastgemm.select(m, n, k, dtype, cc=90, order="CF" if bcol else "CC")
+            if sel.kernel.name == V46:
+                assert _v45_rule(sel) and ran[(m, n, k)] == v20, ((m, n, k), sel)
+                gains.append(t["auto"] / t[V46])
+                assert gains[-1] > 0.99, (path.name, (m, n, k), t)
+            else:
+                assert sel.kernel.name == ran[(m, n, k)], (path.name, (m, n, k), sel)
+            pitch = 2 * (k if bcol else n)
+            if -(-m // 128) % 2 == 0:
+                by_align[pitch % 32 != 0].append(t[v20] / t[V46])
+        assert _faster(gains, 3, 1.08), (path.name, gains)
+    assert _faster(by_align[True], 40, 1.1), by_align[True]
+    assert math.exp(sum(math.log(x) for x in by_align[False]) / len(by_align[False])) < 1.02
+    assert fastgemm.select(2224, 1656, 1616, "float16", cc=90).kernel.name == V46
+    assert fastgemm.select(2224, 1664, 1616, "float16", cc=90).kernel.name != V46  # 32-byte rows
+    sel = fastgemm.select(3640, 4576, 3816, "bfloat16", cc=90, order="CF")  # 2^33, 2048 rows: B copied
+    assert sel.kernel.name == v20 and "copied first" in sel.reason, sel
 
 
 def test_select_half_v44_follows_the_wave_sweeps():
@@ -1344,9 +1393,10 @@ def test_select_bfloat16_sm75(shape):
 @pytest.mark.parametrize("cc", [80, 86, 89, 90])
 def test_select_half_unaligned_large_pads(dtype, cc):
     sel = fastgemm.select(4096, 4096, 4096, dtype, cc=cc, alignment=2)
-    # The fastest rung for the GPU, run on 16-byte aligned copies (a rule that asks for rows on
-    # more bytes reads the operands as given).
-    assert sel.kernel.name == _best_half(dtype, cc, alignment=16) and sel.kernel.dtype == dtype
+    # The fastest rung for the GPU, run on aligned copies (rows 128 bytes apart). The rules that
+    # read the rows' alignment (row_align, b_off_line) read the operands as given, 2 bytes: none
+    # of them runs, as none would on 4096^3 with rows on 128 bytes.
+    assert sel.kernel.name == _best_half(dtype, cc, alignment=128) and sel.kernel.dtype == dtype
     assert sel.pad is True
     assert "aligned temporaries" in sel.reason and "2-byte" in sel.reason
 
@@ -1577,7 +1627,7 @@ def test_auto_rules_refer_to_kernels():
             assert max_k is None or (isinstance(max_k, int) and max_k > 0 and (min_k or 0) <= max_k), name
             wave = r["wave_rounds"]
             assert few is None or (
-                len(few) == 3 and min(few[:2]) > 0 and (few[2] > 0 or last or vs_n or wave)
+                len(few) == 3 and min(few[:2]) > 0 and (few[2] > 0 or last or vs_n or wave or r["max_pad"])
             ), name
             assert not last or few is not None, name
             assert not wave or (

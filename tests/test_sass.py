@@ -317,7 +317,7 @@ EXPECTATIONS = {
     "multicast": (
         lambda k: _is_hopper(k) and ("multicast" in k.name or "cluster" in k.name),
         (
-            "the cluster rungs (v15, v43, v45): every instantiation loads with UTMALDG.MULTICAST and "
+            "the cluster rungs (v15, v43, v45, v46): every instantiation loads with UTMALDG.MULTICAST and "
             "meets at cluster barriers (UCGABAR)"
         ),
     ),
@@ -864,7 +864,7 @@ def test_expectations_cover_the_hgemm_ladder(dtype):
     assert _of("tma", dtype) == hopper
     assert _of("wgmma", dtype) == [k for k in hopper if k not in mma_sync_on_hopper]
     assert all(k.version >= 10 for k in hopper), hopper
-    assert [k.version for k in _of("multicast", dtype)] == ([15, 43, 45] if hopper else [])
+    assert [k.version for k in _of("multicast", dtype)] == ([15, 43, 45, 46] if hopper else [])
     turing = [k.name for k in _of("turing_mma", dtype)]
     if dtype == "float16":
         assert turing == [k.name for k in ladder if k.version <= 5]

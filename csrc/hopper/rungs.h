@@ -16,7 +16,8 @@
 // V43 runs V21 on 64x128 tiles in clusters of two that share B, twice V21's blocks for the
 // same output, each reading a third less from L2; V44 runs V21 on 192x128 tiles, whose count
 // fits the SMs in one round on some mid-size outputs that V21's take in two; V45 runs V21's
-// 128x128 tiles in clusters of two that share B, a quarter less L2 traffic per block.
+// 128x128 tiles in clusters of two that share B, halving the L2 requests of a B whose rows are
+// off 128 bytes, and V46 does the same for V20's 128x256 tiles.
 // The registry's `parent` and `branch` say the same.
 #pragma once
 #include "hopper/launch.cuh"
@@ -97,6 +98,11 @@ struct V43 : V21 {
 // by multicast, as V15 does for V14; groups of 8 cluster tiles keep V21's 2048-row bands (a
 // branch of V21).
 struct V45 : V21 {
+  static constexpr int CLUSTER = 2, GROUP_M = 8;
+};
+// V20 in 2-CTA clusters: the pair stacks along M (a 256x256 cluster tile) and shares its B
+// tile by multicast, as V15 does for V14 (a branch of V20).
+struct V46 : V20 {
   static constexpr int CLUSTER = 2, GROUP_M = 8;
 };
 // V21 on 192x128 tiles: three consumer warpgroups (m64n128k16 each) beside the producer, a

@@ -8,9 +8,11 @@
 // persistent grid is capped at the clusters the GPU holds at once; groups of 8 cluster tiles.
 // Everything else (6-stage ring, TMA-store epilogue, balanced grid, programmatic dependent
 // launch, beta == 0 tested once per tile) is v21's.
-// Why it pays: a 128x128 tile brings in 32 KiB per k-tile for 2 x 128 x 128 x 64 flops, and with
-// every SM streaming at once the L2 -> SM traffic, not the tensor cores, sets the pace on
-// outputs of about one round of tiles. Sharing B makes it 24 KiB per block and k-tile.
+// Why it pays: where B's rows are 16- but not 128-byte aligned (N, or K for a column-major B,
+// not a multiple of 64), each 128-byte box row of B straddles two L2 lines and costs about
+// twice the requests of an aligned one; sharing B halves those requests (and brings in 24 KiB
+// per block and k-tile instead of 32). With B's rows on 128 bytes the saved traffic alone is
+// not worth the pairing: there it is no faster than v21.
 // What limits it: the two blocks advance in lockstep (the slower sets the pace of both); a
 // cluster tile of 256 rows wastes more work on a bottom edge that is not a multiple of 256, and
 // its tile count (half of v21's cluster tiles) leaves a different last round; SMs of a GPC whose

@@ -49,9 +49,10 @@ Rule: TypeAlias = tuple[
     bool,
     bool,
     bool,
+    int | None,
+    float | None,
+    float | None,
     bool,
-    float | None,
-    float | None,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...

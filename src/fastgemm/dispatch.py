@@ -63,10 +63,11 @@ __all__ = [
 # (tile_m, tile_n) tiles leave no last round of at most SMs / 2 to split, wave rounds: preferred
 # only where (tile_m, tile_n) tiles take at most two rounds of SMs and less time than the others
 # of 128x128, 192x128 and 128x256 by the wave model (_C.wave_cost; a tie goes to the larger
-# tile), B off line: preferred only where the kernel's B has rows 16- but not 128-byte aligned
-# (read in place: no copy to 128-byte rows), over parts or None: preferred only for more than
+# tile), B off line or None: preferred only where the kernel's B has rows aligned to at least 16
+# and fewer than that many bytes, over parts or None: preferred only for more than
 # SMs / over parts tiles of (tile_m, tile_n), largest padding or None: preferred only where
-# tile_m-row tiles cover at most that factor more rows than 128-row tiles)], fastest first.
+# tile_m-row tiles cover at most that factor more rows than 128-row tiles, in place: where the
+# rule runs, no operand is copied to 128-byte rows first)], fastest first.
 AUTO_RULES: dict[str, list[Rule]] = {dtype: list(rules) for dtype, rules in _C.auto_rules().items()}
 
 # precision ("tf32x3", "tf32") -> the float32 rules (same tuples) that auto tries for it before
