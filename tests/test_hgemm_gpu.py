@@ -469,14 +469,15 @@ def _dependent_chain(torch, kernel, X, W1, W2, capture):
         "hgemm_v43_cluster_64x128",
         "hgemm_v44_tile_192x128",
         "hgemm_v45_cluster_128x128",
+        "hgemm_v46_cluster_128x256",
     ],
 )
 def test_dependent_launch_chain(torch, kernel, capture):
     # Back-to-back GEMMs that read the previous one's output (read after write) and overwrite what
     # the previous one reads (write after read): with programmatic dependent launch (v19, v20) the
     # next grid may start before the previous finishes, so this fails if any access precedes
-    # griddepcontrol.wait (v21, v43, v44 and v45 launch as v20 does). 288 output tiles of v20 (576 of
-    # v21's and v43's cluster tiles, 384 of v44's, 288 of v45's): persistent blocks run two or more each. The chain mixes beta = 0 and beta = 0.5 (v20's two epilogues).
+    # griddepcontrol.wait (v21, v43-v46 launch as v20 does). 288 output tiles of v20 (576 of
+    # v21's and v43's cluster tiles, 384 of v44's, 288 of v45's, 144 of v46's): persistent blocks run two or more each. The chain mixes beta = 0 and beta = 0.5 (v20's two epilogues).
     _skip_if_not_runnable(kernel, "float16")
     n = 3072
     W = _random(torch, n, n, "float16") * 0.05
@@ -701,6 +702,7 @@ def test_padded_c_view_edges_untouched(torch, dtype, c_order):
         "hgemm_v43_cluster_64x128",
         "hgemm_v44_tile_192x128",
         "hgemm_v45_cluster_128x128",
+        "hgemm_v46_cluster_128x256",
         "auto",
     ],
 )
