@@ -573,14 +573,16 @@ const std::vector<AutoRule> kHgemmRules = {
     // 128-byte box row; at 32 or 64 bytes v46 was level with v20 or behind), with rows padded
     // at most 6% further by its 256-row cluster tiles than by 128-row ones. Where decide() copies
     // such a B to 128-byte rows (2^33 multiply-adds, 2048 rows) the copy stays, and v20 runs on
-    // it: v46 in place was mixed against it (0.88-1.14x on the 12 such points swept).
+    // it: v46 in place beat that on 23 of the 27 such points swept (1.07x in the geometric mean,
+    // 0.88-1.22x), but lost 10-12% on three of the largest (3640x4576x3816 0.88x) and no point
+    // past 2^36 multiply-adds was swept, so the copy rule (fitted on its own sweeps) keeps them.
     // Fitted to results/sweeps/pad-bunal-wide-v46-* and pad-bcol-bunal-wide-v46-* (`python
     // benchmarks/sweep.py --pad --pad-shapes <random outputs of 66-800 tiles of 128x256, K
     // 1024-8192, B's rows off 128 bytes> --kernels <v20, v21, v31, v32, v44, v45, v46, v15>`,
     // fp16 with B row-major and bf16 with B column-major, H200) and held out on
     // pad-bunal-wide-v46-check-* (fp16, another seed): where no copy is made it takes 3 points of
-    // each, 1.00-1.26x over what auto ran (1472x5504x1160 1.26x, 2224x1656x1616 1.18x). Over
-    // all such points v46 ran 1.11-1.23x v20 by name where B's rows were only 16-byte aligned
+    // each, 1.00-1.26x over what auto ran (1472x5504x1160 1.26x, 2224x1656x1616 1.18x). By name,
+    // v46 ran 1.14-1.23x v20 (geometric mean per sweep) where B's rows were only 16-byte aligned
     // and the row tiles even, 0.89-1.01x where they were 32- or 64-byte aligned.
     {"hgemm_v46_cluster_128x256",
      "v20's 128x256 tiles in 2-CTA clusters sharing B: for a B whose rows are only 16-byte "
@@ -1511,8 +1513,9 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
 
 // FASTGEMM_DEV_REALIGN=0 never copies an operand for its rows' 128-byte alignment; =A, =B or =AB
 // copies those operands wherever their rows are off 128 bytes and a TMA rung runs, whatever the
-// problem's size (for the sweeps that compare the ways; read at every decide(), as
-// FASTGEMM_DEV_PAD). -1 where unset: decide() chooses. Not for users.
+// problem's size, except where a rule reads them in place (AutoRule::in_place: v45) (for the
+// sweeps that compare the ways; read at every decide(), as FASTGEMM_DEV_PAD). -1 where unset:
+// decide() chooses. Not for users.
 int dev_realign_mode() {
   const char* v = std::getenv("FASTGEMM_DEV_REALIGN");
   if (v == nullptr) return -1;

@@ -597,7 +597,11 @@ def _first_runnable_rule(
             continue
         if b_off_line is not None and not 16 <= alignment < b_off_line:  # one alignment for A, B, C
             continue
-        if max_pad is not None and -(-rm // few[0]) * few[0] > max_pad * (-(-rm // 128) * 128):
+        if (
+            max_pad is not None
+            and few is not None
+            and -(-rm // few[0]) * few[0] > max_pad * (-(-rm // 128) * 128)
+        ):
             continue
         tiles = (-(-rm // few[0])) * (-(-rn // few[1])) if few is not None else 0
         if over_parts is not None and over_parts * tiles <= sms:
@@ -1158,7 +1162,8 @@ def test_select_half_v46_follows_its_sweeps():
     assert _faster(by_align[True], 40, 1.1), by_align[True]
     assert math.exp(sum(math.log(x) for x in by_align[False]) / len(by_align[False])) < 1.02
     assert fastgemm.select(2224, 1656, 1616, "float16", cc=90).kernel.name == V46
-    assert fastgemm.select(2224, 1664, 1616, "float16", cc=90).kernel.name != V46  # 32-byte rows
+    assert fastgemm.select(2224, 1648, 1616, "float16", cc=90).kernel.name != V46  # 32-byte rows
+    assert fastgemm.select(2224, 1664, 1616, "float16", cc=90).kernel.name != V46  # 128-byte rows
     sel = fastgemm.select(3640, 4576, 3816, "bfloat16", cc=90, order="CF")  # 2^33, 2048 rows: B copied
     assert sel.kernel.name == v20 and "copied first" in sel.reason, sel
 
