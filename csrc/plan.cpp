@@ -282,13 +282,14 @@ const std::vector<AutoRule> kHgemmRules = {
     // ran on the 21 and 14 points it takes (0.95-1.51x; 3328x592x2176 44.0 -> 29.1 us). Held out
     // (pad-*bunal-v45-check-*, other seeds, fp16 both layouts): 1.13x and 1.16x on 12 and 11
     // points (0.92-1.36x). Where B's rows are on 128 bytes v45 was no faster than v21 (pad-*mid-v45-*);
-    // past one round of its clusters, or with fewer of them, other tiles won.
+    // past one round of its clusters, or with fewer of them, other tiles won. K stops at the
+    // sweeps' 8192: past it the split rules below (v27, v28) keep the deep K they were fitted to.
     {"hgemm_v45_cluster_128x128",
      "v21's 128x128 tiles in 2-CTA clusters sharing B: for a B whose rows are 16- but not "
      "128-byte aligned (read in place), at least 384 rows and 256 columns, more than SMs x 0.3 "
      "and at most SMs/2 cluster tiles of 256x128 (one round), rows padded at most 6% past "
-     "128-row tiles, K >= 1088 (sm_90a only)",
-     0, 256, 128, 0, 90, 1088, 0, false, 2, 0, nullptr, 0, false, 0, 384, 256, 0, 0, nullptr,
+     "128-row tiles, 1088 <= K <= 8192 (sm_90a only)",
+     0, 256, 128, 0, 90, 1088, 0, false, 2, 0, nullptr, 8192, false, 0, 384, 256, 0, 0, nullptr,
      false, false, false, false, 128, 10.0 / 3.0, 1.06, true},
     // v33 (results/sweeps/*-v33*): its 128x64 tiles double the blocks of v24's 128x128 ones,
     // where the tiles number at most the SMs. Faster than every other kernel swept with 112-128
@@ -586,8 +587,9 @@ const std::vector<AutoRule> kHgemmRules = {
     // and the row tiles even, 0.89-1.01x where they were 32- or 64-byte aligned.
     {"hgemm_v46_cluster_128x256",
      "v20's 128x256 tiles in 2-CTA clusters sharing B: for a B whose rows are only 16-byte "
-     "aligned, rows padded at most 6% past 128-row tiles, where v20 would run (sm_90a only)",
-     0, 256, 256, 0, 90, 0, 0, false, 0, 0, nullptr, 0, false, 0, 0, 0, 0, 0, nullptr, false,
+     "aligned, rows padded at most 6% past 128-row tiles, 1024 <= K <= 8192 (the K swept), "
+     "where v20 would run (sm_90a only)",
+     0, 256, 256, 0, 90, 1024, 0, false, 0, 0, nullptr, 8192, false, 0, 0, 0, 0, 0, nullptr, false,
      false, false, false, 32, 0, 1.06},
     {"hgemm_v20_hoisted_beta",
      "fastest Hopper rung, for outputs of at most one 128x256 tile per SM: persistent, "

@@ -1119,6 +1119,7 @@ def test_select_half_v45_follows_its_sweeps():
     assert fastgemm.select(4160, 4168, 2176, "float16", cc=90).kernel.name != v45  # 17 x 33 clusters
     assert fastgemm.select(1024, 1000, 2176, "float16", cc=90).kernel.name != v45  # 32 clusters
     assert fastgemm.select(3328, 592, 1024, "float16", cc=90).kernel.name != v45  # K < 1088
+    assert fastgemm.select(3328, 592, 8200, "float16", cc=90).kernel.name != v45  # K > 8192
     # Where decide() would copy B to 128-byte rows (2^33 multiply-adds, 2048 rows), v45 reads it
     # in place: pad-bcol-bunal-v45-* timed it 1.09-1.29x over the copy and v24 on such points.
     sel = fastgemm.select(3880, 464, 5336, "bfloat16", cc=90, order="CF")
@@ -1164,6 +1165,7 @@ def test_select_half_v46_follows_its_sweeps():
     assert fastgemm.select(2224, 1656, 1616, "float16", cc=90).kernel.name == V46
     assert fastgemm.select(2224, 1648, 1616, "float16", cc=90).kernel.name != V46  # 32-byte rows
     assert fastgemm.select(2224, 1664, 1616, "float16", cc=90).kernel.name != V46  # 128-byte rows
+    assert fastgemm.select(1472, 2696, 8256, "float16", cc=90).kernel.name != V46  # K > 8192
     sel = fastgemm.select(3640, 4576, 3816, "bfloat16", cc=90, order="CF")  # 2^33, 2048 rows: B copied
     assert sel.kernel.name == v20 and "copied first" in sel.reason, sel
 
