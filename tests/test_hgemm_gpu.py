@@ -504,6 +504,7 @@ def test_dependent_launch_chain(torch, kernel, capture):
         "hgemm_v40_split_k_deep_ring",
         "hgemm_v41_split_k_32rows_deep_ring",
         "hgemm_v42_split_k_wide_deep_ring",
+        "hgemm_v47_split_k_stream",
     ],
 )
 def test_dependent_launch_split_chain(torch, kernel, capture):
@@ -596,6 +597,19 @@ SPLIT_SHAPES = {
         (17, 520, 3000),
         (1, 4096, 8192),
         (3, 72, 64),
+    ],
+    # Stream-K on 16x64 tiles (two blocks per SM): runs crossing tiles (272 tiles of 32 k-tiles),
+    # runs of one or two k-tiles on one tile (5 x 64 x 65536: every block but the last contributes
+    # to one owner), two row tiles (17 rows: groups of two blocks), fewer units than blocks (one
+    # k-tile: a block per tile), one unit, a ragged last tile and K.
+    "hgemm_v47_split_k_stream": [
+        (1, 17408, 4096),
+        (16, 4096, 8192),
+        (5, 64, 65536),
+        (17, 520, 3000),
+        (7, 1000, 4104),
+        (9, 4544, 100),
+        (3, 64, 64),
     ],
     "hgemm_v36_split_k_reduce_wide": [
         (51, 192, 21440),
@@ -694,6 +708,7 @@ def test_padded_c_view_edges_untouched(torch, dtype, c_order):
         "hgemm_v20_hoisted_beta",
         "hgemm_v23_split_k_wide",
         "hgemm_v42_split_k_wide_deep_ring",
+        "hgemm_v47_split_k_stream",
         "hgemm_v27_split_k_global",
         "hgemm_v29_stream_k",
         "hgemm_v30_stream_k_wide",

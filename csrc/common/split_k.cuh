@@ -37,6 +37,7 @@
 #include <type_traits>
 
 #include "common/epilogue.cuh"
+#include "common/gemm_args.h"
 #include "common/launch.cuh"
 #include "common/ptx.cuh"
 #include "common/runtime.h"
@@ -354,6 +355,65 @@ __device__ __forceinline__ void split_tile(int64_t M, int block_m, int block_n, 
   m0 = int64_t(blockIdx.x) % tiles_m * block_m;
   n0 = int64_t(blockIdx.x) / tiles_m * block_n;
 }
+
+// --- stream-K: equal runs of k-tiles across tiles (hopper/stream_k.cuh, hgemm v47) ----------
+// BK-deep k-tiles. The blocks form G groups of tiles_m, one block per row of tiles (block b: group b / tiles_m,
+// row b % tiles_m). Group g takes work units [W g / G, W (g + 1) / G) of the W = tiles_n x
+// k_tiles units (k-tiles, column of tiles after column), and each of its blocks computes them on
+// its row: the blocks of a column cut it at the same k-tiles and run them at the same time, so
+// each k-tile of a B panel is read by one group, at one time (cut points that differ from row to
+// row would have two groups read most of B, at different times). A group's run crosses columns
+// first .. last; segment(i) gives the i-th in the order the block computes them: a last segment
+// that stops short of its column's end (a contribution, which a later group waits for) first,
+// the first segment (which owns its column where earlier groups cut it, and then waits for them)
+// last, the others in order between. Only a run's last segment can stop short, so a block contributes at
+// most once: its slot is its own index, slot(g) for group g on this row. The segment that ends a
+// column (its owner's) adds the contributions of groups first_group(c) .. owner - 1.
+template <int BM, int BN, int BK>
+struct StreamK {
+  int64_t tiles_m, k_tiles, work, lo, hi, first, last;
+  int group, groups, row;
+  bool contributes;  // the last segment stops short of its column's end
+
+  __device__ __forceinline__ StreamK(int64_t M, int64_t N, int64_t K)
+      : tiles_m((M + BM - 1) / BM), k_tiles((K + BK - 1) / BK) {
+    work = ((N + BN - 1) / BN) * k_tiles;
+    groups = static_cast<int>(gridDim.x / tiles_m);
+    group = static_cast<int>(blockIdx.x / tiles_m), row = static_cast<int>(blockIdx.x % tiles_m);
+    lo = work * group / groups, hi = work * (group + 1) / groups;
+    first = lo / k_tiles, last = (hi - 1) / k_tiles;
+    contributes = hi < (last + 1) * k_tiles;
+  }
+  __device__ __forceinline__ int segments() const { return static_cast<int>(last - first + 1); }
+  // Segment i in compute order: its column c, tile (m0, n0), k-tiles [k0, k1) of the tile's.
+  __device__ __forceinline__ void segment(int i, int64_t& c, int& m0, int& n0, int& k0, int& k1) const {
+    const int n = segments();
+    c = contributes && i == 0 ? last : i == n - 1 ? first : first + i + (contributes ? 0 : 1);
+    m0 = static_cast<int>(row * BM), n0 = static_cast<int>(c * BN);
+    k0 = static_cast<int>(max(lo, c * k_tiles) - c * k_tiles);
+    k1 = static_cast<int>(min(hi, (c + 1) * k_tiles) - c * k_tiles);
+  }
+  // The first group whose run reaches into column c: the largest g with W g / G <= c k_tiles.
+  __device__ __forceinline__ int first_group(int64_t c) const {
+    return static_cast<int>(((c * k_tiles + 1) * groups + work - 1) / work - 1);
+  }
+  __device__ __forceinline__ int64_t slot(int g) const { return g * tiles_m + row; }
+
+  // As many whole groups as fit per_sm blocks per SM (at least one), and no more groups than
+  // units of work; W G must fit in 64 bits. One group (more than SMs x per_sm / 2 rows of tiles)
+  // never cuts a tile.
+  static dim3 grid(const GemmArgs& a, const char* name, int per_sm = 1) {
+    const int device = active_device();
+    const int sms = launch_sms(device) * std::max(per_sm, 1);
+    const int64_t tiles_m = ceil_div(a.M, int64_t(BM)), tiles_n = ceil_div(a.N, int64_t(BN));
+    const int64_t work = tiles_n * ceil_div(a.K, int64_t(BK));
+    const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(sms / tiles_m, work));
+    if (tiles_m * groups > 2147483647 || work > (int64_t(1) << 62) / groups) {
+      throw std::runtime_error(std::string(name) + ": too many units of work");
+    }
+    return dim3(static_cast<unsigned>(tiles_m * groups));
+  }
+};
 
 // --- the split with no owner, summed by a second kernel (sgemm v20, hgemm v35-v36) ------------
 // Every block of a tile stores its fp32 partial tile into a slot of a scratch buffer and leaves;

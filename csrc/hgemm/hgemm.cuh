@@ -26,6 +26,10 @@
 //                            and a second kernel sums the slots in z order and writes C
 //                            (common/split_k.cuh, sum_partial_tiles_kernel), so S is bounded by
 //                            the SMs, not by a cluster's 8 blocks
+//   STREAM_K                 with SPLIT_K: no grid z; the blocks (as many as are resident at
+//                            once) take equal runs of the k-tiles of all output tiles, tile after
+//                            tile, and a tile cut between blocks is summed through global memory
+//                            in a fixed order (run_stream_k, common/split_k.cuh: StreamK)
 //   ROW_STORE                C leaves through shared memory a warp at a time: each warp stages
 //                            16 rows of its fp32 tile and stores them row by row, consecutive
 //                            lanes on consecutive columns (element stores, whole sectors at any
@@ -462,6 +466,16 @@ struct Kernel {
       split_share<!Cfg::SPLIT_REDUCE>(tiles, first, count);
       t0 = static_cast<int>(first), tiles = static_cast<int>(count);
     }
+    mainloop_range(A, B, smem, warp_m, warp_n, m0, n0, t0, tiles, acc);
+  }
+
+  // acc = the tile (m0, n0) of A * B over K tiles t0 .. t0 + tiles - 1 (tiles >= 1). The ring is
+  // drained and every warp past its last shared-memory read when it returns, so a caller may
+  // run it again on the same buffers.
+  __device__ __forceinline__ static void mainloop_range(const Operand<T>& A, const Operand<T>& B,
+                                                        T* smem, int warp_m, int warp_n,
+                                                        int64_t m0, int64_t n0, int t0, int tiles,
+                                                        float (&acc)[MI][NI][4]) {
     const CopyA copy_a(A, m0);
     const CopyB copy_b(B, n0);
 
@@ -593,6 +607,59 @@ struct Kernel {
         epilogue(C, ldc, A.MN, B.MN, m0, n0, warp_m, warp_n, acc, alpha, beta);
       }
     });
+  }
+
+  // STREAM_K: the block's run of k-tiles across tiles (common/split_k.cuh: StreamK), one segment
+  // after another through mainloop_range. A segment that stops short of its tile's last k-tile
+  // publishes its fp32 partial tile (float4 q = i * NI + j of a thread: acc[i][j]) in the block's
+  // slot of `partials` and raises the slot's flag; the segment that ends a tile adds the slots of
+  // the tile's earlier groups in group order (waiting for each flag, lowering it for the next
+  // launch) and stores alpha * sum + beta * C through split_epilogue, a cluster of one (C
+  // row-major, or column-major where ldc < 0: split_ldc). The order of the sums is fixed by the
+  // grid, so repeated calls give the same bits.
+  __device__ __forceinline__ static void run_stream_k(Operand<T> A, Operand<T> B, T* C,
+                                                      int64_t ldc, float alpha, float beta,
+                                                      float* partials, int* flags) {
+    static_assert(Cfg::STREAM_K && Cfg::SPLIT_K && !Cfg::SPLIT_REDUCE, "a stream-K rung");
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    T* const smem = reinterpret_cast<T*>(smem_raw);
+    const int warp = threadIdx.x / 32, t = threadIdx.x;
+    const int warp_m = warp / Cfg::WARPS_N, warp_n = warp % Cfg::WARPS_N;
+    constexpr int QUADS = MI * NI;  // float4s of the partial tile per thread
+    ptx::griddepcontrol_wait();  // the previous kernel's writes are visible from here on
+    const StreamK<BM, BN, BK> sched(A.MN, B.MN, A.K);
+    const auto sync = [] { __syncthreads(); };
+    for (int seg = 0; seg < sched.segments(); ++seg) {
+      int64_t c;
+      int m0, n0, k0, k1;
+      sched.segment(seg, c, m0, n0, k0, k1);
+      float acc[MI][NI][4];
+      mainloop_range(A, B, smem, warp_m, warp_n, m0, n0, k0, k1 - k0, acc);
+      float* const flat = &acc[0][0][0];
+      if (k1 < sched.k_tiles) {  // a contribution: the block's slot
+        const int64_t slot = blockIdx.x;
+        publish_partial<QUADS, THREADS>(
+            partials + slot * (BM * BN), flags + slot, t,
+            [&](int q) { return make_float4(flat[4 * q], flat[4 * q + 1], flat[4 * q + 2], flat[4 * q + 3]); },
+            sync);
+        continue;
+      }
+      if (k0 > 0) {  // the tile's blocks of earlier groups, in order
+        for (int g = sched.first_group(c); g < sched.group; ++g) {
+          const int64_t slot = sched.slot(g);
+          add_partial<QUADS, THREADS>(
+              partials + slot * (BM * BN), flags + slot, t,
+              [&](int q, float4 v) {
+                flat[4 * q] += v.x, flat[4 * q + 1] += v.y, flat[4 * q + 2] += v.z,
+                    flat[4 * q + 3] += v.w;
+              },
+              sync);
+        }
+      }
+      __syncthreads();  // every warp is done with the ring: it holds the tile's sum now
+      split_epilogue(reinterpret_cast<float*>(smem), C, ldc, A.MN, B.MN, m0, n0, warp_m, warp_n,
+                     acc, alpha, beta);
+    }
   }
 
   // SPLIT_REDUCE: this block's fp32 partial tile, row-major BM x BN, into slot
@@ -730,7 +797,23 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
     using K = Kernel<Cfg, T, decltype(ak)::value, decltype(bk)::value>;
     auto kernel = kernel_for(ak, bk);
     set_smem(kernel, K::SMEM_BYTES);
-    if constexpr (Cfg::SPLIT_REDUCE) {
+    if constexpr (Cfg::STREAM_K) {
+      // As many groups as the blocks the SMs hold at once (StreamK: an owner waits for blocks of
+      // earlier groups, which must be resident); a slot of BM x BN floats and a flag for every
+      // block but the last group's (blocks are numbered group by group; the last group never
+      // contributes).
+      const int per_sm =
+          resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), K::THREADS, K::SMEM_BYTES);
+      const dim3 sk = StreamK<Cfg::BLOCK_M, Cfg::BLOCK_N, Cfg::BLOCK_K>::grid(a, name, per_sm);
+      const size_t slots = size_t(sk.x) - size_t(ceil_div(a.M, int64_t(Cfg::BLOCK_M)));
+      const Scratch scratch = stream_scratch(device, a.stream, slots * sizeof(int),
+                                             slots * Cfg::BLOCK_M * Cfg::BLOCK_N * sizeof(float));
+      Launch l{sk, dim3(K::THREADS), K::SMEM_BYTES, a.stream};
+      l.pdl = props.cc >= 90;
+      fastgemm::launch(kernel, l, name, operand_a<T>(a), operand_b<T>(a), static_cast<T*>(a.C),
+                       split_ldc(a), a.alpha, a.beta, static_cast<float*>(scratch.data),
+                       static_cast<int*>(scratch.flags));
+    } else if constexpr (Cfg::SPLIT_REDUCE) {
       const int per_sm =
           resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), K::THREADS, K::SMEM_BYTES);
       const int split = reduce_split_count(
@@ -770,7 +853,8 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
 }  // namespace fastgemm::hgemm
 
 // Defines the rung's __global__ wrapper (its own name in profiles and SASS) and its host entry
-// points for fp16 and bf16; a SPLIT_REDUCE rung's wrapper runs run_partials into the scratch.
+// points for fp16 and bf16; a SPLIT_REDUCE rung's wrapper runs run_partials into the scratch, a
+// STREAM_K rung's run_stream_k with the scratch's slots and flags.
 #define FASTGEMM_HGEMM_RUNG(NAME, CFG)                                                          \
   namespace fastgemm {                                                                          \
   namespace {                                                                                   \
@@ -790,6 +874,18 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
   __global__ void __launch_bounds__(hgemm::Kernel<CFG, T, AK, BK>::THREADS, CFG::MIN_BLOCKS)   \
       NAME##_kernel(hgemm::Operand<T> A, hgemm::Operand<T> B, float* partials) {                \
     hgemm::Kernel<CFG, T, AK, BK>::run_partials(A, B, partials);                                \
+  }                                                                                             \
+  }                                                                                             \
+  }                                                                                             \
+  FASTGEMM_HGEMM_ENTRY_POINTS(NAME, CFG)
+#define FASTGEMM_HGEMM_STREAM_RUNG(NAME, CFG)                                                   \
+  namespace fastgemm {                                                                          \
+  namespace {                                                                                   \
+  template <typename T, bool AK, bool BK>                                                       \
+  __global__ void __launch_bounds__(hgemm::Kernel<CFG, T, AK, BK>::THREADS, CFG::MIN_BLOCKS)   \
+      NAME##_kernel(hgemm::Operand<T> A, hgemm::Operand<T> B, T* C, int64_t ldc, float alpha,   \
+                    float beta, float* partials, int* flags) {                                  \
+    hgemm::Kernel<CFG, T, AK, BK>::run_stream_k(A, B, C, ldc, alpha, beta, partials, flags);    \
   }                                                                                             \
   }                                                                                             \
   }                                                                                             \

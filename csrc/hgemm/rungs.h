@@ -14,7 +14,7 @@ struct V01 {  // block 128x128x32, 2x2 warps of 64x64, element-wise copies, plai
   static constexpr bool B_X4 = false, XOR_STEP = false;
   static constexpr int RASTER_GROUP = 0;
   static constexpr int MIN_BLOCKS = 1;
-  static constexpr bool SPLIT_K = false, SPLIT_REDUCE = false;
+  static constexpr bool SPLIT_K = false, SPLIT_REDUCE = false, STREAM_K = false;
   static constexpr int SPLIT_BLOCKS_PER_SM = 0, SPLIT_MIN_TILES = 1;
   static constexpr bool ROW_STORE = false;
 };
@@ -67,6 +67,9 @@ struct V38 : V36 {  // the same on 64x64 tiles
 struct V40 : V22 { static constexpr int STAGES = 6; };  // 120 KiB of 20 KiB stages
 struct V41 : V26 { static constexpr int STAGES = 6; };  // 144 KiB of 24 KiB stages
 struct V42 : V23 { static constexpr int STAGES = 6; };  // 192 KiB of 32 KiB stages
+
+// v22's tile under a stream-K schedule: equal runs of k-tiles over all tiles, two blocks per SM.
+struct V47 : V22 { static constexpr bool STREAM_K = true; };
 
 struct V39 : V05 {  // v05's 128x128x32 tile read by element loads (4x2 warps of 32x64), C by rows
   static constexpr Copy COPY = Copy::elem_prefetch;
