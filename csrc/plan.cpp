@@ -238,6 +238,24 @@ const std::vector<AutoRule> kHgemmRules = {
      "v40 on the transposed problem: for outputs of at most 16 columns over at most SMs tiles "
      "of 16x64 of the transposed output",
      0, 16, 64, 16, 90, 0, 0, true, 1},
+    // v47 (results/sweeps/rows-sk-a-*, rows-bcol-sk-a-*: H200, fp16, 1 and 16 rows, N 2048-37888,
+    // K 2048-14336, v22, v40 and v47 by name): v22 runs a block per 16x64 tile, two per SM, so a
+    // grid of slightly more tiles than that (272 tiles for 264 resident blocks) runs a second
+    // round of a few blocks alone. v47's stream-K runs gave 1.11-1.27x over v22 at 272 tiles,
+    // 1.08-1.25x at 296, 1.04-1.13x at 320 and 1.00-1.11x at 344 (2.6 x SMs); from 384 tiles
+    // (2.9 x SMs: a last round of half the blocks and more) v22 was level or faster (0.94-1.00x),
+    // as it was at up to 264 tiles (0.56-0.99x: every tile's run split in two there).
+    {"hgemm_v47_split_k_stream",
+     "v22's 16x64 tiles under a stream-K schedule: for outputs of at most 16 rows over more than "
+     "2 x SMs and at most 2.7 x SMs tiles of 16x64 with 2048 <= K <= 14336, where v22's grid of "
+     "a block per tile, two per SM, runs a second round of a few blocks alone",
+     0, 16, 64, 16, 90, 2048, 0, false, 1 / 2.7, 0, nullptr, 14336, false, 0, 0, 0, 0, 0, nullptr,
+     false, false, false, false, 0, 0.5},
+    {"hgemm_v47_split_k_stream",
+     "v47 on the transposed problem: for outputs of at most 16 columns over more than 2 x SMs and "
+     "at most 2.7 x SMs tiles of 16x64 of the transposed output with 2048 <= K <= 14336",
+     0, 16, 64, 16, 90, 2048, 0, true, 1 / 2.7, 0, nullptr, 14336, false, 0, 0, 0, 0, 0, nullptr,
+     false, false, false, false, 0, 0.5},
     {"hgemm_v22_split_k",
      "16-row tiles with K split across a cluster: for outputs of at most 16 rows (decode) over "
      "more tiles than v40 takes, where any wider tile leaves SMs idle and reads B at a fraction "
