@@ -54,6 +54,17 @@ hgemm_v41_split_k_32rows_deep_ring,hgemm_v23_split_k_wide,hgemm_v42_split_k_wide
       transposed, the narrow family: --ns 1,8,16,24,32,48,64
       --mk 2048x4096,4096x4096,8192x4096,4096x14336,14336x4096,5120x5120 --kernels
       hgemm_v24_wgmma_split_k --flip-kernels <the six above>: results/sweeps/*-ring-float16-*)
+      v47's stream-K band (results/sweeps/*-sk-a-*, *-sk-check-*; --rounds 3 --target-ms 2 each):
+      --few-rows --ns 1,16 --mk <N 2048,
+      4096, 5120, 6144, 8448, 12800, 16896, 17408, 18944, 20480, 22016, 24576, 28672, 37888 x K 2048,
+      3584,4096,8192,14336> --kernels hgemm_v22_split_k,hgemm_v40_split_k_deep_ring,
+      hgemm_v47_split_k_stream --tag sk-a (and --b-layout F on N 4096,12800,17408,18944,22016,28672
+      x K 3584,4096,14336); the check, --tag sk-check: --ns 1,4,8,16 --mk <N 16960,17024,17920,
+      19456,21504,22528,23040 x K 2560,3072,5120,6144,11008> --kernels hgemm_v22_split_k,
+      hgemm_v47_split_k_stream, bf16 --b-layout F --ns 1,16 on N 17024,19456,21504,22528 x K 3072,
+      5120,11008, and the narrow family --ns 1,8,16 --mk <M 17408,18944,20480,22016,24576 x K 2048,
+      4096,8192> --kernels hgemm_v24_wgmma_split_k --flip-kernels hgemm_v22_split_k,
+      hgemm_v47_split_k_stream
     python benchmarks/sweep.py --dtype float32 --pad --out results/sweeps
     python benchmarks/sweep.py --dtype float16 --pad --pad-m 1,16,64,128 --pad-shapes 1x4097x4099 \
         --kernels hgemm_v34_split_k_unaligned

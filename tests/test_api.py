@@ -432,6 +432,7 @@ BAND_LOW_WHY = "at most SMs/1.57 tiles of 128x128 with 1200 <= K < 2304"  # (v28
 # pad-*bunal-wide-v46-* (v46): B's rows off 128 bytes, shared by the CTAs of a cluster.
 SHARES_B_WHY = "2-CTA clusters sharing B: for a B whose rows are"
 V45, V46 = "hgemm_v45_cluster_128x128", "hgemm_v46_cluster_128x256"
+V47 = "hgemm_v47_split_k_stream"
 
 
 def _v45_rule(sel: fastgemm.Selection) -> bool:
@@ -1168,6 +1169,50 @@ def test_select_half_v46_follows_its_sweeps():
     assert fastgemm.select(1472, 2696, 8256, "float16", cc=90).kernel.name != V46  # K > 8192
     sel = fastgemm.select(3640, 4576, 3816, "bfloat16", cc=90, order="CF")  # 2^33, 2048 rows: B copied
     assert sel.kernel.name == v20 and "copied first" in sel.reason, sel
+
+
+def test_select_half_v47_follows_its_sweeps():
+    # The fit, results/sweeps/rows-sk-a-* and rows-bcol-sk-a-* (H200, fp16, 1 and 16 rows, N
+    # 2048-37888 x K 2048-14336, B row- and column-major; v22, v40 and v47 by name beside auto as
+    # it was before v47's rules): where auto now runs v47 (265-356 tiles of 16x64 on 132 SMs),
+    # no point below 0.99x of what auto ran (v22) and at least 1.1x in the geometric mean; every
+    # other point keeps its kernel. The held-out check, *-sk-check-* (auto running these rules:
+    # 1-16 rows on other N and K in fp16, bf16 with a column-major B, and 1-16 columns run
+    # transposed): where auto runs v47, no point below 0.99x of v22 by name and at least 1.08x in
+    # the geometric mean per sweep.
+    if not any(k.name == V47 for k in fastgemm.kernels("float16")):
+        pytest.skip("no v47 in this build")
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    fitted = sorted(sweeps.glob("rows-*sk-a-*.csv"))
+    checks = sorted(sweeps.glob("*-sk-check-*.csv"))
+    assert len(fitted) == 2 and len(checks) == 3
+    for path in fitted + checks:
+        dtype = "bfloat16" if "bfloat16" in path.name else "float16"
+        order = "CF" if "-bcol-" in path.name else "CC"
+        narrow = path.name.startswith("narrow-")
+        v22, v47 = ("hgemm_v22_split_k (C^T)", V47 + " (C^T)") if narrow else ("hgemm_v22_split_k", V47)
+        times, ran = _csv_sweep_file(path)
+        gains = []
+        for shape, t in times.items():
+            sel = fastgemm.select(*shape, dtype, cc=90, order=order)
+            if path in checks:
+                assert sel.kernel.name == ran[shape], (path.name, shape, sel)
+            if sel.kernel.name == V47:
+                gains.append((t["auto"] if path in fitted else t[v22]) / t[v47])
+                assert gains[-1] > 0.99, (path.name, shape, t)
+            elif path in fitted:
+                assert sel.kernel.name == ran[shape], (path.name, shape, sel)
+        assert _faster(gains, 12, 1.1 if path in fitted else 1.08), (path.name, gains)
+    # The band: more than 2 x SMs and at most 2.7 x SMs tiles, 2048 <= K <= 14336, 16 rows.
+    assert fastgemm.select(16, 16896, 4096, "float16", cc=90).kernel.name != V47  # 264 tiles
+    assert fastgemm.select(16, 22784, 4096, "float16", cc=90).kernel.name == V47  # 356 tiles
+    assert fastgemm.select(16, 22848, 4096, "float16", cc=90).kernel.name != V47  # 357 tiles
+    assert fastgemm.select(1, 18944, 1024, "float16", cc=90).kernel.name != V47
+    assert fastgemm.select(1, 18944, 16384, "float16", cc=90).kernel.name != V47
+    assert fastgemm.select(17, 18944, 4096, "float16", cc=90).kernel.name != V47
+    sel = fastgemm.select(18944, 8, 3584, "bfloat16", cc=90)
+    assert sel.kernel.name == V47 and sel.flip, sel
+    assert fastgemm.select(1, 18944, 3584, "float16", cc=80).kernel.name != V47  # measured on sm_90
 
 
 def test_select_half_v44_follows_the_wave_sweeps():
