@@ -68,6 +68,7 @@ split_shapes = {
     # Stream-K on 16x64 tiles: runs crossing tiles (contributions and owners), one tile's owner
     # adding many runs.
     "hgemm_v47_split_k_stream": [(8, 17408, 1032), (8, 64, 8000)],
+    "hgemm_v48_split_k_32rows_stream": [(24, 17408, 1032), (24, 64, 8000)],
     "hgemm_v37_split_k_reduce_unaligned": [(9, 263, 4103), (5, 67, 3), (7, 41, 8001)],
     "hgemm_v38_split_k_reduce_wide_unaligned": [(33, 263, 1031), (5, 67, 3), (51, 77, 8001)],
     "sgemm_v12_split_k_narrow": [

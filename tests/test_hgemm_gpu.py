@@ -505,6 +505,7 @@ def test_dependent_launch_chain(torch, kernel, capture):
         "hgemm_v41_split_k_32rows_deep_ring",
         "hgemm_v42_split_k_wide_deep_ring",
         "hgemm_v47_split_k_stream",
+        "hgemm_v48_split_k_32rows_stream",
     ],
 )
 def test_dependent_launch_split_chain(torch, kernel, capture):
@@ -611,6 +612,15 @@ SPLIT_SHAPES = {
         (9, 4544, 104),
         (3, 64, 64),
     ],
+    # The same schedule on 32x64 tiles: 17-32 rows, two row tiles at 33 rows.
+    "hgemm_v48_split_k_32rows_stream": [
+        (32, 17408, 4096),
+        (17, 4096, 8192),
+        (24, 64, 65536),
+        (33, 520, 3000),
+        (20, 4544, 104),
+        (3, 64, 64),
+    ],
     "hgemm_v36_split_k_reduce_wide": [
         (51, 192, 21440),
         (64, 64, 32768),
@@ -709,6 +719,7 @@ def test_padded_c_view_edges_untouched(torch, dtype, c_order):
         "hgemm_v23_split_k_wide",
         "hgemm_v42_split_k_wide_deep_ring",
         "hgemm_v47_split_k_stream",
+        "hgemm_v48_split_k_32rows_stream",
         "hgemm_v27_split_k_global",
         "hgemm_v29_stream_k",
         "hgemm_v30_stream_k_wide",
