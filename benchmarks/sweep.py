@@ -64,7 +64,13 @@ hgemm_v41_split_k_32rows_deep_ring,hgemm_v23_split_k_wide,hgemm_v42_split_k_wide
       hgemm_v47_split_k_stream, bf16 --b-layout F --ns 1,16 on N 17024,19456,21504,22528 x K 3072,
       5120,11008, and the narrow family --ns 1,8,16 --mk <M 17408,18944,20480,22016,24576 x K 2048,
       4096,8192> --kernels hgemm_v24_wgmma_split_k --flip-kernels hgemm_v22_split_k,
-      hgemm_v47_split_k_stream
+      hgemm_v47_split_k_stream; v48's (*-sk32-*): --ns 17,24,32 --mk <N 8448,12800,16896,17408,18944,
+      20480,22016,23040,24576,28672 x K 2048,4096,8192,14336> --kernels hgemm_v26_split_k_32rows,
+      hgemm_v41_split_k_32rows_deep_ring,hgemm_v48_split_k_32rows_stream --tag sk32-a; the check,
+      --tag sk32-check: bf16 --b-layout F --ns 20,28 on N 17024,19456,21504,22528 x K 3072,5120,
+      11008 (v26, v48), and the narrow family --ns 24,32 --mk <M 17408,19456,22016 x K 3072,8192>
+      --kernels hgemm_v24_wgmma_split_k --flip-kernels hgemm_v26_split_k_32rows,
+      hgemm_v48_split_k_32rows_stream
     python benchmarks/sweep.py --dtype float32 --pad --out results/sweeps
     python benchmarks/sweep.py --dtype float16 --pad --pad-m 1,16,64,128 --pad-shapes 1x4097x4099 \
         --kernels hgemm_v34_split_k_unaligned

@@ -273,6 +273,23 @@ const std::vector<AutoRule> kHgemmRules = {
      "v41 on the transposed problem: for outputs of at most 32 columns over at most SMs tiles "
      "of 32x64 of the transposed output",
      0, 32, 64, 32, 90, 0, 0, true, 1},
+    // v48 (results/sweeps/rows-sk32-a-*: H200, fp16, 17, 24 and 32 rows, N 8448-28672, K
+    // 2048-14336, v26, v41 and v48 by name): v47's schedule on v26's 32x64 tiles, for the same
+    // second round of v26's grid. 1.16-1.43x over v26 at 272-296 tiles, 1.09-1.24x at 320-360,
+    // 1.05-1.09x at 384 (2.9 x SMs), level at 448 (1.00-1.02x), slower at up to 264 tiles
+    // (0.83-1.00x). Held out (rows-bcol-sk32-check-*, bf16, 20 and 28 rows, a column-major B;
+    // narrow-sk32-check-*, 24 and 32 columns transposed): 1.10-1.35x over v26.
+    {"hgemm_v48_split_k_32rows_stream",
+     "v26's 32x64 tiles under v47's stream-K schedule: for outputs of at most 32 rows over more "
+     "than 2 x SMs and at most 3 x SMs tiles of 32x64 with 2048 <= K <= 14336, where v26's grid "
+     "of a block per tile, two per SM, runs a second round of a few blocks alone",
+     0, 32, 64, 32, 90, 2048, 0, false, 1 / 3.0, 0, nullptr, 14336, false, 0, 0, 0, 0, 0, nullptr,
+     false, false, false, false, 0, 0.5},
+    {"hgemm_v48_split_k_32rows_stream",
+     "v48 on the transposed problem: for outputs of at most 32 columns over more than 2 x SMs "
+     "and at most 3 x SMs tiles of 32x64 of the transposed output with 2048 <= K <= 14336",
+     0, 32, 64, 32, 90, 2048, 0, true, 1 / 3.0, 0, nullptr, 14336, false, 0, 0, 0, 0, 0, nullptr,
+     false, false, false, false, 0, 0.5},
     {"hgemm_v26_split_k_32rows",
      "v22 on 32x64 tiles: for outputs of at most 32 rows over more tiles than v41 takes, read "
      "once with half v23's mma work",

@@ -433,6 +433,7 @@ BAND_LOW_WHY = "at most SMs/1.57 tiles of 128x128 with 1200 <= K < 2304"  # (v28
 SHARES_B_WHY = "2-CTA clusters sharing B: for a B whose rows are"
 V45, V46 = "hgemm_v45_cluster_128x128", "hgemm_v46_cluster_128x256"
 V47 = "hgemm_v47_split_k_stream"
+V48 = "hgemm_v48_split_k_32rows_stream"
 
 
 def _v45_rule(sel: fastgemm.Selection) -> bool:
@@ -1213,6 +1214,48 @@ def test_select_half_v47_follows_its_sweeps():
     sel = fastgemm.select(18944, 8, 3584, "bfloat16", cc=90)
     assert sel.kernel.name == V47 and sel.flip, sel
     assert fastgemm.select(1, 18944, 3584, "float16", cc=80).kernel.name != V47  # measured on sm_90
+
+
+def test_select_half_v48_follows_its_sweeps():
+    # results/sweeps/rows-sk32-a-* (the fit: H200, fp16, 17, 24 and 32 rows, N 8448-28672 x K
+    # 2048-14336; v26, v41 and v48 by name beside auto as it was before v48's rules, running v26
+    # or v41), rows-bcol-sk32-check-* (bf16, 20 and 28 rows, a column-major B) and
+    # narrow-sk32-check-* (24 and 32 columns, run transposed), both held out and taken before the
+    # rules too: where auto now runs v48 (265-396 tiles of 32x64 on 132 SMs), no point below
+    # 1.04x of v26 by name, at least 1.15x in the geometric mean per sweep; every other point
+    # keeps the kernel auto ran.
+    if not any(k.name == V48 for k in fastgemm.kernels("float16")):
+        pytest.skip("no v48 in this build")
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    paths = sorted(sweeps.glob("*-sk32-*.csv"))
+    assert len(paths) == 3
+    for path in paths:
+        dtype = "bfloat16" if "bfloat16" in path.name else "float16"
+        order = "CF" if "-bcol-" in path.name else "CC"
+        narrow = path.name.startswith("narrow-")
+        v26, v48 = (
+            ("hgemm_v26_split_k_32rows (C^T)", V48 + " (C^T)")
+            if narrow
+            else ("hgemm_v26_split_k_32rows", V48)
+        )
+        times, ran = _csv_sweep_file(path)
+        gains = []
+        for shape, t in times.items():
+            sel = fastgemm.select(*shape, dtype, cc=90, order=order)
+            if sel.kernel.name == V48:
+                gains.append(t[v26] / t[v48])
+                assert gains[-1] > 1.04, (path.name, shape, t)
+            else:
+                assert sel.kernel.name == ran[shape], (path.name, shape, sel)
+        assert _faster(gains, 12, 1.15), (path.name, gains)
+    assert fastgemm.select(24, 16896, 4096, "float16", cc=90).kernel.name != V48  # 264 tiles
+    assert fastgemm.select(32, 25344, 4096, "float16", cc=90).kernel.name == V48  # 396 tiles
+    assert fastgemm.select(32, 25408, 4096, "float16", cc=90).kernel.name != V48  # 397 tiles
+    assert fastgemm.select(16, 17408, 4096, "float16", cc=90).kernel.name == V47  # 16 rows: v47
+    assert fastgemm.select(33, 17408, 4096, "float16", cc=90).kernel.name != V48
+    assert fastgemm.select(24, 18944, 1024, "float16", cc=90).kernel.name != V48
+    sel = fastgemm.select(17408, 24, 3072, "float16", cc=90)
+    assert sel.kernel.name == V48 and sel.flip, sel
 
 
 def test_select_half_v44_follows_the_wave_sweeps():
