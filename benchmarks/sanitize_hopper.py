@@ -65,10 +65,11 @@ split_shapes = {
     # v37/v38 on odd extents (element loads, element stores of C), K < 8.
     "hgemm_v35_split_k_reduce": [(8, 264, 4104), (8, 40, 8000)],
     "hgemm_v36_split_k_reduce_wide": [(8, 264, 4104), (56, 192, 8000)],
-    # Stream-K on 16x64 tiles: runs crossing tiles (contributions and owners), one tile's owner
-    # adding many runs.
-    "hgemm_v47_split_k_stream": [(8, 17408, 1032), (8, 64, 8000)],
-    "hgemm_v48_split_k_32rows_stream": [(24, 17408, 1032), (24, 64, 8000)],
+    # Stream-K on 16x64 and 32x64 tiles: runs of 2-3 k-tiles crossing tiles (several segments a
+    # block: the ring refilled after a contribution or an owner's store), one tile's owner adding
+    # many runs.
+    "hgemm_v47_split_k_stream": [(8, 8448, 520), (8, 64, 8000)],
+    "hgemm_v48_split_k_32rows_stream": [(24, 8448, 520), (24, 64, 8000)],
     "hgemm_v37_split_k_reduce_unaligned": [(9, 263, 4103), (5, 67, 3), (7, 41, 8001)],
     "hgemm_v38_split_k_reduce_wide_unaligned": [(33, 263, 1031), (5, 67, 3), (51, 77, 8001)],
     "sgemm_v12_split_k_narrow": [
