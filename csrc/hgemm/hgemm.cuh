@@ -150,8 +150,6 @@ struct Copier {
   const T* first;  // this thread's first chunk of the tile at k0 = 0
   int row, col;    // its storage row and first element column inside the tile
   int soff;        // its shared-memory element offset
-  int left;        // mn_left at the tile's x0 (the same at every k0)
-  bool mn_whole;   // the tile lies inside the operand along MN
 
   __device__ __forceinline__ Copier(const Operand<T>& v, int64_t x0) {
     row = threadIdx.x / CHUNKS;
@@ -159,8 +157,6 @@ struct Copier {
     col = chunk * 8;
     first = TileT::global(v, 0, x0, row, col);
     soff = TileT::offset(row, chunk);
-    left = mn_left(v, x0);
-    mn_whole = v.MN - x0 >= (TileT::K_MAJOR_TILE ? TileT::ROWS : TileT::COLS);
   }
 
   // Chunk i of the tile at k0: global source and shared destination.
@@ -243,16 +239,16 @@ struct Copier {
   // K but crossing MN (each chunk issued or not by one compare against mn_left: a decode tile of
   // fewer than 16 rows takes this path at every k-tile, and with one warp per scheduler its
   // k-loop is bound by the instructions between a tile's arrival and the next copy); and the
-  // last, ragged k-tile, element-exact. Whether the tile crosses MN, and where, is the same at
-  // every k-tile: the constructor decides it (mn_whole, left), so a k-tile asks only about K.
+  // last, ragged k-tile, element-exact.
   __device__ __forceinline__ void copy_async(const Operand<T>& v, int64_t k0, int64_t x0,
                                              T* s) const {
-    if (v.K - k0 >= TileT::DEPTH) {
-      if (mn_whole) {
+    if (inside(v, k0, x0)) {
 #pragma unroll
-        for (int i = 0; i < PER_THREAD; ++i) ptx::cp_async_16(s + dst(i), src(v, k0, i), 16);
-        return;
-      }
+      for (int i = 0; i < PER_THREAD; ++i) ptx::cp_async_16(s + dst(i), src(v, k0, i), 16);
+      return;
+    }
+    const int left = mn_left(v, x0);
+    if (v.K - k0 >= TileT::DEPTH) {
       const int bytes = TileT::K_MAJOR_TILE ? 16 : 2 * (left < 8 ? left : 8);
 #pragma unroll
       for (int i = 0; i < PER_THREAD; ++i) {
