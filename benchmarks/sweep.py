@@ -325,6 +325,12 @@ def main() -> int:
     )
     ap.add_argument("--pad-m", default="", help="with --pad: these M for each shape's N, K")
     ap.add_argument(
+        "--pad-modes",
+        action="store_true",
+        help="any family: auto with its padded path off and on (FASTGEMM_DEV_PAD=0 / 1) beside "
+        "auto, and no candidates by name but --kernels / --flip-kernels",
+    )
+    ap.add_argument(
         "--pad-random",
         default="",
         help="with --pad, instead of --pad-shapes: COUNT,SEED,MN_LO,MN_HI,K_LO,K_HI,MAX_TILES "
@@ -381,7 +387,7 @@ def main() -> int:
         []
         if args.few_rows or args.deep or args.prefill or args.pad
         else [k.strip() for k in args.flip_kernels.split(",") if k.strip()]
-        if args.flip_kernels
+        if args.flip_kernels or args.pad_modes
         else FLIPPED[family]
     )
     for M, N, K in shapes:
@@ -400,11 +406,18 @@ def main() -> int:
         cands = {"auto": lambda s: fn(s[0], s[1], s[2])}
         # Called before a candidate's calls (the first one and each round's).
         prepare = {"auto": lambda: set_dev_pad(None)}
-        if args.pad:
+        if args.pad or args.pad_modes:
             for name, mode in (("auto (no pad)", "0"), ("auto (pad)", "1")):
                 cands[name] = lambda s: fn(s[0], s[1], s[2])
                 prepare[name] = lambda mode=mode: set_dev_pad(mode)
-        for k in args.kernels.split(",") if args.kernels else [] if args.pad else UNFLIPPED[family]:
+        by_name = (
+            args.kernels.split(",")
+            if args.kernels
+            else []
+            if args.pad or args.pad_modes
+            else UNFLIPPED[family]
+        )
+        for k in by_name:
             cands[k] = lambda s, k=k: fn(s[0], s[1], s[2], kernel=k)
         for k in transposed:
             cands[k + " (C^T)"] = lambda s, k=k: fn(s[1].T, s[0].T, s[3], kernel=k)
@@ -449,7 +462,8 @@ def main() -> int:
         set_dev_pad(None)
         sel = fastgemm.select(M, N, K, dt, order="C" + args.b_layout)
         us = {k: statistics.median(v) for k, v in samples.items()}
-        best = min((v, k) for k, v in us.items() if k not in ("cuBLAS", "torch.matmul", "auto"))[1]
+        named = [(v, k) for k, v in us.items() if k not in ("cuBLAS", "torch.matmul", "auto")]
+        best = min(named)[1] if named else "auto"  # every candidate by name may refuse the shape
         peer = min(v for k, v in us.items() if k in ("cuBLAS", "torch.matmul"))
         hbm = (M * K + K * N + M * N) * item
         line = f"{M}x{N}x{K}: auto={sel.kernel.name}{' (C^T)' if sel.flip else ''}  " + "  ".join(

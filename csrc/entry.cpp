@@ -386,7 +386,7 @@ void execute(const Job& job, Ops& work, size_t reserve = 0) {
   Ops* const ops = &work;
   for (cudaStream_t w : job.waits) ops->wait(w);
   ops->reserve(reserve);
-  int64_t M = job.M, N = job.N;
+  const int64_t M = job.M, N = job.N;
   const int64_t K = job.K, size = job.itemsize;
   // A copy of rows x cols at src (strides rs, cs) into a fresh aligned temporary.
   auto copied = [&](uintptr_t src, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
@@ -411,21 +411,7 @@ void execute(const Job& job, Ops& work, size_t reserve = 0) {
   if (job.realign & 1) pa = relaid(pa, M, K);
   if (job.realign & 2) pb = relaid(pb, K, N);
   const KernelEntry& k = *job.kernel;
-  if (job.flip) {  // the transposed problem: operands exchanged again, C column-major
-    // The epilogues that write a column-major C: the clusters' split_k, and the mma.sync rungs
-    // whose partial tiles a second kernel sums (split_k_global, sum_partial_tiles_kernel).
-    const std::string_view epilogue(k.epilogue);
-    const bool col_c = epilogue == "split_k" ||
-                       (epilogue == "split_k_global" && std::string_view(k.family) == "mma_sync");
-    if (job.pad || !col_c) {
-      throw std::logic_error(std::string(k.name) + ": no transposed run for this plan");
-    }
-    const Mat a2{pb.ptr, pb.ld, !pb.col}, b2{pa.ptr, pa.ld, !pa.col};
-    pa = a2, pb = b2, pc.col = true;
-    std::swap(M, N);
-  }
   GemmArgs args;
-  args.M = M, args.N = N, args.K = K;
   args.alpha = job.alpha, args.beta = job.beta;
   args.stream = job.stream;
   auto run = [&](const Mat& ma, const Mat& mb, const Mat& mc) {
@@ -435,9 +421,10 @@ void execute(const Job& job, Ops& work, size_t reserve = 0) {
     ops->gemm(k, args);
   };
   if (job.pad && job.grown_k > 0) {
-    // fp32: A, B (and C where it grew or is under-aligned) copied into aligned temporaries,
-    // zero-filled to the grown problem, each in its own layout. A (M x K) is stored as M rows of
-    // K or (column-major) K rows of M, B (K x N) as K rows of N or N rows of K.
+    // fp32 (never transposed): A, B (and C where it grew or is under-aligned) copied into aligned
+    // temporaries, zero-filled to the grown problem, each in its own layout. A (M x K) is stored
+    // as M rows of K or (column-major) K rows of M, B (K x N) as K rows of N or N rows of K.
+    if (job.flip) throw std::logic_error(std::string(k.name) + ": no transposed grown problem");
     const int64_t gm = job.grown_m, gn = job.grown_n, gk = job.grown_k;
     auto grown = [&](const Mat& m, int64_t rows, int64_t cols, int64_t grown_rows,
                      int64_t grown_cols) {
@@ -467,14 +454,26 @@ void execute(const Job& job, Ops& work, size_t reserve = 0) {
     pa = aligned(pa, M, K);
     pb = aligned(pb, K, N);
   }
-  if (row_edge(k, N, size) || (job.pad && alignment(pc, size) < job.pad_alignment)) {
-    // beta = 0 never reads C: the work buffer then needs no copy of it.
-    const Mat work = job.beta != 0.0f ? copied(pc.ptr, M, N, pc.ld, 1) : ops->alloc(M, N);
-    run(pa, pb, work);
-    ops->copy(work.ptr, M, N, work.ld, 1, pc);
-    return;
+  // C through an aligned work buffer where a TMA store would write past its rows' edge, or where
+  // the padded path's kernel needs C aligned; beta = 0 never reads C: then no copy of it.
+  const bool work_c = row_edge(k, N, size) || (job.pad && alignment(pc, size) < job.pad_alignment);
+  const Mat buffer = !work_c             ? pc
+                     : job.beta != 0.0f ? copied(pc.ptr, M, N, pc.ld, 1)
+                                        : ops->alloc(M, N);
+  Mat out = buffer;
+  if (job.flip) {  // the transposed problem: operands exchanged again, C column-major
+    // The epilogues that write a column-major C: the clusters' split_k, and the mma.sync rungs
+    // whose partial tiles a second kernel sums (split_k_global, sum_partial_tiles_kernel).
+    const std::string_view epilogue(k.epilogue);
+    const bool col_c = epilogue == "split_k" ||
+                       (epilogue == "split_k_global" && std::string_view(k.family) == "mma_sync");
+    if (!col_c) throw std::logic_error(std::string(k.name) + ": no transposed run for this plan");
+    const Mat a2{pb.ptr, pb.ld, !pb.col}, b2{pa.ptr, pa.ld, !pa.col};
+    pa = a2, pb = b2, out.col = true;
   }
-  run(pa, pb, pc);
+  args.M = job.flip ? N : M, args.N = job.flip ? M : N, args.K = K;
+  run(pa, pb, out);
+  if (work_c) ops->copy(buffer.ptr, M, N, buffer.ld, 1, pc);
 }
 
 }  // namespace

@@ -1209,6 +1209,47 @@ int dev_pad_override() {
 // below it 2-36% slower on 7 of 9 and at most 1% faster on the other 2.
 constexpr double kF32PadIntensity = 500;
 
+// fp16/bf16, a flip rule's kernel on a tall narrow output whose large operand is aligned but
+// whose small operand or C has rows under 16 bytes: copies of those (the small operand, C through
+// a work buffer: KB to a few MB) and the rule's kernel transposed, where the large operand holds
+// at least this many elements; below it v37 / v38 transposed, which read everything in place by
+// element loads, cost less than the copies' launches. Fitted to
+// results/sweeps/narrow-padflip-float16-* (H200, `benchmarks/sweep.py --pad-modes`, 66 tall
+// narrow outputs of 2-36 columns on an aligned row-major A, B row-major): on the 48 points from
+// 2^24 elements the copies and a decode rung ran 1.52x faster than v37 / v38 in the geometric
+// mean (0.97-3.5x), 1.10x the faster peer (0.63-1.67x; 1.16x on 2-20 columns, where v37 ran
+// 0.77x); at 2^22-2^23 they lost 0.70-0.84x on 2-12 columns.
+constexpr int64_t kPadFlipMinWeights = int64_t(1) << 24;
+
+// The plan for aligned copies of the under-aligned operands (their rows 128 bytes apart, as the
+// padded path makes them) where it runs a flip rule's kernel: then the padded path, transposed.
+std::optional<Plan> padded_flip(const Target& t, DType dtype, int64_t M, int64_t N, int64_t K,
+                                int align_a, int align_b, int align_c, bool a_col, bool b_col) {
+  const int mode = dev_pad_override();
+  // The large operand of a tall narrow output (A; B for a wide one) is read in place: copying
+  // it would cost more traffic than the kernel's.
+  const int64_t weights = std::max(M, N) * K;
+  if (dtype == DType::f32 || t.cc < 90 || mode == 0 || (M >= N ? align_a : align_b) < 16 ||
+      (mode < 0 && weights < kPadFlipMinWeights)) {
+    return std::nullopt;
+  }
+  const auto copied = [](int align) { return align < 16 ? int(kPlanAlignCap) : align; };
+  Plan plan = decide(t, dtype, M, N, K, copied(align_a), copied(align_b), copied(align_c),
+                     Precision::ieee, a_col, b_col);
+  if (!plan.flip || plan.pad) return std::nullopt;
+  plan.pad = true;
+  plan.pad_alignment = plan.kernel->alignment;
+  plan.reason = std::make_shared<const std::string>(
+      *plan.reason + "; the operands with rows under 16 bytes (and C, through a work buffer) are " +
+      "copied first into temporaries with 128-byte rows (" +
+      (mode == 1 ? std::string("FASTGEMM_DEV_PAD")
+                 : "the large operand holds at least " + std::to_string(kPadFlipMinWeights) +
+                       " elements: the copies of the small ones cost less than v37 / v38's "
+                       "element loads of it") +
+      ")");
+  return plan;
+}
+
 // fp32 on the CUDA cores with an MN-contiguous operand or C under 16-byte alignment: the problem
 // grown to M and N multiples of 4 and K of 16 on zero-filled, aligned copies of A and B (so that
 // an edge tile moved inside the output keeps its 16-byte copies aligned: with M or N as they were,
@@ -1291,6 +1332,11 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
       const bool a_counts = std::string_view(rule.unaligned).find('A') != std::string_view::npos;
       const bool c_counts = std::string_view(rule.unaligned).find('C') != std::string_view::npos;
       if (b >= 16 && (!a_counts || a >= 16) && (!c_counts || align_c >= 16)) continue;
+      if (rule.flip) {  // v37 / v38 transposed: or the aligned rules on copies (kPadFlipMinWeights)
+        if (auto padded = padded_flip(t, dtype, M_, N_, K, align_a, align_b, align_c, a_col, b_col)) {
+          return *padded;
+        }
+      }
       if (dev_pad_override() == 1) continue;  // a sweep of the padded path against these
       if (rule.pad_deep_few && K >= kV34PadK &&
           ((M + 127) / 128) * ((N + 127) / 128) <= kV34PadTiles) {

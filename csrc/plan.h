@@ -197,7 +197,7 @@ std::string runnable_problem(const KernelEntry& k, const Target& t, int alignmen
 struct Plan {
   const KernelEntry* kernel = nullptr;
   bool pad = false;  // copy operands aligned below pad_alignment bytes into aligned temporaries
-  bool flip = false;  // run C^T = B^T A^T (the rule's flip; never with pad)
+  bool flip = false;  // run C^T = B^T A^T (the rule's flip; with pad: on the aligned copies)
   std::shared_ptr<const std::string> reason;  // what select() says; shared, so a copy is cheap
   int pad_alignment = 0;  // with pad: the kernel's alignment (hgemm), 16 bytes (fp32)
   // fp32 with pad (f32_padded_plan): the kernel runs the problem grown to grown_m x grown_n x

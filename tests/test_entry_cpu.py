@@ -386,15 +386,45 @@ def test_one_column_runs_as_one_row(recorded, dtype, kernel):
 
 
 def test_flip_gives_way_to_padding(recorded):
-    # Operands aligned below a flip kernel's 16 bytes (v22's): its rule gives way, and no plan
-    # both pads and flips; on sm_90 the under-aligned rules that flip (v37 / v38 transposed)
-    # read such operands in place instead.
+    # Operands aligned below a flip kernel's 16 bytes (v22's): where the large operand is itself
+    # under-aligned (alignment=2 is every operand's), or holds fewer than 2^24 elements, no plan
+    # both pads and flips; on sm_90 the under-aligned rules that flip (v37 / v38 transposed) read
+    # such operands in place instead.
     sel = auto(4097, 8, 4096, "float16", 2)
     assert sel.flip and not sel.pad and sel.kernel.name == "hgemm_v37_split_k_reduce_unaligned"
-    for shape in [(4097, 1, 4096), (100, 8, 4096), (8192, 16, 8192), (33, 12345, 777)]:
-        sel = auto(*shape, "float16", 2)
+    for shape in [(4097, 1, 4096), (100, 8, 4096), (8192, 16, 8192), (33, 12345, 777), (2048, 6, 8184)]:
+        sel = auto(*shape, "float16", 2 if shape[1] != 6 else None)
         assert not (sel.pad and sel.flip), (shape, sel)
         assert not sel.flip or sel.kernel.alignment == 2, (shape, sel)
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+def test_tall_narrow_unaligned_pads_then_flips(recorded, beta):
+    # A tall narrow output on an aligned A whose 4 columns leave B's and C's rows 8 bytes: B is
+    # copied into 128-byte rows, C goes through a work buffer of 128-byte rows (a copy of C only
+    # when beta != 0), and the decode rung runs C^T = B^T A^T on them (B's copy read transposed,
+    # A in place, the work buffer written column-major), then the buffer is copied back to C.
+    M, N, K = 17408, 4, 4096
+    sel = auto(M, N, K, "float16", None)
+    assert sel.pad and sel.flip and sel.kernel.alignment == 16, sel
+    assert "copied first into temporaries with 128-byte rows" in sel.reason
+    fastgemm.hgemm(
+        row((M, K), "float16", PTR_A), row((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C), 1.0, beta
+    )
+    log = recorded()
+    ops = [op for op, _, _ in log]
+    b_tmp, work = log[0][2][0], log[2][2][0]
+    assert log[0][2] == (b_tmp, K, N, 64) and log[1][2] == (PTR_B, K, N, N, 1, b_tmp, 64)
+    assert log[2][2] == (work, M, N, 64)
+    if beta:
+        assert ops == ["alloc", "copy", "alloc", "copy", "gemm", "copy"]
+        assert log[3][2] == (PTR_C, M, N, N, 1, work, 64)
+    else:
+        assert ops == ["alloc", "copy", "alloc", "gemm", "copy"]
+    gemm = log[-2]
+    assert gemm[1] == sel.kernel.name
+    assert gemm[2] == (N, M, K, b_tmp, 64, 1, PTR_A, K, 1, work, 64, 1.0, beta, 0, 1)
+    assert log[-1][2] == (work, M, N, 64, 1, PTR_C, N)
 
 
 def _row_major_call(recorded, M, N, K):

@@ -254,6 +254,20 @@ def test_auto_tall_narrow_unaligned_runs_transposed(torch, dtype, c_order):
         _check_auto_twice(torch, A, B, dtype, c_order)
 
 
+@pytest.mark.parametrize("c_order", ["C", "F"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_auto_tall_narrow_unaligned_pads_then_runs_transposed(torch, dtype, c_order):
+    """A tall narrow output whose few columns leave B's and C's rows under 16 bytes, on an aligned
+    A: auto copies B (and C, through a work buffer) into 128-byte rows and runs a decode rung
+    on the transposed problem; C poisoned or with beta != 0: float64-checked, the same bits on a
+    second call."""
+    for M, N, K in [(17408, 4, 4096), (8192, 12, 2048), (20000, 20, 3072), (4096, 3, 4096)]:
+        sel = fastgemm.select(M, N, K, dtype)
+        assert sel.flip and sel.pad and sel.kernel.alignment == 16, sel
+        A, B = _random(torch, M, K, dtype), _random(torch, K, N, dtype)
+        _check_auto_twice(torch, A, B, dtype, c_order)
+
+
 @pytest.mark.parametrize("layout", list(itertools.product("CF", repeat=3)), ids=lambda t: "".join(t))
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize(

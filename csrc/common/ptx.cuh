@@ -17,10 +17,23 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
 
 // cp.async.cg: 16 bytes global -> shared, bypassing L1. Only the first `src_bytes` (0..16) are
 // read; the rest of the 16 destination bytes are zero-filled (predicated tails without branches).
+// A src_bytes the compiler cannot prove to be 16 makes the zero-filling form (LDGSTS...ZFILL),
+// whose lanes do not share sectors: a warp reading 16-byte chunks two to a 32-byte sector asks
+// L2 for twice the sectors. Whole chunks go through the form below.
 __device__ __forceinline__ void cp_async_16(void* smem_dst, const void* gmem_src, int src_bytes) {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem_dst)),
                "l"(gmem_src), "r"(src_bytes)
+               : "memory");
+#else
+  __trap();
+#endif
+}
+// cp.async.cg of a whole 16-byte chunk.
+__device__ __forceinline__ void cp_async_16(void* smem_dst, const void* gmem_src) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(smem_dst)),
+               "l"(gmem_src)
                : "memory");
 #else
   __trap();

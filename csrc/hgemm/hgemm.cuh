@@ -244,15 +244,19 @@ struct Copier {
                                              T* s) const {
     if (inside(v, k0, x0)) {
 #pragma unroll
-      for (int i = 0; i < PER_THREAD; ++i) ptx::cp_async_16(s + dst(i), src(v, k0, i), 16);
+      for (int i = 0; i < PER_THREAD; ++i) ptx::cp_async_16(s + dst(i), src(v, k0, i));
       return;
     }
     const int left = mn_left(v, x0);
     if (v.K - k0 >= TileT::DEPTH) {
-      const int bytes = TileT::K_MAJOR_TILE ? 16 : 2 * (left < 8 ? left : 8);
 #pragma unroll
       for (int i = 0; i < PER_THREAD; ++i) {
-        if (!past_mn(left, i)) ptx::cp_async_16(s + dst(i), src(v, k0, i), bytes);
+        if (past_mn(left, i)) continue;
+        if (TileT::K_MAJOR_TILE || left >= 8) {  // a whole chunk: the form whose lanes share sectors
+          ptx::cp_async_16(s + dst(i), src(v, k0, i));
+        } else {  // an MN-major chunk cut by MN
+          ptx::cp_async_16(s + dst(i), src(v, k0, i), 2 * left);
+        }
       }
       return;
     }

@@ -237,12 +237,16 @@ struct TileLoader {
         int k, x;
         chunk_origin(threadIdx.x + r * THREADS, k, x);
         if (full) {
-          ptx::cp_async_16(&s[k * LD + x], chunk(v, k0, r), 16);
+          ptx::cp_async_16(&s[k * LD + x], chunk(v, k0, r));
           continue;
         }
         const int64_t gk = k0 + k, gx = x0 + x;
         const int64_t valid =
             ((!NEG_K || gk >= 0) && gk < v.K) ? (v.MN - gx < 4 ? v.MN - gx : 4) : 0;
+        if (valid == 4) {  // whole (see ptx::cp_async_16)
+          ptx::cp_async_16(&s[k * LD + x], v.p + gk * v.ld + gx);
+          continue;
+        }
         const int bytes = valid > 0 ? static_cast<int>(valid) * 4 : 0;
         // any valid address when nothing is read
         const float* src = bytes ? v.p + gk * v.ld + gx : v.p;

@@ -80,7 +80,11 @@ template <bool VEC>
 __device__ __forceinline__ void copy_quad(float* dst, const float* src, int valid,
                                           const float* base) {
   if constexpr (VEC) {
-    ptx::cp_async_16(dst, valid > 0 ? src : base, 4 * valid);
+    if (valid == 4) {  // whole: the form whose lanes share sectors (see ptx::cp_async_16)
+      ptx::cp_async_16(dst, src);
+    } else {
+      ptx::cp_async_16(dst, valid > 0 ? src : base, 4 * valid);
+    }
   } else {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {

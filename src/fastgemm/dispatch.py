@@ -104,7 +104,8 @@ class Selection:
     cores, large problems) runs slower on them than the copies cost; fp32 then also zero-fills K
     up to a multiple of 16 (the reason says so). ``flip`` is True
     when the kernel runs the transposed problem ``C^T = B^T A^T`` (an output with few columns run
-    as one with few rows; C is written column-major).
+    as one with few rows; C is written column-major); with ``pad`` too, it runs on the aligned
+    copies (C through an aligned work buffer).
     """
 
     kernel: KernelInfo
