@@ -17,6 +17,8 @@ Families:
                     beside the --kernels by name, and auto with its padded path off and on
                     (FASTGEMM_DEV_PAD=0 / 1, switched between candidates with the plan cache
                     cleared). --pad-m crosses the (N, K) of --pad-shapes with those rows.
+  --pad-modes       any family: auto with its padded path off and on, as --pad, and no kernels
+                    by name but --kernels / --flip-kernels.
 
 Device time: CUDA events around back-to-back launches behind a spin, rotating over enough input
 sets that A and B are not resident in L2; median over rounds. Every candidate is checked against
@@ -72,6 +74,12 @@ hgemm_v41_split_k_32rows_deep_ring,hgemm_v23_split_k_wide,hgemm_v42_split_k_wide
       --kernels hgemm_v24_wgmma_split_k --flip-kernels hgemm_v26_split_k_32rows,
       hgemm_v48_split_k_32rows_stream
     python benchmarks/sweep.py --dtype float32 --pad --out results/sweeps
+    python benchmarks/sweep.py --dtype float16 --pad-modes --ns 2,4,6,12,20,36 --mk 1024x4096,\
+2048x4096,4096x1024,4096x4096,8192x2048,6144x4096,8192x4096,17408x4096,28672x4096,4096x14336,\
+2048x8192 --rounds 3 --target-ms 1 --tag padflip
+      (tall narrow outputs with B's and C's rows under 16 bytes: results/sweeps/narrow-padflip-*;
+      the check, bf16 --b-layout F --ns 4,20 --mk 2048x4096,4096x4096,8192x4096,17408x4096
+      --tag padflip-check)
     python benchmarks/sweep.py --dtype float16 --pad --pad-m 1,16,64,128 --pad-shapes 1x4097x4099 \
         --kernels hgemm_v34_split_k_unaligned
     python benchmarks/sweep.py --dtype float16 --pad --pad-random 72,43,256,4096,512,8192,300 \
