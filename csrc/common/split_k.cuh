@@ -401,11 +401,14 @@ struct StreamK {
 
   // As many whole groups as fit per_sm blocks per SM (at least one), and no more groups than
   // units of work; W G must fit in 64 bits. One group (more than SMs x per_sm / 2 rows of tiles)
-  // never cuts a tile.
+  // never cuts a tile. A segment's tile offsets are 32-bit (segment()): M and N below 2^31.
   static dim3 grid(const GemmArgs& a, const char* name, int per_sm = 1) {
     const int device = active_device();
     const int sms = launch_sms(device) * std::max(per_sm, 1);
     const int64_t tiles_m = ceil_div(a.M, int64_t(BM)), tiles_n = ceil_div(a.N, int64_t(BN));
+    if (tiles_m * BM > 2147483647 || tiles_n * BN > 2147483647) {
+      throw std::runtime_error(std::string(name) + ": outputs of 2^31 rows or columns or more");
+    }
     const int64_t work = tiles_n * ceil_div(a.K, int64_t(BK));
     const int64_t groups = std::max<int64_t>(1, std::min<int64_t>(sms / tiles_m, work));
     if (tiles_m * groups > 2147483647 || work > (int64_t(1) << 62) / groups) {

@@ -788,9 +788,9 @@ void launch(const GemmArgs& a, const char* name, KernelFor kernel_for) {
     const int64_t tiles = ceil_div(a.M, Cfg::BLOCK_M) * ceil_div(a.N, Cfg::BLOCK_N);
     if (tiles > 2147483647) throw std::runtime_error(std::string(name) + ": too many tiles");
     grid = dim3(static_cast<unsigned>(tiles));
-  } else if constexpr (Cfg::SPLIT_K) {
+  } else if constexpr (Cfg::SPLIT_K && !Cfg::STREAM_K) {  // STREAM_K: StreamK::grid below
     grid = split_grid(a.M, a.N, Cfg::BLOCK_M, Cfg::BLOCK_N, name);
-  } else {
+  } else if constexpr (!Cfg::SPLIT_K) {
     grid = tile_grid(a, Cfg::BLOCK_M, Cfg::BLOCK_N, name);
   }
   // Shared memory was checked once, before the launch, against the kernel table's figure (the
