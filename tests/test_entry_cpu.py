@@ -427,6 +427,22 @@ def test_tall_narrow_unaligned_pads_then_flips(recorded, beta):
     assert log[-1][2] == (work, M, N, 64, 1, PTR_C, N)
 
 
+def test_tall_narrow_unaligned_c_alone_goes_through_a_work_buffer(recorded):
+    # B column-major (K contiguous, aligned): only C's 8-byte rows are copied, through a work
+    # buffer the transposed run writes column-major.
+    M, N, K = 17408, 4, 4096
+    sel = auto(M, N, K, "float16", None, order="CF")
+    assert sel.pad and sel.flip, sel
+    fastgemm.gemm(row((M, K), "float16", PTR_A), col((K, N), "float16", PTR_B), row((M, N), "float16", PTR_C))
+    log = recorded()
+    assert [op for op, _, _ in log] == ["alloc", "gemm", "copy"]
+    work = log[0][2][0]
+    assert log[0][2] == (work, M, N, 64)
+    assert log[1][1] == sel.kernel.name
+    assert log[1][2][:11] == (N, M, K, PTR_B, K, 0, PTR_A, K, 1, work, 64)
+    assert log[2][2] == (work, M, N, 64, 1, PTR_C, N)
+
+
 def _row_major_call(recorded, M, N, K):
     """fp16 hgemm on row-major A, B and C at PTR_A, PTR_B, PTR_C: auto's selection for the
     problem (its reason) and the recorded work of the call."""
