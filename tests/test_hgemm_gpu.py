@@ -784,6 +784,49 @@ def test_narrow_output_transposed(torch, dtype, layout):
             assert fastgemm.select(M, N, K, dtype).flip, (M, N, K)
 
 
+# The decode rungs of at most 32 rows run each block's k-tiles from its own first one where A is
+# MN-major with rows that are not whole 32-byte sectors (hgemm.cuh: mainloop_range): a flipped
+# narrow problem of 8 or 24 columns (B^T's rows 16 or 48 bytes apart), or a column-major A of 8
+# or 24 rows. A ragged last k-tile then lands inside a run, cluster shares and stream-K segments
+# rotate within their own k-tiles, and the result must still be every k-tile once, in a fixed
+# order: checked against float64 on a NaN-poisoned C (beta = 0) and with beta != 0, twice for
+# the same bits.
+ROTATED = [
+    "hgemm_v22_split_k",
+    "hgemm_v26_split_k_32rows",
+    "hgemm_v35_split_k_reduce",
+    "hgemm_v40_split_k_deep_ring",
+    "hgemm_v41_split_k_32rows_deep_ring",
+    "hgemm_v47_split_k_stream",
+    "hgemm_v48_split_k_32rows_stream",
+]
+
+
+@pytest.mark.parametrize("name", ROTATED)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_decode_rungs_rotated_k_start(torch, name, dtype):
+    _skip_if_not_runnable(name, dtype)
+    for small, big, K in [(8, 1500, 2056), (24, 3000, 1000), (8, 9000, 4104), (24, 600, 8200)]:
+        # C^T = B^T A^T of a big x small output: B^T (small x K) is MN-major, rows 2 * small bytes
+        B = _random(torch, K, small, dtype)
+        A = _random(torch, big, K, dtype)
+        Ct = torch.full((small, big), float("nan"), device="cuda", dtype=_dtype(torch, dtype))
+        fastgemm.hgemm(B.t(), A.t(), Ct, 0.5, 0.0, kernel=name)
+        first = Ct.clone()
+        fastgemm.hgemm(B.t(), A.t(), Ct, 0.5, 0.0, kernel=name)
+        torch.cuda.synchronize()
+        check(torch, B.t(), A.t(), Ct, 0.5, 0.0)
+        assert bool((Ct.view(torch.int16) == first.view(torch.int16)).all()), (name, small, big, K)
+        # A column-major A of `small` rows (a decode GEMM's activations stored by columns)
+        A2 = _random(torch, small, K, dtype, "F")
+        B2 = _random(torch, K, big, dtype)
+        C0 = _random(torch, small, big, dtype)
+        C = C0.clone()
+        fastgemm.hgemm(A2, B2, C, -1.0, 0.25, kernel=name)
+        torch.cuda.synchronize()
+        check(torch, A2, B2, C, -1.0, 0.25, C0)
+
+
 @pytest.mark.parametrize("kernel,dtype", HGEMM + [("auto", "float16")], ids=lambda v: v)
 def test_repeated_calls_same_bits(torch, kernel, dtype):
     # The same inputs give the same bits on every call: no reduction whose order depends on

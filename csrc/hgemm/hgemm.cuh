@@ -20,7 +20,10 @@
 //   SPLIT_K                  the grid's z blocks of one output tile form a thread-block cluster
 //                            and split the K tiles evenly; their fp32 partial tiles meet in
 //                            shared memory and are summed across the cluster in rank order (the
-//                            same bits on every run) before C is written (split_epilogue)
+//                            same bits on every run) before C is written (split_epilogue); on
+//                            tiles of at most 32 rows whose A is MN-major with rows that are not
+//                            whole 32-byte sectors, each block starts its run of k-tiles at its
+//                            own k-tile (mainloop_range)
 //   SPLIT_REDUCE             with SPLIT_K: the z blocks of a tile are not a cluster; each stores
 //                            its fp32 partial tile into a slot of a scratch buffer (run_partials)
 //                            and a second kernel sums the slots in z order and writes C
@@ -540,11 +543,28 @@ struct Kernel {
         copy_a.zero_past_mn(A, m0, tile_a(smem, s));
         copy_b.zero_past_mn(B, n0, tile_b(smem, s));
       }
+      // A split rung's tile of at most 32 rows (a decode GEMM, or a flipped narrow one's B^T):
+      // every block reads all of A, all of them near the same k-tile at once. Where A is MN-major
+      // with rows that are not whole 32-byte sectors (8 or 24 columns of 2-byte elements: rows 16
+      // or 48 bytes apart), a sector holds parts of two rows, and blocks in step queue on the
+      // same sectors: there each block starts its run at its own k-tile (blockIdx.x mod tiles)
+      // and wraps around. The order of the sums stays fixed by the grid.
+      int rot = 0;
+      if constexpr (!A_KMAJOR && Cfg::SPLIT_K && BM <= 32) {
+        if ((A.ld * int64_t(sizeof(T))) % 32 != 0) {
+          rot = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
+        }
+      }
+      const auto kt = [&](int s) {  // the s-th k-tile of the run, from k-tile t0 + rot
+        int i = s + rot;
+        if (i >= tiles) i -= tiles;
+        return int64_t(t0 + i) * BK;
+      };
 #pragma unroll
       for (int s = 0; s < STAGES - 1; ++s) {
         if (s < tiles) {
-          copy_a.copy_async(A, int64_t(t0 + s) * BK, m0, tile_a(smem, s));
-          copy_b.copy_async(B, int64_t(t0 + s) * BK, n0, tile_b(smem, s));
+          copy_a.copy_async(A, kt(s), m0, tile_a(smem, s));
+          copy_b.copy_async(B, kt(s), n0, tile_b(smem, s));
         }
         ptx::cp_async_commit();
       }
@@ -555,8 +575,8 @@ struct Kernel {
       for (int t = 0; t < tiles; ++t) {
         const int next = t + STAGES - 1;
         if (next < tiles) {
-          copy_a.copy_async(A, int64_t(t0 + next) * BK, m0, tile_a(smem, next % STAGES));
-          copy_b.copy_async(B, int64_t(t0 + next) * BK, n0, tile_b(smem, next % STAGES));
+          copy_a.copy_async(A, kt(next), m0, tile_a(smem, next % STAGES));
+          copy_b.copy_async(B, kt(next), n0, tile_b(smem, next % STAGES));
         }
         ptx::cp_async_commit();
         const Frags cur(tile_a(smem, t % STAGES), tile_b(smem, t % STAGES), warp_m, warp_n);
