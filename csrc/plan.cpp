@@ -234,6 +234,32 @@ const std::vector<AutoRule> kHgemmRules = {
      "v22 with a 6-stage ring: for outputs of at most 16 rows over at most SMs tiles of 16x64, "
      "where its grid has one block per SM and the bytes in flight set the bandwidth",
      0, 16, 64, 16, 90, 0, 0, false, 1},
+    // Flipped narrow outputs over SMs/2 to SMs tiles of the transposed output (H200, fp16 and
+    // bf16, results/sweeps/narrow-fit8-*, narrow-check8-*: 4224-9216 rows, K 2048-14336, v22,
+    // v40 and v47 by name on C^T). v40 runs one block per SM there and cannot split K; v22 takes
+    // two shares a tile at two blocks per SM. With 8 columns (B^T's rows 16 bytes apart, the
+    // rotated k-start) v22 was 1.05-1.37x faster than v40 on all 18 points over 67-96 tiles with
+    // K >= 3072 (5120x8x8192: 32.5 -> 25.1 us) and 1.04-1.13x on the 3 over 97-114 tiles with
+    // K >= 8192; with a shorter K there 0.92-1.02x, over 67-96 tiles with K = 2048 0.95-1.06x,
+    // and at 120-132 tiles v40 was as fast or faster. With 16 columns (whole sectors) v22 was
+    // 1.06-1.13x faster over 67-77 tiles with K >= 4096, as for rows (the rule above), and
+    // 0.92-1.05x from 80 tiles on.
+    {"hgemm_v22_split_k",
+     "v22 on the transposed problem: for outputs of 8 columns (B^T's rows 16 bytes apart) over "
+     "SMs/2 to SMs/1.375 tiles of 16x64 with K >= 3072, where v40 cannot split and leaves SMs "
+     "idle and v22 takes two shares a tile at two blocks per SM",
+     0, 16, 64, 16, 90, 3072, 0, true, 1.375, 0, nullptr, 0, false, 0, 0, 0, 0, 0, nullptr, false,
+     false, false, false, 0, 2, 0, false, true},
+    {"hgemm_v22_split_k",
+     "v22 on the transposed problem: for outputs of 8 columns (B^T's rows 16 bytes apart) over "
+     "SMs/2 to SMs/1.15 tiles of 16x64 with K >= 8192",
+     0, 16, 64, 16, 90, 8192, 0, true, 1.15, 0, nullptr, 0, false, 0, 0, 0, 0, 0, nullptr, false,
+     false, false, false, 0, 2, 0, false, true},
+    {"hgemm_v22_split_k",
+     "v22 on the transposed problem: for outputs of at most 16 columns over SMs/2 to SMs/1.7 "
+     "tiles of 16x64 with K >= 4096, where v40 cannot split and leaves SMs idle",
+     0, 16, 64, 16, 90, 4096, 0, true, 1.7, 0, nullptr, 0, false, 0, 0, 0, 0, 0, nullptr, false,
+     false, false, false, 0, 2},
     {"hgemm_v40_split_k_deep_ring",
      "v40 on the transposed problem: for outputs of at most 16 columns over at most SMs tiles "
      "of 16x64 of the transposed output",
@@ -269,6 +295,27 @@ const std::vector<AutoRule> kHgemmRules = {
      "v26 with a 6-stage ring: for outputs of at most 32 rows over at most SMs tiles of 32x64, "
      "where its grid has one block per SM and the bytes in flight set the bandwidth",
      0, 32, 64, 32, 90, 0, 0, false, 1},
+    // Flipped outputs of 24 columns (B^T's rows 48 bytes apart, the rotated k-start) over SMs/2
+    // to SMs tiles of 32x64 (H200, results/sweeps/narrow-fit24-* fp16 and narrow-check24-* bf16:
+    // 4224-9216 rows, K 2048-14336, v26, v41 and v48 by name on C^T): v41, one block per SM
+    // and no split there, ran each tile's whole K, while v26 (two shares a tile at two blocks
+    // per SM) and v48 (stream-K) filled the SMs. Over 67-96 tiles with K of 8192-14336 v48 was
+    // 1.23-1.71x faster than v41 on all 10 points (4608x24x14336: 72.8 -> 42.5 us) and
+    // 0.99-1.22x against v26; over 67-128 tiles with K >= 3072 v26 was 1.00-1.41x faster than v41
+    // on 29 of 30 points (0.995x on the other). With K = 2048 (0.91-1.10x), and at 132 tiles,
+    // where one block per SM fills the SMs (0.97x), v41 stays. 32 columns (whole sectors) ran
+    // v41 level with v26 over 80-128 tiles (narrow-ring-*).
+    {"hgemm_v48_split_k_32rows_stream",
+     "v48 on the transposed problem: for outputs of 24 columns (B^T's rows 48 bytes apart) over "
+     "SMs/2 to SMs/1.375 tiles of 32x64 with 8192 <= K <= 14336, where v41 cannot split",
+     0, 32, 64, 32, 90, 8192, 0, true, 1.375, 0, nullptr, 14336, false, 0, 0, 0, 0, 0, nullptr,
+     false, false, false, false, 0, 2, 0, false, true},
+    {"hgemm_v26_split_k_32rows",
+     "v26 on the transposed problem: for outputs of 24 columns (B^T's rows 48 bytes apart) over "
+     "SMs/2 to SMs/1.03 tiles of 32x64 with K >= 3072, where v41 cannot split and v26 takes two "
+     "shares a tile at two blocks per SM",
+     0, 32, 64, 32, 90, 3072, 0, true, 1.03, 0, nullptr, 0, false, 0, 0, 0, 0, 0, nullptr, false,
+     false, false, false, 0, 2, 0, false, true},
     {"hgemm_v41_split_k_32rows_deep_ring",
      "v41 on the transposed problem: for outputs of at most 32 columns over at most SMs tiles "
      "of 32x64 of the transposed output",
@@ -1409,6 +1456,15 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
         skipped.push_back(std::string(rule.kernel) + " is for a B whose rows are 16- but not " +
                           std::to_string(rule.b_off_line) + "-byte aligned (these are " +
                           std::to_string(b) + "-byte aligned)");
+        continue;
+      }
+    }
+    if (rule.a_split_sectors) {
+      const int a = rule.flip ? align_b : align_a;
+      const bool a_mn = rule.flip ? !b_col : a_col;  // B row-major: B^T is column-major
+      if (!a_mn || a < 16 || a >= 32) {
+        skipped.push_back(std::string(rule.kernel) + " is for an MN-major A whose rows are 16- but "
+                          "not 32-byte aligned" + (rule.flip ? " (B^T: a row-major B)" : ""));
         continue;
       }
     }

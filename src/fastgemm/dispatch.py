@@ -67,7 +67,10 @@ __all__ = [
 # and fewer than that many bytes, over parts or None: preferred only for more than
 # SMs / over parts tiles of (tile_m, tile_n), largest padding or None: preferred only where
 # tile_m-row tiles cover at most that factor more rows than 128-row tiles, in place: where the
-# rule runs, no operand is copied to 128-byte rows first)], fastest first.
+# rule runs, no operand is copied to 128-byte rows first, A split sectors: preferred only where
+# the kernel's A is MN-major with rows aligned to 16 but not 32 bytes (for a flip rule B^T, from
+# a row-major B), where the split rungs of at most 32 rows start each block at its own k-tile)],
+# fastest first.
 AUTO_RULES: dict[str, list[Rule]] = {dtype: list(rules) for dtype, rules in _C.auto_rules().items()}
 
 # precision ("tf32x3", "tf32") -> the float32 rules (same tuples) that auto tries for it before
