@@ -249,12 +249,12 @@ const std::vector<AutoRule> kHgemmRules = {
      "SMs/2 to SMs/1.375 tiles of 16x64 with K >= 3072, where v40 cannot split and leaves SMs "
      "idle and v22 takes two shares a tile at two blocks per SM",
      0, 16, 64, 16, 90, 3072, 0, true, 1.375, 0, nullptr, 0, false, 0, 0, 0, 0, 0, nullptr, false,
-     false, false, false, 0, 2, 0, false, true},
+     false, false, false, 0, 2, 0, false, 32},
     {"hgemm_v22_split_k",
      "v22 on the transposed problem: for outputs of 8 columns (B^T's rows 16 bytes apart) over "
      "SMs/2 to SMs/1.15 tiles of 16x64 with K >= 8192",
      0, 16, 64, 16, 90, 8192, 0, true, 1.15, 0, nullptr, 0, false, 0, 0, 0, 0, 0, nullptr, false,
-     false, false, false, 0, 2, 0, false, true},
+     false, false, false, 0, 2, 0, false, 32},
     {"hgemm_v22_split_k",
      "v22 on the transposed problem: for outputs of at most 16 columns over SMs/2 to SMs/1.7 "
      "tiles of 16x64 with K >= 4096, where v40 cannot split and leaves SMs idle",
@@ -309,13 +309,13 @@ const std::vector<AutoRule> kHgemmRules = {
      "v48 on the transposed problem: for outputs of 24 columns (B^T's rows 48 bytes apart) over "
      "SMs/2 to SMs/1.375 tiles of 32x64 with 8192 <= K <= 14336, where v41 cannot split",
      0, 32, 64, 32, 90, 8192, 0, true, 1.375, 0, nullptr, 14336, false, 0, 0, 0, 0, 0, nullptr,
-     false, false, false, false, 0, 2, 0, false, true},
+     false, false, false, false, 0, 2, 0, false, 32},
     {"hgemm_v26_split_k_32rows",
      "v26 on the transposed problem: for outputs of 24 columns (B^T's rows 48 bytes apart) over "
      "SMs/2 to SMs/1.03 tiles of 32x64 with K >= 3072, where v41 cannot split and v26 takes two "
      "shares a tile at two blocks per SM",
      0, 32, 64, 32, 90, 3072, 0, true, 1.03, 0, nullptr, 0, false, 0, 0, 0, 0, 0, nullptr, false,
-     false, false, false, 0, 2, 0, false, true},
+     false, false, false, 0, 2, 0, false, 32},
     {"hgemm_v41_split_k_32rows_deep_ring",
      "v41 on the transposed problem: for outputs of at most 32 columns over at most SMs tiles "
      "of 32x64 of the transposed output",
@@ -344,6 +344,25 @@ const std::vector<AutoRule> kHgemmRules = {
     {"hgemm_v26_split_k_32rows",
      "v26 on the transposed problem: for outputs of at most 32 columns (narrow N)",
      0, 0, 0, 32, 90, 0, 0, true},
+    // Flipped outputs of 33-64 columns whose rows are off whole 128-byte lines (40, 48 or 56
+    // columns of 2-byte elements), at least 4096 rows (results/sweeps/narrow-fit49-*: fp16, 40
+    // and 48 columns, 4096-14336 rows, K 4096 and 8192, v22, v26, v42, v47, v48 and experiment
+    // builds by name; H200). v42 (and v23) hold one block of four warps per SM, which ran these
+    // 1.5-2x slower than 64 columns and cannot split K over 67-132 tiles; v21's wgmma tiles are
+    // half padding. v49 (three blocks per SM, stream-K) was 1.43x faster than what auto ran (v42,
+    // v21) in the geometric mean of 16 points (0.98-2.02x; 5120x48x8192: 66.9 -> 33.0 us), 1.12x
+    // over the fastest other rung by name (0.90-1.33x: v26 at 4096x{40,48}x4096). Held out:
+    // narrow-check49-* (bf16, 40-56 columns, 4608-12288 rows, K 3072-11008) 1.42x over the old
+    // pick on the 24 points the rule takes (1.05-2.33x), and narrow-check56-* (fp16, 56 columns,
+    // K 4096 and 14336) 1.32x on 8 (1.01-1.87x). It stays behind the peers (0.70-0.89x). With
+    // K = 3072 it was faster than auto's v42 / v28 on 10 of 12 check points: not fitted.
+    {"hgemm_v49_split_k_wide_stream",
+     "v49 on the transposed problem: for outputs of 33-64 columns whose rows are off whole "
+     "128-byte lines (B^T's rows 80, 96 or 112 bytes apart), at least 4096 rows and at most "
+     "SMs/0.58 tiles of 64x64, with K >= 4096, where v42's one block per SM runs slowly and "
+     "cannot split K",
+     0, 64, 64, 64, 90, 4096, 0, true, 0.58, 0, nullptr, 0, false, 0, 33, 4096, 0, 0, nullptr,
+     false, false, false, false, 0, 0, 0, false, 128},
     {"hgemm_v42_split_k_wide_deep_ring",
      "v23 (v22 on 64x64 tiles) with a 6-stage ring: for outputs of at most 64 rows and at most "
      "SMs/2 tiles of 64x128, where wider tiles leave SMs idle",
@@ -1459,12 +1478,13 @@ Plan decide_rules(const Target& t, DType dtype, int64_t M_, int64_t N_, int64_t 
         continue;
       }
     }
-    if (rule.a_split_sectors) {
+    if (rule.a_off_line > 0) {
       const int a = rule.flip ? align_b : align_a;
       const bool a_mn = rule.flip ? !b_col : a_col;  // B row-major: B^T is column-major
-      if (!a_mn || a < 16 || a >= 32) {
+      if (!a_mn || a < 16 || a >= rule.a_off_line) {
         skipped.push_back(std::string(rule.kernel) + " is for an MN-major A whose rows are 16- but "
-                          "not 32-byte aligned" + (rule.flip ? " (B^T: a row-major B)" : ""));
+                          "not " + std::to_string(rule.a_off_line) + "-byte aligned" +
+                          (rule.flip ? " (B^T: a row-major B)" : ""));
         continue;
       }
     }

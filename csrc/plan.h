@@ -130,12 +130,14 @@ struct AutoRule {
   // The operands are read as given: decide() copies none to 128-byte rows where this rule runs
   // (false: decide() may, and then walks the rules again for the copies).
   bool in_place = false;
-  // Preferred only where the kernel's A is MN-major with rows aligned to 16 bytes but not 32 (0:
-  // no such limit): the split rungs of at most 32 rows then start each block's k-tiles at its own
-  // one (hgemm.cuh: mainloop_range), and they rank differently than on whole-sector rows. A flip
-  // rule reads the transposed problem's A, B^T: MN-major where B is row-major (8 or 24 columns of
-  // 2-byte elements, rows 16 or 48 bytes apart).
-  bool a_split_sectors = false;
+  // Preferred only where the kernel's A is MN-major with rows (base address and pitch) aligned
+  // to at least 16 and fewer than this many bytes (0: no such limit). A flip rule reads the
+  // transposed problem's A, B^T: MN-major where B is row-major, its rows 2 x N bytes apart. 32:
+  // rows that split 32-byte sectors (8 or 24 columns of 2-byte elements), where the split rungs
+  // of at most 32 rows start each block's k-tiles at its own one (hgemm.cuh: mainloop_range);
+  // 128: rows off whole L2 lines (40, 48 or 56 columns), where v23's and v42's one block per SM
+  // ran slowly.
+  int a_off_line = 0;
 };
 // The wave model of a persistent kernel of tile_m x tile_n tiles: its rounds of sm_count tiles
 // (the last one whole, however few it holds) times the tile's area, in 128x128 tiles.

@@ -480,7 +480,7 @@ RULE_FIELDS = (
     "over_parts",
     "max_pad",
     "in_place",
-    "a_split_sectors",
+    "a_off_line",
 )
 
 
@@ -577,7 +577,7 @@ def _first_runnable_rule(
             over_parts,
             max_pad,
             _in_place,
-            a_split_sectors,
+            a_off_line,
         ) = rule  # RULE_FIELDS, in order
         k = table.get(name)
         rm, rn = (n, m) if flip else (m, n)  # a flip rule reads the transposed problem
@@ -601,10 +601,8 @@ def _first_runnable_rule(
             continue
         if b_off_line is not None and not 16 <= alignment < b_off_line:  # one alignment for A, B, C
             continue
-        if (
-            a_split_sectors
-            and not ((order[1] == "C") if flip else a_col)
-            or (a_split_sectors and alignment != 16)
+        if a_off_line is not None and not (
+            ((order[1] == "C") if flip else a_col) and 16 <= alignment < a_off_line
         ):
             continue
         if (
@@ -3185,6 +3183,19 @@ def test_select_one_column(dtype, name):
     assert "one column" not in fastgemm.select(4096, 1, 4096, dtype, cc=90, alignment=unit).reason
 
 
+def _flipped_sweep_points(*patterns: str):
+    """(dtype, (M, N, K), microseconds per rung by name) of the narrow sweeps under
+    results/sweeps/ matching each pattern (sweep.py's rows; a rung run on C^T counts as itself)."""
+    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
+    for pattern in patterns:
+        paths = sorted(sweeps.glob(pattern))
+        assert paths, pattern
+        for path in paths:
+            dtype = "bfloat16" if "bfloat16" in path.name else "float16"
+            for shape, times in _csv_sweep_file(path)[0].items():
+                yield dtype, shape, {c.split(" ")[0]: t for c, t in times.items() if c.startswith("hgemm_v")}
+
+
 def test_select_flipped_split_sector_narrow_follows_the_sweep():
     # Flipped outputs of 8, 16 and 24 columns over SMs/2 to SMs tiles of the transposed output
     # (results/sweeps/narrow-fit8-*, narrow-fit24-* fp16 and narrow-check8-*, narrow-check24-*
@@ -3193,29 +3204,51 @@ def test_select_flipped_split_sector_narrow_follows_the_sweep():
     # v41 in the geometric mean over the points where it takes v22, v26 or v48 instead.
     if not any(k.name == "hgemm_v48_split_k_32rows_stream" for k in fastgemm.kernels("float16")):
         pytest.skip("no sm_90 code in this build")
-    sweeps = Path(__file__).resolve().parents[1] / "results" / "sweeps"
     gains = []
-    for pattern in ("narrow-fit8-*.csv", "narrow-fit24-*.csv", "narrow-check8-*.csv", "narrow-check24-*.csv"):
-        paths = sorted(sweeps.glob(pattern))
-        assert paths, pattern
-        for path in paths:
-            dtype = "bfloat16" if "bfloat16" in path.name else "float16"
-            for (m, n, k_depth), by_name in _csv_sweep_file(path)[0].items():
-                by_name = {c.split(" ")[0]: t for c, t in by_name.items() if c.startswith("hgemm_")}
-                if not 66 < -(-m // 64) <= 128:
-                    continue
-                pick = fastgemm.select(m, n, k_depth, dtype, cc=HOPPER_CC)
-                assert pick.flip, (m, n, k_depth)
-                assert by_name[pick.kernel.name] <= 1.11 * min(by_name.values()), (
-                    m,
-                    n,
-                    k_depth,
-                    pick.kernel.name,
-                )
-                one_block = "hgemm_v40_split_k_deep_ring" if n <= 16 else "hgemm_v41_split_k_32rows_deep_ring"
-                if pick.kernel.name != one_block:
-                    gains.append(by_name[one_block] / by_name[pick.kernel.name])
+    for dtype, (m, n, k_depth), by_name in _flipped_sweep_points(
+        "narrow-fit8-*.csv", "narrow-fit24-*.csv", "narrow-check8-*.csv", "narrow-check24-*.csv"
+    ):
+        if not 66 < -(-m // 64) <= 128:
+            continue
+        pick = fastgemm.select(m, n, k_depth, dtype, cc=HOPPER_CC)
+        assert pick.flip, (m, n, k_depth)
+        assert by_name[pick.kernel.name] <= 1.11 * min(by_name.values()), (
+            m,
+            n,
+            k_depth,
+            pick.kernel.name,
+        )
+        one_block = "hgemm_v40_split_k_deep_ring" if n <= 16 else "hgemm_v41_split_k_32rows_deep_ring"
+        if pick.kernel.name != one_block:
+            gains.append(by_name[one_block] / by_name[pick.kernel.name])
     assert len(gains) >= 40 and math.exp(sum(map(math.log, gains)) / len(gains)) > 1.1, gains
+
+
+def test_select_v49_for_narrow_rows_off_lines_follows_the_sweep():
+    # Flipped outputs of 40-56 columns (B^T's rows off whole 128-byte lines) from 4096 rows with
+    # K >= 4096 (results/sweeps/narrow-fit49-*, narrow-check49-*, narrow-check56-*; H200): auto
+    # takes v49 on every such point measured, and there v49 is within 12% of the fastest rung
+    # by name, at most 3% slower than v42 anywhere and 1.3x faster in the geometric mean. 64
+    # columns (whole lines) keep v42 / v21; a column-major B (B^T K-major) and K below 4096 keep
+    # the rules after it.
+    if not any(k.name == "hgemm_v49_split_k_wide_stream" for k in fastgemm.kernels("float16")):
+        pytest.skip("no sm_90 code in this build")
+    v49, v42 = "hgemm_v49_split_k_wide_stream", "hgemm_v42_split_k_wide_deep_ring"
+    gains = []
+    for dtype, (m, n, k_depth), by_name in _flipped_sweep_points(
+        "narrow-fit49-*.csv", "narrow-check49-*.csv", "narrow-check56-*.csv"
+    ):
+        pick = fastgemm.select(m, n, k_depth, dtype, cc=HOPPER_CC).kernel.name
+        if n in (40, 48, 56) and m >= 4096 and k_depth >= 4096 and -(-m // 64) <= 227:
+            assert pick == v49, (m, n, k_depth, pick)
+            assert by_name[v49] <= 1.12 * min(by_name.values()), (m, n, k_depth)
+            assert by_name[v49] < 1.03 * by_name[v42], (m, n, k_depth)
+            gains.append(by_name[v42] / by_name[v49])
+        elif n == 64:
+            assert pick != v49, (m, n, k_depth)
+    assert len(gains) >= 40 and math.exp(sum(map(math.log, gains)) / len(gains)) > 1.3, gains
+    assert fastgemm.select(8192, 48, 8192, "float16", cc=HOPPER_CC, order="CF").kernel.name != v49
+    assert fastgemm.select(8192, 48, 2048, "float16", cc=HOPPER_CC).kernel.name != v49
 
 
 def test_select_narrow_hgemm_many_tiles():

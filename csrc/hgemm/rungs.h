@@ -71,6 +71,11 @@ struct V42 : V23 { static constexpr int STAGES = 6; };  // 192 KiB of 32 KiB sta
 // v22's tile under a stream-K schedule: equal runs of k-tiles over all tiles, two blocks per SM.
 struct V47 : V22 { static constexpr bool STREAM_K = true; };
 struct V48 : V26 { static constexpr bool STREAM_K = true; };  // the same on v26's 32x64 tiles
+// v23's 64x64 tiles under the same schedule, on 64-deep k-tiles (64 KiB, three blocks per SM).
+struct V49 : V23 {
+  static constexpr bool STREAM_K = true;
+  static constexpr int BLOCK_K = 64, STAGES = 4;
+};
 
 struct V39 : V05 {  // v05's 128x128x32 tile read by element loads (4x2 warps of 32x64), C by rows
   static constexpr Copy COPY = Copy::elem_prefetch;

@@ -67,9 +67,10 @@ __all__ = [
 # and fewer than that many bytes, over parts or None: preferred only for more than
 # SMs / over parts tiles of (tile_m, tile_n), largest padding or None: preferred only where
 # tile_m-row tiles cover at most that factor more rows than 128-row tiles, in place: where the
-# rule runs, no operand is copied to 128-byte rows first, A split sectors: preferred only where
-# the kernel's A is MN-major with rows aligned to 16 but not 32 bytes (for a flip rule B^T, from
-# a row-major B), where the split rungs of at most 32 rows start each block at its own k-tile)],
+# rule runs, no operand is copied to 128-byte rows first, A off line or None: preferred only
+# where the kernel's A is MN-major with rows aligned to at least 16 and fewer than that many
+# bytes (for a flip rule B^T, from a row-major B; 32: rows that split sectors, where the split
+# rungs of at most 32 rows start each block at its own k-tile; 128: rows off whole lines))],
 # fastest first.
 AUTO_RULES: dict[str, list[Rule]] = {dtype: list(rules) for dtype, rules in _C.auto_rules().items()}
 
