@@ -235,13 +235,13 @@ const std::vector<AutoRule> kHgemmRules = {
      "where its grid has one block per SM and the bytes in flight set the bandwidth",
      0, 16, 64, 16, 90, 0, 0, false, 1},
     // Flipped narrow outputs over SMs/2 to SMs tiles of the transposed output (H200, fp16 and
-    // bf16, results/sweeps/narrow-fit8-*, narrow-check8-*: 4224-9216 rows, K 2048-14336, v22,
+    // bf16, results/sweeps/narrow-fit8-* 4224-8448 rows, narrow-check8-* 2048-9216; K 2048-14336, v22,
     // v40 and v47 by name on C^T). v40 runs one block per SM there and cannot split K; v22 takes
     // two shares a tile at two blocks per SM. With 8 columns (B^T's rows 16 bytes apart, the
     // rotated k-start) v22 was 1.05-1.37x faster than v40 on all 18 points over 67-96 tiles with
     // K >= 3072 (5120x8x8192: 32.5 -> 25.1 us) and 1.04-1.13x on the 3 over 97-114 tiles with
     // K >= 8192; with a shorter K there 0.92-1.02x, over 67-96 tiles with K = 2048 0.95-1.06x,
-    // and at 120-132 tiles v40 was as fast or faster. With 16 columns (whole sectors) v22 was
+    // and at 120-132 tiles v40 was as fast or faster (0.91-1.02x). With 16 columns (whole sectors) v22 was
     // 1.06-1.13x faster over 67-77 tiles with K >= 4096, as for rows (the rule above), and
     // 0.92-1.05x from 80 tiles on.
     {"hgemm_v22_split_k",
@@ -296,12 +296,12 @@ const std::vector<AutoRule> kHgemmRules = {
      "where its grid has one block per SM and the bytes in flight set the bandwidth",
      0, 32, 64, 32, 90, 0, 0, false, 1},
     // Flipped outputs of 24 columns (B^T's rows 48 bytes apart, the rotated k-start) over SMs/2
-    // to SMs tiles of 32x64 (H200, results/sweeps/narrow-fit24-* fp16 and narrow-check24-* bf16:
-    // 4224-9216 rows, K 2048-14336, v26, v41 and v48 by name on C^T): v41, one block per SM
+    // to SMs tiles of 32x64 (H200, results/sweeps/narrow-fit24-* fp16, 4224-8448 rows, and
+    // narrow-check24-* bf16, 2048-9216 rows; K 2048-14336, v26, v41 and v48 by name on C^T): v41, one block per SM
     // and no split there, ran each tile's whole K, while v26 (two shares a tile at two blocks
     // per SM) and v48 (stream-K) filled the SMs. Over 67-96 tiles with K of 8192-14336 v48 was
     // 1.23-1.71x faster than v41 on all 10 points (4608x24x14336: 72.8 -> 42.5 us) and
-    // 0.99-1.22x against v26; over 67-128 tiles with K >= 3072 v26 was 1.00-1.41x faster than v41
+    // 0.99-1.22x against v26; over 67-128 tiles with K >= 3072 v26 was 1.02-1.41x faster than v41
     // on 29 of 30 points (0.995x on the other). With K = 2048 (0.91-1.10x), and at 132 tiles,
     // where one block per SM fills the SMs (0.97x), v41 stays. 32 columns (whole sectors) ran
     // v41 level with v26 over 80-128 tiles (narrow-ring-*).
@@ -349,13 +349,13 @@ const std::vector<AutoRule> kHgemmRules = {
     // and 48 columns, 4096-14336 rows, K 4096 and 8192, v22, v26, v42, v47, v48 and experiment
     // builds by name; H200). v42 (and v23) hold one block of four warps per SM, which ran these
     // 1.5-2x slower than 64 columns and cannot split K over 67-132 tiles; v21's wgmma tiles are
-    // half padding. v49 (three blocks per SM, stream-K) was 1.43x faster than what auto ran (v42,
-    // v21) in the geometric mean of 16 points (0.98-2.02x; 5120x48x8192: 66.9 -> 33.0 us), 1.12x
-    // over the fastest other rung by name (0.90-1.33x: v26 at 4096x{40,48}x4096). Held out:
+    // half padding. v49 (three blocks per SM, stream-K) was 1.36x faster than what auto ran (v42,
+    // v21) in the geometric mean of the 20 points (0.97-2.02x; 5120x48x8192: 66.9 -> 33.0 us),
+    // 1.12x over the fastest other rung by name (0.90-1.33x: v26 at 4096x{40,48}x4096). Held out:
     // narrow-check49-* (bf16, 40-56 columns, 4608-12288 rows, K 3072-11008) 1.42x over the old
     // pick on the 24 points the rule takes (1.05-2.33x), and narrow-check56-* (fp16, 56 columns,
     // K 4096 and 14336) 1.32x on 8 (1.01-1.87x). It stays behind the peers (0.70-0.89x). With
-    // K = 3072 it was faster than auto's v42 / v28 on 10 of 12 check points: not fitted.
+    // K = 3072 it was faster than auto's v42 / v28 on 11 of 12 check points: not fitted.
     {"hgemm_v49_split_k_wide_stream",
      "v49 on the transposed problem: for outputs of 33-64 columns whose rows are off whole "
      "128-byte lines (B^T's rows 80, 96 or 112 bytes apart), at least 4096 rows and at most "

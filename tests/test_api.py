@@ -601,6 +601,9 @@ def _first_runnable_rule(
             continue
         if b_off_line is not None and not 16 <= alignment < b_off_line:  # one alignment for A, B, C
             continue
+        # One alignment stands for every operand here; C++ reads the kernel's A alone (B's for a
+        # flip rule), so a problem whose K (A's pitch) is less aligned than B's rows can differ
+        # (as with b_off_line).
         if a_off_line is not None and not (
             ((order[1] == "C") if flip else a_col) and 16 <= alignment < a_off_line
         ):
@@ -3222,6 +3225,12 @@ def test_select_flipped_split_sector_narrow_follows_the_sweep():
         if pick.kernel.name != one_block:
             gains.append(by_name[one_block] / by_name[pick.kernel.name])
     assert len(gains) >= 40 and math.exp(sum(map(math.log, gains)) / len(gains)) > 1.1, gains
+    # The 8-column rules read B^T's rows: 16 columns (32-byte rows) and a column-major B (B^T
+    # K-major, rows of K = 8200 only 16-byte aligned) keep v40 over 80 tiles.
+    v40 = "hgemm_v40_split_k_deep_ring"
+    assert fastgemm.select(5120, 16, 8192, "float16", cc=HOPPER_CC).kernel.name == v40
+    assert fastgemm.select(5120, 8, 8200, "float16", cc=HOPPER_CC, order="CF").kernel.name == v40
+    assert fastgemm.select(5120, 8, 8192, "float16", cc=HOPPER_CC).kernel.name == "hgemm_v22_split_k"
 
 
 def test_select_v49_for_narrow_rows_off_lines_follows_the_sweep():
@@ -3247,7 +3256,9 @@ def test_select_v49_for_narrow_rows_off_lines_follows_the_sweep():
         elif n == 64:
             assert pick != v49, (m, n, k_depth)
     assert len(gains) >= 40 and math.exp(sum(map(math.log, gains)) / len(gains)) > 1.3, gains
-    assert fastgemm.select(8192, 48, 8192, "float16", cc=HOPPER_CC, order="CF").kernel.name != v49
+    # A column-major B whose rows (K = 8200: 16400 bytes) are as off-line as B^T's would be: only
+    # B^T's order (K-major) keeps v49 out.
+    assert fastgemm.select(8192, 48, 8200, "float16", cc=HOPPER_CC, order="CF").kernel.name != v49
     assert fastgemm.select(8192, 48, 2048, "float16", cc=HOPPER_CC).kernel.name != v49
 
 

@@ -10,7 +10,7 @@
 // Why it pays: v23 and v42 hold one block (four warps) per SM, each warp a 32x32 tile of
 // mma.sync work per k-step with nothing beside it to hide its latency; on a flipped output of
 // 40 or 48 columns (B^T's rows 80 or 96 bytes apart) they ran 1.5-2x slower than on 64 columns,
-// and with up to 132 tiles they cannot split K. Three blocks per SM hide it, and the stream-K
+// and over 67-132 tiles they cannot split K. Three blocks per SM hide it, and the stream-K
 // runs keep every SM busy whatever the tile count.
 // What limits it: the 64-row tile is padding past the output's rows (a quarter of the work at
 // 48 columns); a segment drains and refills the ring; with rows on whole 128-byte lines (64

@@ -53,6 +53,7 @@ Rule: TypeAlias = tuple[
     float | None,
     float | None,
     bool,
+    int | None,
 ]
 
 def auto_rules(precision: str = "ieee") -> dict[str, list[Rule]]: ...
