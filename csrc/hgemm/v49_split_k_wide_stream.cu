@@ -9,9 +9,10 @@
 // fixed order.
 // Why it pays: v23 and v42 hold one block (four warps) per SM, each warp a 32x32 tile of
 // mma.sync work per k-step with nothing beside it to hide its latency; on a flipped output of
-// 40 or 48 columns (B^T's rows 80 or 96 bytes apart) they ran 1.5-2x slower than on 64 columns,
-// and over 67-132 tiles they cannot split K. Three blocks per SM hide it, and the stream-K
-// runs keep every SM busy whatever the tile count.
+// 40 or 48 columns (B^T's rows 80 or 96 bytes apart) they ran 1.5-2x slower than on 64 columns
+// (some of it from a branch per chunk in the copies of a tile crossing MN since f5dda8b: 1.4x at
+// 8192x48x4096, benchmarks/NOTES.md), and over 67-132 tiles they cannot split K. Three blocks
+// per SM hide the latency, and the stream-K runs keep every SM busy whatever the tile count.
 // What limits it: the 64-row tile is padding past the output's rows (a quarter of the work at
 // 48 columns); a segment drains and refills the ring; with rows on whole 128-byte lines (64
 // columns) v42's deeper ring and v21's wgmma tiles were as fast or faster.
