@@ -759,7 +759,10 @@ def test_select_fp16_deep_rings_follow_the_sweeps():
     # a row-major B (0.99-1.01x per rung); at most 10% slower on any point (v42 at 64x2048x14336
     # with a row-major B on the H100: 0.903x; the bound is 0.88); where auto keeps v22 or v26 (more tiles than SMs, where
     # they run two blocks per SM), the six-stage branch was at most 2% faster in the geometric
-    # mean (the transposed points kept, of 14336 rows: 0.97-1.06x). v23 is auto's no more.
+    # mean (the transposed points kept, of 14336 rows: 0.97-1.06x). v23 is auto's no more. The
+    # narrow sweeps' flipped outputs of 8, 24 and 40-56 columns over more than SMs/2 tiles go to
+    # v22, v26, v48 and v49 since the a_off_line rules (narrow-fit*-*, H200), which leaves 27
+    # six-stage points in each narrow sweep (the bound there: 25).
     sweeps = sorted((Path(__file__).resolve().parents[1] / "results" / "sweeps").glob("*-ring-float16-*.csv"))
     assert len(sweeps) >= 6
     for path in sweeps:
@@ -788,7 +791,8 @@ def test_select_fp16_deep_rings_follow_the_sweeps():
             elif name in ("hgemm_v22_split_k", "hgemm_v26_split_k_32rows"):
                 deep = next(d for d, base in DEEP_RINGS.items() if base == name)
                 kept.append(times[name + suffix] / times[deep + suffix])
-        assert _faster(gains, 30, 1.03 if "-h200" in path.name else 0.99), (path.name, len(gains))
+        least = 25 if path.name.startswith("narrow-") else 30
+        assert _faster(gains, least, 1.03 if "-h200" in path.name else 0.99), (path.name, len(gains))
         assert not kept or math.prod(kept) ** (1 / len(kept)) <= 1.02, (path.name, kept)
 
 
